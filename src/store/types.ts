@@ -1,0 +1,69 @@
+/**
+ * What plat keeps about a signed-in user, split by sensitivity:
+ * - `StoredSession` holds secrets (tokens, a confidential client's secret) plus the facts that must change together
+ *   with them (expiry, granted scopes). It is written as one unit to a TokenStore, so a reader never sees the access
+ *   token of one refresh with the expiry of another.
+ * - `Profile` holds non-secret state in the config dir: where the platform is, which client we registered, who the
+ *   user is, and copies of scopes/expiry for `plat status`.
+ */
+export interface StoredSession {
+  accessToken: string;
+  refreshToken?: string;
+  idToken?: string;
+  tokenType: string;
+  /** Absolute expiry of the access token, epoch milliseconds; absent when the server did not say. */
+  expiresAt?: number;
+  /** When the access token was obtained, epoch milliseconds (with expiresAt, gives the lifetime). */
+  obtainedAt: number;
+  scopes: string[];
+  /** Secret of a pre-registered confidential client, kept beside the tokens, never in the config file. */
+  clientSecret?: string;
+}
+
+export interface ClientRegistration {
+  clientId: string;
+  /** `none` for self-registered public clients, `client_secret_post` for confidential integrations. */
+  authMethod: 'none' | 'client_secret_post';
+  /** The issuer this client is registered at: a registration is reused only at the same issuer. */
+  issuer: string;
+  redirectUris: string[];
+  /** true when plat registered it itself (RFC 7591), false for a pre-registered integration. */
+  dynamic: boolean;
+  registeredAt: number;
+}
+
+export interface ProfileUser {
+  sub: string;
+  name?: string;
+  email?: string;
+  preferredUsername?: string;
+}
+
+export interface Profile {
+  name: string;
+  baseUrl?: string;
+  issuer?: string;
+  resource?: string;
+  client?: ClientRegistration;
+  user?: ProfileUser;
+  scopes?: string[];
+  expiresAt?: number;
+  /** Where this profile's session lives: decided at login, honoured by later commands. */
+  tokenStore?: TokenStoreKind;
+  /** true while a session is stored (the tokens themselves are in the token store). */
+  loggedIn?: boolean;
+  updatedAt?: number;
+}
+
+export type TokenStoreKind = 'keychain' | 'file';
+
+export interface TokenStore {
+  readonly kind: TokenStoreKind;
+  /** A human description of where the secrets are, for `plat status` ("OS keychain (Secret Service)", a path). */
+  readonly location: string;
+  get(profile: string): Promise<StoredSession | undefined>;
+  /** Replaces the whole session for the profile atomically. */
+  set(profile: string, session: StoredSession): Promise<void>;
+  /** Removes it; deleting what is not there is not an error. */
+  delete(profile: string): Promise<void>;
+}
