@@ -1,0 +1,99 @@
+/**
+ * Turning `plat call` arguments into a request: method, URL (relative to the base URL or absolute), headers,
+ * -f/-F fields (query on GET/HEAD/DELETE, JSON body otherwise) and --input. Pure apart from reading @files.
+ */
+import { readFile } from 'node:fs/promises';
+import { UsageError } from '../errors.js';
+
+export interface CallArgs {
+  method: string;
+  target: string;
+  headers: string[];
+  fields: string[];
+  typedFields: string[];
+  input?: string;
+}
+
+export interface PreparedRequest {
+  method: string;
+  url: URL;
+  headers: Headers;
+  /** A JSON body built from fields; undefined when there is none or --input supplies it. */
+  jsonBody?: string;
+  /** --input: a path, or '-' for stdin. */
+  inputFrom?: string;
+  /** true when the URL is on the API's origin (only then does the token go with it). */
+  sameOrigin: boolean;
+}
+
+const QUERY_METHODS = new Set(['GET', 'HEAD', 'DELETE']);
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export async function prepareRequest(args: CallArgs, baseUrl: string | undefined, readStdinText: () => Promise<string>): Promise<PreparedRequest> {
+  const method = args.method.toUpperCase();
+  if (!TOKEN.test(method)) throw new UsageError(`"${args.method}" is not an HTTP method.`);
+  const url = resolveTarget(args.target, baseUrl);
+  const sameOrigin = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
+  const headers = new Headers();
+  for (const raw of args.headers) {
+    const i = raw.indexOf(':');
+    const name = i > 0 ? raw.slice(0, i).trim() : '';
+    if (!name || !TOKEN.test(name)) throw new UsageError(`-H expects "Name: value" (got "${raw}").`);
+    headers.append(name, raw.slice(i + 1).trim());
+  }
+  const fields: Array<[string, unknown]> = [];
+  for (const raw of args.fields) fields.push(splitField(raw, '-f'));
+  for (const raw of args.typedFields) {
+    const [key, value] = splitField(raw, '-F');
+    fields.push([key, await typedValue(value as string, readStdinText)]);
+  }
+  let jsonBody: string | undefined;
+  if (fields.length > 0) {
+    if (QUERY_METHODS.has(method) || args.input !== undefined) {
+      for (const [key, value] of fields) url.searchParams.append(key, typeof value === 'string' ? value : JSON.stringify(value));
+    } else {
+      jsonBody = JSON.stringify(Object.fromEntries(fields));
+      if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+    }
+  }
+  if (args.input !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  if (!headers.has('accept')) headers.set('accept', 'application/json, */*;q=0.8');
+  return { method, url, headers, jsonBody, inputFrom: args.input, sameOrigin };
+}
+
+function resolveTarget(target: string, baseUrl: string | undefined): URL {
+  if (/^https?:\/\//i.test(target)) {
+    try {
+      return new URL(target);
+    } catch {
+      throw new UsageError(`"${target}" is not a valid URL.`);
+    }
+  }
+  if (!baseUrl) throw new UsageError('No platform to call: log in first, or pass --base-url (or set PLAT_BASE_URL).');
+  const path = target.startsWith('/') ? target : `/${target}`;
+  return new URL(`${baseUrl}${path}`);
+}
+
+function splitField(raw: string, flag: string): [string, string] {
+  const i = raw.indexOf('=');
+  if (i <= 0) throw new UsageError(`${flag} expects key=value (got "${raw}").`);
+  return [raw.slice(0, i), raw.slice(i + 1)];
+}
+
+/** -F: numbers, true/false/null, @file (its contents as a string, @- for stdin); anything else stays a string. */
+async function typedValue(value: string, readStdinText: () => Promise<string>): Promise<unknown> {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (value === 'null') return null;
+  if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(value)) return Number(value);
+  if (value.startsWith('@')) {
+    const path = value.slice(1);
+    if (path === '-') return readStdinText();
+    try {
+      return await readFile(path, 'utf8');
+    } catch (error) {
+      throw new UsageError(`Cannot read ${path} for -F: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+    }
+  }
+  return value;
+}

@@ -1,0 +1,196 @@
+/**
+ * `plat call`: an authenticated request whose body streams to stdout unmodified (pretty JSON only on a TTY).
+ * The token goes only to the API's origin; redirects are not followed (so it never follows one elsewhere);
+ * idempotent requests are retried on resets, 429 and 503; a 401 triggers one refresh and one retry.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Context } from '../context.js';
+import { AuthError, ExitCode, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
+import { parseBearerChallenge } from '../oauth/www-authenticate.js';
+import { getAccessToken, type TokenSource } from '../session/access.js';
+import { loadProfile, resolveBaseUrl } from '../session/profile.js';
+import { parsePositiveInt } from './login.js';
+import { prepareRequest, type PreparedRequest } from './call-request.js';
+
+export interface CallFlags {
+  header?: string[];
+  field?: string[];
+  typedField?: string[];
+  input?: string;
+  include?: boolean;
+  anonymous?: boolean;
+  timeout?: string;
+}
+
+const RETRYABLE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+const MAX_RETRIES = 3;
+const PRETTY_LIMIT = 8 * 1024 * 1024;
+
+export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
+  const { io } = ctx;
+  const profile = await loadProfile(ctx);
+  const baseUrl = resolveBaseUrl(ctx, profile);
+  const request = await prepareRequest(
+    { method, target, headers: flags.header ?? [], fields: flags.field ?? [], typedFields: flags.typedField ?? [], input: flags.input },
+    baseUrl,
+    () => readAll(io.stdin),
+  );
+  const timeoutMs = (parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 0) * 1000 || undefined;
+  if (request.inputFrom && request.inputFrom !== '-') await assertReadable(request.inputFrom);
+
+  let source: TokenSource | undefined;
+  if (!flags.anonymous && request.sameOrigin) {
+    source = await getAccessToken(ctx, { optional: true });
+    if (!source) io.note('Not logged in: calling anonymously. Run plat login to call as yourself.');
+  } else if (!flags.anonymous && !request.sameOrigin) {
+    io.note(`${request.url.origin} is not the platform's origin: calling it without your token.`);
+  }
+
+  const replayable = request.inputFrom !== '-';
+  let response = await send(ctx, request, source?.token, timeoutMs, replayable);
+  if (response.status === 401 && source?.kind === 'session' && replayable) {
+    const challenge = parseBearerChallenge(response.headers.get('www-authenticate'));
+    if (!challenge?.error || challenge.error === 'invalid_token') {
+      await response.body?.cancel();
+      source = await getAccessToken(ctx, { force: true });
+      response = await send(ctx, request, source.token, timeoutMs, replayable);
+    }
+  }
+  await render(ctx, request, response, Boolean(flags.include));
+  const outcome = classify(request, response, source);
+  if (outcome) throw outcome;
+}
+
+async function send(ctx: Context, request: PreparedRequest, token: string | undefined, timeoutMs: number | undefined, replayable: boolean): Promise<Response> {
+  const http = await ctx.http();
+  const retryable = replayable && RETRYABLE_METHODS.has(request.method);
+  for (let attempt = 0; ; attempt++) {
+    const headers = new Headers(request.headers);
+    if (token) headers.set('authorization', `Bearer ${token}`);
+    const body = await bodyOf(ctx, request);
+    try {
+      const response = await http.fetch(request.url, {
+        method: request.method,
+        headers,
+        body,
+        redirect: 'manual',
+        signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined,
+        ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+      } as RequestInit);
+      if (retryable && attempt < MAX_RETRIES && (response.status === 429 || response.status === 503)) {
+        const wait = retryDelay(response.headers.get('retry-after'), attempt);
+        if (wait !== undefined) {
+          await response.body?.cancel();
+          if (ctx.globals.verbose) ctx.io.note(`HTTP ${response.status}; retrying in ${Math.round(wait / 100) / 10} s`);
+          await sleep(wait, ctx.signal);
+          continue;
+        }
+      }
+      return response;
+    } catch (error) {
+      const reset = error instanceof NetworkError && /reset|closed/.test(error.message);
+      if (retryable && reset && attempt < MAX_RETRIES) {
+        await sleep(backoff(attempt), ctx.signal);
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+async function bodyOf(ctx: Context, request: PreparedRequest): Promise<RequestInit['body']> {
+  if (request.jsonBody !== undefined) return request.jsonBody;
+  if (request.inputFrom === undefined) return undefined;
+  const stream = request.inputFrom === '-' ? ctx.io.stdin : createReadStream(request.inputFrom);
+  return Readable.toWeb(stream as Readable) as unknown as ReadableStream;
+}
+
+/** Retry-After in seconds or as a date, capped at 30 s; undefined when the server asks for longer. */
+function retryDelay(header: string | null, attempt: number): number | undefined {
+  if (!header) return backoff(attempt);
+  const seconds = /^\d+$/.test(header.trim()) ? Number(header) * 1000 : Date.parse(header) - Date.now();
+  if (!Number.isFinite(seconds)) return backoff(attempt);
+  return seconds > 30_000 ? undefined : Math.max(0, seconds);
+}
+
+const backoff = (attempt: number) => 250 * 2 ** attempt + Math.floor(Math.random() * 100);
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}
+
+async function render(ctx: Context, request: PreparedRequest, response: Response, include: boolean): Promise<void> {
+  const { io } = ctx;
+  if (include) {
+    let head = `HTTP/1.1 ${response.status} ${response.statusText}\n`;
+    response.headers.forEach((value, name) => {
+      head += `${name}: ${value}\n`;
+    });
+    io.out(`${head}\n`);
+  }
+  if (!response.body || request.method === 'HEAD') return;
+  const type = response.headers.get('content-type') ?? '';
+  const length = Number(response.headers.get('content-length') ?? NaN);
+  if (io.stdoutIsTTY && /\bjson\b/.test(type) && !(length > PRETTY_LIMIT)) {
+    const text = await response.text();
+    try {
+      io.out(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
+    } catch {
+      io.out(text);
+    }
+    return;
+  }
+  try {
+    await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), io.stdout, { end: false });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EPIPE' || code === 'ERR_STREAM_PREMATURE_CLOSE') return; // `plat call … | head` is fine
+    throw new NetworkError(`The response from ${request.url.origin} broke off before it was complete. Try again.`, { cause: error });
+  }
+}
+
+function classify(request: PreparedRequest, response: Response, source: TokenSource | undefined): PlatError | undefined {
+  const status = response.status;
+  if (status < 400) return undefined;
+  const where = `${request.method} ${request.url.pathname}`;
+  const challenge = parseBearerChallenge(response.headers.get('www-authenticate'));
+  if (status === 403 && challenge?.error === 'insufficient_scope') {
+    const scope = challenge.scope;
+    return new ScopeError(
+      scope
+        ? `${where} needs the scope "${scope}", which this session does not have. Run: plat login --add-scope ${scope}`
+        : `${where} needs a scope this session does not have. Run plat login --add-scope <scope> (see plat scopes).`,
+    );
+  }
+  if (status === 401) {
+    if (!source) return new AuthError(`${where} needs you to be signed in (HTTP 401). Run plat login.`);
+    if (source.kind === 'env') return new AuthError(`The server rejected PLAT_TOKEN (HTTP 401) for ${where}. Provide a valid token.`);
+    return new AuthError(`The server rejected the token even after a refresh (HTTP 401) for ${where}. Run plat login.`);
+  }
+  return new PlatError(`HTTP ${status} ${response.statusText}: ${where}`, ExitCode.failure);
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function assertReadable(path: string): Promise<void> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw new UsageError(`--input ${path} is not a file.`);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`Cannot read --input ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+  }
+}

@@ -1,0 +1,44 @@
+/** Small shared renderers for human output; JSON output is built by each command with a documented shape. */
+import type { IO } from '../io.js';
+import type { ProfileUser } from '../store/types.js';
+
+export function describeUser(user: ProfileUser | undefined): string {
+  if (!user) return 'an unknown user';
+  const name = user.name ?? user.preferredUsername ?? user.sub;
+  return user.email && user.email !== name ? `${name} <${user.email}>` : name;
+}
+
+export function iso(epochMs: number | undefined): string | null {
+  return epochMs === undefined ? null : new Date(epochMs).toISOString();
+}
+
+/** "in 59 minutes" / "3 minutes ago" — approximate on purpose, the absolute time is printed beside it. */
+export function relative(epochMs: number, now: number): string {
+  const diff = epochMs - now;
+  const abs = Math.abs(diff);
+  const units: Array<[number, string]> = [
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+    [1000, 'second'],
+  ];
+  const [size, unit] = units.find(([s]) => abs >= s) ?? [1000, 'second'];
+  const n = Math.max(0, Math.round(abs / size));
+  const text = `${n} ${unit}${n === 1 ? '' : 's'}`;
+  return diff >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+export function expiryText(expiresAt: number | undefined, now: number): string {
+  if (expiresAt === undefined) return 'unknown (the server did not say)';
+  return `${expiresAt > now ? 'expires' : 'expired'} ${relative(expiresAt, now)} (${iso(expiresAt)})`;
+}
+
+/** Aligned "label  value" rows. */
+export function rows(io: IO, entries: Array<[string, string]>): string {
+  const width = Math.max(...entries.map(([k]) => k.length));
+  return entries.map(([k, v]) => `${io.dim(`${k.padEnd(width)}`)}  ${v}`).join('\n') + '\n';
+}
+
+export function printJson(io: IO, value: unknown): void {
+  io.out(`${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,56 @@
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import { login } from '../session/login.js';
+import { describeUser, expiryText, iso, printJson } from './format.js';
+
+export interface LoginFlags {
+  scope?: string[];
+  addScope?: string[];
+  browser: boolean;
+  port?: string;
+  resource?: string;
+  clientId?: string;
+  clientSecretStdin?: boolean;
+  timeout?: string;
+}
+
+export function parsePositiveInt(value: string | undefined, flag: string, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1 || n > max) {
+    throw new UsageError(`${flag} must be a whole number from 1 to ${max} (got "${value}").`);
+  }
+  return n;
+}
+
+export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
+  const result = await login(ctx, {
+    scope: flags.scope,
+    addScope: flags.addScope,
+    browser: flags.browser,
+    port: parsePositiveInt(flags.port, '--port', 65535),
+    resource: flags.resource,
+    clientId: flags.clientId,
+    clientSecretStdin: flags.clientSecretStdin,
+    timeoutSeconds: parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 300,
+  });
+  const { profile, session } = result;
+  if (ctx.globals.json) {
+    printJson(ctx.io, {
+      profile: profile.name,
+      baseUrl: profile.baseUrl,
+      issuer: profile.issuer,
+      user: profile.user ?? null,
+      scopes: session.scopes,
+      expiresAt: iso(session.expiresAt),
+      clientId: profile.client?.clientId,
+      tokenStore: profile.tokenStore,
+    });
+    return;
+  }
+  ctx.io.out(`Logged in to ${profile.baseUrl} as ${describeUser(profile.user)}\n`);
+  ctx.io.out(`Scopes: ${session.scopes.join(' ')}\n`);
+  ctx.io.note(
+    `Token ${expiryText(session.expiresAt, ctx.now())}; stored in ${profile.tokenStore === 'keychain' ? 'the OS keychain' : result.tokenStoreLocation}.`,
+  );
+}

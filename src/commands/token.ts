@@ -1,0 +1,8 @@
+import type { Context } from '../context.js';
+import { getAccessToken } from '../session/access.js';
+
+/** The access token and nothing else, for `$(plat token)`: the only command that prints a secret, by design. */
+export async function run(ctx: Context): Promise<void> {
+  const { token } = await getAccessToken(ctx);
+  ctx.io.out(`${token}\n`);
+}

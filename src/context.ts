@@ -1,0 +1,88 @@
+/**
+ * Every side effect a command needs, built once per invocation and passed down: environment, streams, clock,
+ * cancellation, config dir, stores, HTTP, browser. Heavy pieces are created on first use so a command pays only for
+ * what it touches (`plat --version` touches nothing).
+ */
+import { homedir, hostname } from 'node:os';
+import type { BrowserResult } from './browser.js';
+import type { Http } from './http.js';
+import type { IO } from './io.js';
+import type { ProfileStore } from './store/profiles.js';
+import type { TokenStore, TokenStoreKind } from './store/types.js';
+
+export interface Globals {
+  baseUrl?: string;
+  profile: string;
+  json: boolean;
+  verbose: boolean;
+}
+
+export interface Context {
+  readonly env: Record<string, string | undefined>;
+  readonly io: IO;
+  readonly globals: Globals;
+  readonly version: string;
+  readonly signal: AbortSignal;
+  readonly configDir: string;
+  now(): number;
+  hostname(): string;
+  profiles(): Promise<ProfileStore>;
+  tokenStore(recordedKind?: TokenStoreKind): Promise<TokenStore>;
+  http(): Promise<Http>;
+  openUrl(url: string): Promise<BrowserResult>;
+  /** Runs `fn` holding the cross-process lock of a profile. */
+  withLock<T>(profile: string, fn: () => Promise<T>): Promise<T>;
+  /** Releases what the invocation opened (HTTP connections), so the process can exit at once. */
+  dispose(): Promise<void>;
+}
+
+export interface ContextOptions {
+  env: Record<string, string | undefined>;
+  io: IO;
+  globals: Globals;
+  version: string;
+  signal: AbortSignal;
+  configDir: string;
+  now?: () => number;
+}
+
+export function createContext(options: ContextOptions): Context {
+  const { env, io, globals, signal, configDir } = options;
+  const now = options.now ?? Date.now;
+  let http: Promise<Http> | undefined;
+  let profiles: Promise<ProfileStore> | undefined;
+  const ctx: Context = {
+    env,
+    io,
+    globals,
+    version: options.version,
+    signal,
+    configDir,
+    now,
+    hostname,
+    profiles: () =>
+      (profiles ??= import('./store/profiles.js').then(({ ProfileStore }) => new ProfileStore(configDir))),
+    tokenStore: async (recordedKind) => {
+      const { openTokenStore } = await import('./store/select.js');
+      return openTokenStore({ env, configDir, recordedKind, warn: (message: string) => io.warn(message) });
+    },
+    http: () =>
+      (http ??= import('./http.js').then(({ createHttp }) =>
+        createHttp({ io, verbose: globals.verbose, userAgent: `plat/${options.version}`, now, signal }),
+      )),
+    openUrl: async (url) => {
+      const { openUrl } = await import('./browser.js');
+      return openUrl(url, env);
+    },
+    withLock: async (profile, fn) => {
+      const { withProfileLock } = await import('./store/lock.js');
+      return withProfileLock(configDir, profile, fn);
+    },
+    dispose: async () => {
+      if (http) await (await http).dispatcher.destroy().catch(() => {});
+    },
+  };
+  return ctx;
+}
+
+export const defaultHome = homedir;

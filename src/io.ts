@@ -1,0 +1,90 @@
+import { Chalk } from 'chalk';
+import type { Readable, Writable } from 'node:stream';
+
+/**
+ * The streams plat talks through, and how it decorates them. Results go to stdout; everything meant for a person
+ * (progress, notes, warnings, errors) goes to stderr. Colour and spinners only where a person is looking: a TTY,
+ * and colour only when NO_COLOR/--no-color do not forbid it.
+ */
+export interface IO {
+  readonly stdout: Writable;
+  readonly stderr: Writable;
+  readonly stdin: Readable;
+  readonly stdoutIsTTY: boolean;
+  readonly stderrIsTTY: boolean;
+  readonly stdinIsTTY: boolean;
+  /** Colour on stderr (and on stdout when it is a TTY). */
+  readonly color: boolean;
+  /** Writes a result to stdout as is. */
+  out(text: string): void;
+  /** A line to stderr. */
+  err(line: string): void;
+  note(line: string): void;
+  warn(line: string): void;
+  success(line: string): void;
+  dim(text: string): string;
+  bold(text: string): string;
+  red(text: string): string;
+  /** A spinner on stderr when it is a TTY; otherwise prints nothing. */
+  spinner(text: string): Promise<Spinner>;
+}
+
+export interface Spinner {
+  stop(): void;
+}
+
+export interface IOOptions {
+  stdout: Writable & { isTTY?: boolean };
+  stderr: Writable & { isTTY?: boolean };
+  stdin: Readable & { isTTY?: boolean };
+  env: Record<string, string | undefined>;
+  /** false when --no-color was given. */
+  colorFlag?: boolean;
+}
+
+/** NO_COLOR (any non-empty value) and --no-color win; FORCE_COLOR (not "0") forces; otherwise only on a TTY. */
+export function colorWanted(env: Record<string, string | undefined>, isTTY: boolean, colorFlag = true): boolean {
+  if (!colorFlag) return false;
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '') return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  if (env.TERM === 'dumb') return false;
+  return isTTY;
+}
+
+export function createIO(options: IOOptions): IO {
+  const { stdout, stderr, stdin, env } = options;
+  const stderrIsTTY = Boolean(stderr.isTTY);
+  const color = colorWanted(env, stderrIsTTY, options.colorFlag);
+  // Our own decision (flag, NO_COLOR, FORCE_COLOR, TTY) sets the level; chalk only paints.
+  const paint = new Chalk({ level: color ? 1 : 0 });
+  const line = (s: string) => {
+    stderr.write(s.endsWith('\n') ? s : `${s}\n`);
+  };
+  return {
+    stdout,
+    stderr,
+    stdin,
+    stdoutIsTTY: Boolean(stdout.isTTY),
+    stderrIsTTY,
+    stdinIsTTY: Boolean(stdin.isTTY),
+    color,
+    out: (text) => {
+      stdout.write(text);
+    },
+    err: line,
+    note: (s) => line(paint.dim(s)),
+    warn: (s) => line(`${paint.yellow('warning:')} ${s}`),
+    success: (s) => line(`${paint.green('✓')} ${s}`),
+    dim: (s) => paint.dim(s),
+    bold: (s) => paint.bold(s),
+    red: (s) => paint.red(s),
+    spinner: async (text) => {
+      if (!stderrIsTTY || env.CI) return { stop() {} };
+      const { default: ora } = await import('ora');
+      const spin = ora({ text, stream: stderr, color: 'cyan', isEnabled: true }).start();
+      return { stop: () => spin.stop() };
+    },
+  };
+}
+
+export const errorPrefix = (io: IO) => io.red('error:');

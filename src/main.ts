@@ -1,0 +1,93 @@
+/**
+ * The entry point: build the context, run the program, and map every outcome to the contract's exit code. The
+ * only place that decides how plat ends.
+ */
+import { CommanderError } from 'commander';
+import { createContext, type Context } from './context.js';
+import { ExitCode, InterruptedError, PlatError, UsageError } from './errors.js';
+import { createIO, errorPrefix, type IO } from './io.js';
+import { buildProgram } from './cli.js';
+import { resolveConfigDir, validateProfileName } from './store/paths.js';
+import { homedir } from 'node:os';
+
+declare const PLAT_VERSION: string;
+const version = typeof PLAT_VERSION === 'string' ? PLAT_VERSION : '0.0.0-dev';
+
+export async function main(argv: string[] = process.argv): Promise<number> {
+  const env = process.env;
+  const io = createIO({
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env,
+    colorFlag: !argv.includes('--no-color'),
+  });
+  const verbose = argv.includes('--verbose') || env.PLAT_DEBUG === '1';
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(ExitCode.interrupted);
+    controller.abort();
+    // A flow that does not notice the abort in time is ended for it.
+    setTimeout(() => process.exit(ExitCode.interrupted), 3000).unref();
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  // `plat call … | head` closes stdout early: that is the reader's choice, not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  });
+
+  let context: Context | undefined;
+  try {
+    const program = buildProgram(version, (globals) => {
+      const profile = validateProfileName(globals.profile || env.PLAT_PROFILE || 'default');
+      context = createContext({
+        env,
+        io,
+        globals: { ...globals, profile, verbose: globals.verbose || verbose },
+        version,
+        signal: controller.signal,
+        configDir: resolveConfigDir(env, process.platform, homedir()),
+      });
+      return context;
+    });
+    program.exitOverride();
+    program.configureOutput({
+      writeOut: (s) => process.stdout.write(s),
+      writeErr: (s) => process.stderr.write(s),
+      outputError: (s, write) => write(s.replace(/^error:/, errorPrefix(io))),
+    });
+    await program.parseAsync(argv);
+    if (controller.signal.aborted) throw new InterruptedError();
+    return ExitCode.ok;
+  } catch (error) {
+    return report(io, error, verbose, controller.signal.aborted);
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+    await context?.dispose();
+  }
+}
+
+function report(io: IO, error: unknown, verbose: boolean, interrupted: boolean): number {
+  if (error instanceof CommanderError) {
+    // commander already printed its message (unknown option, missing argument, with suggestions)
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+      return ExitCode.ok;
+    }
+    return ExitCode.usage;
+  }
+  if (interrupted && !(error instanceof PlatError && error.exitCode !== ExitCode.interrupted)) {
+    io.err('Interrupted.');
+    return ExitCode.interrupted;
+  }
+  if (error instanceof PlatError) {
+    io.err(`${errorPrefix(io)} ${error.message}`);
+    if (verbose && error.cause) io.err(String((error.cause as Error)?.stack ?? error.cause));
+    return error.exitCode;
+  }
+  const message = (error as Error)?.message ?? String(error);
+  io.err(`${errorPrefix(io)} Unexpected failure: ${message}. Run again with --verbose for details, and report it if it repeats.`);
+  if (verbose) io.err(String((error as Error)?.stack ?? ''));
+  return error instanceof UsageError ? ExitCode.usage : ExitCode.failure;
+}

@@ -1,0 +1,54 @@
+/**
+ * The authorization request (RFC 6749 §4.1.1 with PKCE, RFC 7636) and the validation of what comes back to the
+ * redirect URI: state, RFC 9207 `iss` (required when the server advertises it), and error responses.
+ */
+import * as oauth from 'oauth4webapi';
+import type { ClientRegistration } from '../store/types.js';
+import { toOAuthClient } from './client.js';
+import { assertSecureEndpoint } from './discovery.js';
+import { toPlatError } from './errors.js';
+
+export interface AuthorizationRequest {
+  url: URL;
+  state: string;
+  codeVerifier: string;
+  redirectUri: string;
+}
+
+/** A fresh `state` (bound to the listener before the client is known) and PKCE verifier. */
+export function newLoginSecrets(): { state: string; codeVerifier: string } {
+  return { state: oauth.generateRandomState(), codeVerifier: oauth.generateRandomCodeVerifier() };
+}
+
+export async function buildAuthorizationRequest(
+  as: oauth.AuthorizationServer,
+  registration: ClientRegistration,
+  input: { redirectUri: string; scopes: string[]; resource?: string; state: string; codeVerifier: string },
+): Promise<AuthorizationRequest> {
+  const url = assertSecureEndpoint(as, 'authorization_endpoint');
+  const { state, codeVerifier } = input;
+  const params = url.searchParams;
+  params.set('response_type', 'code');
+  params.set('client_id', registration.clientId);
+  params.set('redirect_uri', input.redirectUri);
+  params.set('scope', input.scopes.join(' '));
+  params.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
+  params.set('code_challenge_method', 'S256');
+  params.set('state', state);
+  if (input.resource) params.set('resource', input.resource);
+  return { url, state, codeVerifier, redirectUri: input.redirectUri };
+}
+
+/** Returns the parameters to exchange, or throws the PlatError that explains why the callback is unusable. */
+export function validateCallback(
+  as: oauth.AuthorizationServer,
+  registration: ClientRegistration,
+  callbackUrl: URL,
+  expectedState: string,
+): URLSearchParams {
+  try {
+    return oauth.validateAuthResponse(as, toOAuthClient(registration), callbackUrl, expectedState);
+  } catch (error) {
+    throw toPlatError(error, 'completing the sign-in', callbackUrl.origin);
+  }
+}

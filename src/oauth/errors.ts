@@ -1,0 +1,127 @@
+/**
+ * oauth4webapi reports protocol problems with stable codes; this turns them into sentences a user can act on,
+ * with the contract's exit codes. Server-supplied text is sanitised (one line, bounded) before it is shown.
+ */
+import * as oauth from 'oauth4webapi';
+import { AuthError, ExitCode, PlatError } from '../errors.js';
+
+/** What plat was doing, for the sentence: "discovering the authorization server", "registering plat", ... */
+export type Step = string;
+
+export function sanitize(text: unknown, max = 200): string {
+  const s = String(text ?? '')
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .trim();
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+/** The OAuth error body of a failed request, if that is what the error is. */
+export function oauthErrorOf(error: unknown): { error: string; description?: string; status: number } | undefined {
+  if (error instanceof oauth.ResponseBodyError) {
+    return {
+      error: sanitize(error.error, 80),
+      description: error.error_description ? sanitize(error.error_description) : undefined,
+      status: error.status,
+    };
+  }
+  return undefined;
+}
+
+function describeOAuthError(e: { error: string; description?: string }): string {
+  return e.description ? `${e.error}: ${e.description}` : e.error;
+}
+
+/**
+ * Maps any error from an oauth4webapi request/process pair to a PlatError. Errors that are already PlatErrors
+ * (network failures from our fetch, interrupts) pass through unchanged.
+ */
+export function toPlatError(error: unknown, step: Step, origin: string): PlatError {
+  if (error instanceof PlatError) return error;
+  const body = oauthErrorOf(error);
+  if (body) {
+    return new PlatError(`The server refused ${step} (${describeOAuthError(body)}).`, ExitCode.failure, { cause: error });
+  }
+  if (error instanceof oauth.AuthorizationResponseError) {
+    const code = sanitize(error.error, 80);
+    const description = error.error_description ? ` (${sanitize(error.error_description)})` : '';
+    if (code === 'access_denied') {
+      return new AuthError(`Access was denied in the browser${description}. Run plat login again and approve to sign in.`);
+    }
+    return new AuthError(`The authorization server returned an error instead of a code: ${code}${description}.`);
+  }
+  if (error instanceof oauth.OperationProcessingError) {
+    const what = sanitize(error.message, 160).replace(/^"response" /, 'the response ');
+    switch (error.code) {
+      case oauth.RESPONSE_IS_NOT_JSON:
+      case oauth.PARSE_ERROR: {
+        const type = contentTypeOf(error.cause);
+        return new PlatError(
+          `While ${step}, ${origin} did not answer with JSON${type ? ` (it sent ${type})` : ''}. Check that the base URL is the platform API, or try again later.`,
+          ExitCode.failure,
+          { cause: error },
+        );
+      }
+      case oauth.RESPONSE_IS_NOT_CONFORM: {
+        const status = statusOf(error.cause);
+        return new PlatError(
+          `While ${step}, ${origin} answered with an unexpected HTTP ${status ?? 'status'}. Try again later, or check the base URL.`,
+          ExitCode.failure,
+          { cause: error },
+        );
+      }
+      case oauth.HTTP_REQUEST_FORBIDDEN:
+      case oauth.REQUEST_PROTOCOL_FORBIDDEN:
+        return new PlatError(
+          `While ${step}, the server named an endpoint that is not https:// (plat refuses to send credentials over plain http except to loopback).`,
+          ExitCode.failure,
+          { cause: error },
+        );
+      case oauth.JSON_ATTRIBUTE_COMPARISON:
+      case oauth.JWT_CLAIM_COMPARISON: {
+        const attribute = (error.cause as { attribute?: string; claim?: string } | undefined)?.attribute ??
+          (error.cause as { claim?: string } | undefined)?.claim;
+        if (attribute === 'state' || /"state"/.test(error.message)) {
+          return new AuthError('The sign-in response does not belong to this login (state mismatch). Run plat login again.');
+        }
+        if (attribute === 'iss' || /"iss"/.test(error.message)) {
+          return new AuthError(
+            'The sign-in response came from a different authorization server than the one plat asked (iss mismatch). Run plat login again; if it repeats, the server or a proxy is misconfigured.',
+          );
+        }
+        return new PlatError(`While ${step}, the server's answer did not match what it had announced (${what}).`, ExitCode.failure, {
+          cause: error,
+        });
+      }
+      case oauth.MISSING_SERVER_METADATA:
+      case oauth.INVALID_SERVER_METADATA:
+        return new PlatError(`The server's metadata is unusable for ${step} (${what}).`, ExitCode.failure, { cause: error });
+      default:
+        if (/"iss"/.test(error.message)) {
+          return new AuthError(
+            'The sign-in response lacks the "iss" parameter that the server announced it would send. Run plat login again; if it repeats, the server is misconfigured.',
+          );
+        }
+        return new PlatError(`While ${step}, the server broke the protocol (${what}).`, ExitCode.failure, { cause: error });
+    }
+  }
+  if (error instanceof oauth.UnsupportedOperationError) {
+    return new PlatError(`While ${step}: ${sanitize(error.message)}.`, ExitCode.failure, { cause: error });
+  }
+  if (error instanceof TypeError && /^ERR_INVALID_ARG/.test((error as { code?: string }).code ?? '')) {
+    // oauth4webapi validates response members with these (a negative expires_in, a missing access_token).
+    return new PlatError(`While ${step}, the server sent an invalid response (${sanitize(error.message)}).`, ExitCode.failure, {
+      cause: error,
+    });
+  }
+  return new PlatError(`While ${step}: ${sanitize((error as Error)?.message ?? error)}.`, ExitCode.failure, { cause: error });
+}
+
+function statusOf(cause: unknown): number | undefined {
+  return cause && typeof cause === 'object' && 'status' in cause ? Number((cause as Response).status) : undefined;
+}
+
+function contentTypeOf(cause: unknown): string | undefined {
+  const headers = cause && typeof cause === 'object' && 'headers' in cause ? (cause as Response).headers : undefined;
+  const type = headers?.get?.('content-type');
+  return type ? sanitize(type.split(';')[0], 60) : undefined;
+}

@@ -1,0 +1,22 @@
+import * as oauth from 'oauth4webapi';
+import type { Fetch } from '../http.js';
+import { isLoopbackHost } from './base-url.js';
+
+/** OAuth documents and token responses are small; a server that streams megabytes at us is broken or hostile. */
+export const MAX_OAUTH_BODY_BYTES = 1024 * 1024;
+
+export interface OAuthDeps {
+  fetch: Fetch;
+}
+
+/**
+ * oauth4webapi's request options: our fetch (timeouts, proxy, tracing, bounded bodies), and plain http allowed
+ * only when the server itself is on loopback, so an https issuer can never send us to an http endpoint.
+ */
+export function requestOptions(deps: OAuthDeps, server: string | URL) {
+  const url = new URL(String(server));
+  return {
+    [oauth.customFetch]: (input: string, init: RequestInit) => deps.fetch(input, { ...init, maxBodyBytes: MAX_OAUTH_BODY_BYTES }),
+    [oauth.allowInsecureRequests]: url.protocol === 'http:' && isLoopbackHost(url.hostname),
+  };
+}

@@ -1,0 +1,55 @@
+import { UsageError } from '../errors.js';
+
+export const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
+
+/** `--scope` may repeat and each value may hold a space- or comma-separated list. */
+export function parseScopeArgs(values: readonly string[] | undefined): string[] {
+  const scopes = (values ?? []).flatMap((v) => v.split(/[\s,]+/)).filter(Boolean);
+  return [...new Set(scopes)];
+}
+
+/** The scopes to request: openid always, the defaults when none were named, and the union for step-up. */
+export function scopesToRequest(requested: string[], added: string[], granted: string[] | undefined): string[] {
+  const base = added.length > 0 ? [...(granted ?? DEFAULT_SCOPES), ...requested, ...added] : requested.length > 0 ? requested : DEFAULT_SCOPES;
+  return [...new Set(['openid', ...base])];
+}
+
+/** Refuses scopes the server does not list, naming the closest ones it does. A server that lists none is trusted. */
+export function checkScopesSupported(scopes: string[], supported: readonly string[] | undefined): void {
+  if (!supported || supported.length === 0) return;
+  const unknown = scopes.filter((s) => !supported.includes(s));
+  if (unknown.length === 0) return;
+  const parts = unknown.map((s) => {
+    const close = closeMatches(s, supported);
+    return close.length > 0 ? `"${s}" (did you mean ${close.map((c) => `"${c}"`).join(' or ')}?)` : `"${s}"`;
+  });
+  throw new UsageError(
+    `The server does not offer the scope${unknown.length > 1 ? 's' : ''} ${parts.join(', ')}. Run \`plat scopes\` to list the ones it offers.`,
+  );
+}
+
+export function closeMatches(word: string, candidates: readonly string[], max = 3): string[] {
+  const scored = candidates
+    .map((c) => ({ c, d: editDistance(word.toLowerCase(), c.toLowerCase()) }))
+    .filter(({ c, d }) => d <= Math.max(2, Math.floor(c.length / 3)) || c.startsWith(word) || word.startsWith(c.split(':')[0] ?? c));
+  scored.sort((a, b) => a.d - b.d || a.c.localeCompare(b.c));
+  return scored.slice(0, max).map(({ c }) => c);
+}
+
+export function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+export function formatScopes(scopes: readonly string[]): string {
+  return scopes.length > 0 ? scopes.join(' ') : '(none)';
+}

@@ -1,0 +1,171 @@
+/**
+ * Token endpoint (code exchange, refresh), revocation (RFC 7009) and UserInfo, each a request/process pair from
+ * oauth4webapi with the response checked before plat keeps anything.
+ */
+import * as oauth from 'oauth4webapi';
+import { AuthError, PlatError } from '../errors.js';
+import type { StoredSession } from '../store/types.js';
+import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
+import { assertSecureEndpoint } from './discovery.js';
+import { oauthErrorOf, toPlatError } from './errors.js';
+import { requestOptions, type OAuthDeps } from './options.js';
+
+function additional(resource?: string) {
+  return resource ? { additionalParameters: { resource } } : {};
+}
+
+export async function exchangeCode(
+  deps: OAuthDeps,
+  as: oauth.AuthorizationServer,
+  credentials: ClientCredentials,
+  input: { callbackParams: URLSearchParams; redirectUri: string; codeVerifier: string; resource?: string; requestedScopes: string[]; now: number },
+): Promise<{ session: StoredSession; idTokenSubject?: string }> {
+  const endpoint = assertSecureEndpoint(as, 'token_endpoint');
+  const client = toOAuthClient(credentials.registration);
+  let result: oauth.TokenEndpointResponse;
+  try {
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      clientAuth(credentials),
+      input.callbackParams,
+      input.redirectUri,
+      input.codeVerifier,
+      { ...requestOptions(deps, endpoint), ...additional(input.resource) },
+    );
+    result = await oauth.processAuthorizationCodeResponse(as, client, response);
+  } catch (error) {
+    const body = oauthErrorOf(error);
+    if (body?.error === 'invalid_grant') {
+      throw new AuthError('The server did not accept the sign-in code (invalid_grant). Run plat login again.', { cause: error });
+    }
+    if (body?.error === 'invalid_client') {
+      throw new ClientRejectedError(body.description);
+    }
+    throw toPlatError(error, 'exchanging the sign-in code for tokens', endpoint.origin);
+  }
+  const claims = result.id_token ? oauth.getValidatedIdTokenClaims(result) : undefined;
+  return { session: toSession(result, input.now, input.requestedScopes), idTokenSubject: claims?.sub };
+}
+
+/** The token endpoint no longer knows this client: the stored registration must be dropped. */
+export class ClientRejectedError extends AuthError {
+  constructor(description?: string) {
+    super(
+      `The server no longer recognises plat's client registration${description ? ` (${description})` : ''}. plat forgot it; run plat login again to register anew.`,
+    );
+    this.name = 'ClientRejectedError';
+  }
+}
+
+export async function refreshTokens(
+  deps: OAuthDeps,
+  as: oauth.AuthorizationServer,
+  credentials: ClientCredentials,
+  input: { previous: StoredSession; resource?: string; now: number },
+): Promise<StoredSession> {
+  const endpoint = assertSecureEndpoint(as, 'token_endpoint');
+  const refreshToken = input.previous.refreshToken;
+  if (!refreshToken) {
+    throw new AuthError('The session has expired and has no refresh token. Run plat login to sign in again.');
+  }
+  const client = toOAuthClient(credentials.registration);
+  let result: oauth.TokenEndpointResponse;
+  try {
+    const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(credentials), refreshToken, {
+      ...requestOptions(deps, endpoint),
+      ...additional(input.resource),
+    });
+    result = await oauth.processRefreshTokenResponse(as, client, response);
+  } catch (error) {
+    const body = oauthErrorOf(error);
+    if (body?.error === 'invalid_grant') {
+      throw new RefreshRejectedError();
+    }
+    if (body?.error === 'invalid_client') throw new ClientRejectedError(body.description);
+    throw toPlatError(error, 'refreshing the access token', endpoint.origin);
+  }
+  const session = toSession(result, input.now, input.previous.scopes);
+  // RFC 6749 §6: a server that does not rotate returns no refresh token; the old one stays valid.
+  session.refreshToken ??= refreshToken;
+  session.idToken ??= input.previous.idToken;
+  if (input.previous.clientSecret) session.clientSecret = input.previous.clientSecret;
+  return session;
+}
+
+/** The refresh token is dead (expired, revoked, replayed): only a new login helps. */
+export class RefreshRejectedError extends AuthError {
+  constructor() {
+    super('The session has expired or was revoked (the refresh token was rejected). Run plat login to sign in again.');
+    this.name = 'RefreshRejectedError';
+  }
+}
+
+function toSession(result: oauth.TokenEndpointResponse, now: number, requestedScopes: string[]): StoredSession {
+  if (result.token_type.toLowerCase() !== 'bearer') {
+    throw new PlatError(`The server issued a "${result.token_type}" token; plat only supports Bearer tokens.`);
+  }
+  const expiresIn = result.expires_in;
+  return {
+    accessToken: result.access_token,
+    refreshToken: result.refresh_token,
+    idToken: result.id_token,
+    tokenType: 'Bearer',
+    expiresAt: typeof expiresIn === 'number' ? now + expiresIn * 1000 : undefined,
+    obtainedAt: now,
+    scopes: typeof result.scope === 'string' && result.scope.trim() ? result.scope.trim().split(/\s+/) : requestedScopes,
+  };
+}
+
+export async function revokeToken(
+  deps: OAuthDeps,
+  as: oauth.AuthorizationServer,
+  credentials: ClientCredentials,
+  token: string,
+  hint: 'refresh_token' | 'access_token',
+): Promise<void> {
+  const endpoint = assertSecureEndpoint(as, 'revocation_endpoint');
+  try {
+    const response = await oauth.revocationRequest(as, toOAuthClient(credentials.registration), clientAuth(credentials), token, {
+      ...requestOptions(deps, endpoint),
+      additionalParameters: { token_type_hint: hint },
+    });
+    await oauth.processRevocationResponse(response);
+  } catch (error) {
+    throw toPlatError(error, `revoking the ${hint === 'refresh_token' ? 'refresh' : 'access'} token`, endpoint.origin);
+  }
+}
+
+export type UserInfo = oauth.UserInfoResponse;
+
+export async function fetchUserInfo(
+  deps: OAuthDeps,
+  as: oauth.AuthorizationServer,
+  credentials: ClientCredentials,
+  accessToken: string,
+  expectedSubject?: string,
+): Promise<UserInfo> {
+  const endpoint = assertSecureEndpoint(as, 'userinfo_endpoint');
+  const client = toOAuthClient(credentials.registration);
+  try {
+    const response = await oauth.userInfoRequest(as, client, accessToken, requestOptions(deps, endpoint));
+    if (response.status === 401) {
+      await response.body?.cancel();
+      throw new UserInfoUnauthorizedError();
+    }
+    return await oauth.processUserInfoResponse(as, client, expectedSubject ?? oauth.skipSubjectCheck, response);
+  } catch (error) {
+    if (error instanceof PlatError) throw error;
+    if (error instanceof oauth.WWWAuthenticateChallengeError && error.status === 401) throw new UserInfoUnauthorizedError();
+    const body = oauthErrorOf(error);
+    if (body?.error === 'invalid_token') throw new UserInfoUnauthorizedError();
+    throw toPlatError(error, 'reading your user information', endpoint.origin);
+  }
+}
+
+export class UserInfoUnauthorizedError extends AuthError {
+  constructor() {
+    super('The server rejected the access token. Run plat login to sign in again.');
+    this.name = 'UserInfoUnauthorizedError';
+  }
+}

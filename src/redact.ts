@@ -1,0 +1,82 @@
+/**
+ * Redaction for anything plat prints about HTTP traffic (--verbose) and for error messages that quote a server.
+ * Secrets are replaced by their name, so a trace stays readable but is safe to paste into an issue.
+ */
+const SECRET_PARAMS = [
+  'code',
+  'code_verifier',
+  'refresh_token',
+  'access_token',
+  'id_token',
+  'client_secret',
+  'token',
+  'assertion',
+  'client_assertion',
+  'registration_access_token',
+  'password',
+];
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'dpop']);
+export const REDACTED = '[redacted]';
+
+export function isSecretParam(name: string): boolean {
+  return SECRET_PARAMS.includes(name.toLowerCase());
+}
+
+export function redactUrl(input: string | URL): string {
+  let url: URL;
+  try {
+    url = new URL(String(input));
+  } catch {
+    return String(input);
+  }
+  if (url.username || url.password) {
+    url.username = url.username ? REDACTED : '';
+    url.password = url.password ? REDACTED : '';
+  }
+  for (const key of [...url.searchParams.keys()]) {
+    if (isSecretParam(key)) url.searchParams.set(key, REDACTED);
+  }
+  return url.toString().replaceAll(encodeURIComponent(REDACTED), REDACTED);
+}
+
+export function redactHeaderValue(name: string, value: string): string {
+  const lower = name.toLowerCase();
+  if (!SECRET_HEADERS.has(lower)) return value;
+  if (lower === 'authorization' || lower === 'proxy-authorization') {
+    const scheme = value.split(' ', 1)[0];
+    return scheme && scheme !== value ? `${scheme} ${REDACTED}` : REDACTED;
+  }
+  return REDACTED;
+}
+
+export function redactForm(body: string): string {
+  const params = new URLSearchParams(body);
+  for (const key of [...params.keys()]) {
+    if (isSecretParam(key)) params.set(key, REDACTED);
+  }
+  return params.toString().replaceAll(encodeURIComponent(REDACTED), REDACTED);
+}
+
+export function redactJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactJson);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, isSecretParam(k) ? REDACTED : redactJson(v)]),
+    );
+  }
+  return value;
+}
+
+/** Redacts a body by its content type; anything that is neither form nor JSON is summarised by size only. */
+export function redactBody(body: string, contentType: string | null | undefined): string {
+  const type = (contentType ?? '').toLowerCase();
+  if (type.includes('application/x-www-form-urlencoded')) return redactForm(body);
+  if (type.includes('json')) {
+    try {
+      return JSON.stringify(redactJson(JSON.parse(body)));
+    } catch {
+      return `<${body.length} bytes of unparseable JSON>`;
+    }
+  }
+  return `<${Buffer.byteLength(body)} bytes>`;
+}

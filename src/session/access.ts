@@ -1,0 +1,123 @@
+/**
+ * The one place that hands out an access token: PLAT_TOKEN wins; otherwise the profile's stored session, refreshed
+ * first when it is about to expire. Refresh runs under the profile's cross-process lock and re-reads the session
+ * after taking it, so parallel plat processes cause exactly one refresh (and never replay a rotated refresh token).
+ */
+import type { Context } from '../context.js';
+import { AuthError } from '../errors.js';
+import type { ClientCredentials } from '../oauth/client.js';
+import type { Discovery } from '../oauth/discovery.js';
+import { RefreshRejectedError, refreshTokens } from '../oauth/tokens.js';
+import type { Profile, StoredSession, TokenStore } from '../store/types.js';
+import { getDiscovery } from './discovery-cache.js';
+import { loadProfile, notLoggedIn } from './profile.js';
+
+export interface ActiveSession {
+  profile: Profile;
+  session: StoredSession;
+  store: TokenStore;
+}
+
+export type TokenSource =
+  | { kind: 'env'; token: string }
+  | ({ kind: 'session'; token: string } & ActiveSession);
+
+/** Refresh when the token expires within min(60 s, half its lifetime). */
+export function needsRefresh(session: StoredSession, now: number): boolean {
+  if (session.expiresAt === undefined) return false;
+  const lifetime = Math.max(0, session.expiresAt - session.obtainedAt);
+  const margin = Math.min(60_000, lifetime / 2);
+  return session.expiresAt - now <= margin;
+}
+
+/** The stored session of the current profile, or undefined when there is none (no error: callers decide). */
+export async function loadSession(ctx: Context, profile?: Profile): Promise<ActiveSession | undefined> {
+  const p = profile ?? (await loadProfile(ctx));
+  if (!p.loggedIn || !p.baseUrl) return undefined;
+  const store = await ctx.tokenStore(p.tokenStore);
+  const session = await store.get(p.name);
+  return session ? { profile: p, session, store } : undefined;
+}
+
+export async function requireSession(ctx: Context): Promise<ActiveSession> {
+  const profile = await loadProfile(ctx);
+  const active = await loadSession(ctx, profile);
+  if (!active) throw notLoggedIn(ctx, profile);
+  return active;
+}
+
+export function credentialsOf(active: ActiveSession): ClientCredentials {
+  const registration = active.profile.client;
+  if (!registration) {
+    throw new AuthError(`Profile ${active.profile.name} has no client registration. Run plat login to sign in again.`);
+  }
+  return { registration, secret: active.session.clientSecret };
+}
+
+/**
+ * A usable token. `optional`: without PLAT_TOKEN or a session, resolve to undefined instead of failing (anonymous
+ * calls). `force`: refresh even if the token looks valid (after a 401).
+ */
+export async function getAccessToken(ctx: Context, options: { optional: true; force?: boolean }): Promise<TokenSource | undefined>;
+export async function getAccessToken(ctx: Context, options?: { optional?: false; force?: boolean }): Promise<TokenSource>;
+export async function getAccessToken(
+  ctx: Context,
+  options: { optional?: boolean; force?: boolean } = {},
+): Promise<TokenSource | undefined> {
+  const fromEnv = ctx.env.PLAT_TOKEN?.trim();
+  if (fromEnv) return { kind: 'env', token: fromEnv };
+  const profile = await loadProfile(ctx);
+  const active = await loadSession(ctx, profile);
+  if (!active) {
+    if (options.optional) return undefined;
+    throw notLoggedIn(ctx, profile);
+  }
+  if (!options.force && !needsRefresh(active.session, ctx.now())) {
+    return { kind: 'session', token: active.session.accessToken, ...active };
+  }
+  const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true });
+  return { kind: 'session', token: refreshed.session.accessToken, ...refreshed };
+}
+
+/**
+ * Refreshes under the lock. With `onlyIfUnchanged`, a session another process already rotated (its access token
+ * differs from the one we found) is used as is.
+ */
+export async function refreshSession(
+  ctx: Context,
+  found: ActiveSession,
+  options: { onlyIfUnchanged: boolean },
+): Promise<ActiveSession> {
+  return ctx.withLock(found.profile.name, async () => {
+    const profiles = await ctx.profiles();
+    const profile = (await profiles.load(found.profile.name)) ?? found.profile;
+    const current = await loadSession(ctx, profile);
+    if (!current) throw notLoggedIn(ctx, profile);
+    if (options.onlyIfUnchanged && current.session.accessToken !== found.session.accessToken) return current;
+    const discovery: Discovery = await getDiscovery(ctx, profile.baseUrl!);
+    let session: StoredSession;
+    try {
+      session = await refreshTokens({ fetch: (await ctx.http()).fetch }, discovery.as, credentialsOf(current), {
+        previous: current.session,
+        resource: profile.resource,
+        now: ctx.now(),
+      });
+    } catch (error) {
+      // A dead refresh token ends the session; a network failure (any other error) keeps it for the next try.
+      if (error instanceof RefreshRejectedError) await endSession(ctx, current);
+      throw error;
+    }
+    await current.store.set(profile.name, session);
+    const updated: Profile = { ...profile, scopes: session.scopes, expiresAt: session.expiresAt, updatedAt: ctx.now() };
+    await profiles.save(updated);
+    return { profile: updated, session, store: current.store };
+  });
+}
+
+/** Forgets the tokens but keeps base URL and registration, so the next login needs no flags. */
+export async function endSession(ctx: Context, active: ActiveSession): Promise<void> {
+  await active.store.delete(active.profile.name);
+  const profiles = await ctx.profiles();
+  const { user: _user, expiresAt: _expiresAt, ...rest } = active.profile;
+  await profiles.save({ ...rest, loggedIn: false, updatedAt: ctx.now() });
+}

@@ -1,0 +1,49 @@
+/**
+ * Discovery results cached per base URL (which fixes the issuer), so the token path and a second login make no
+ * metadata requests while the cache is fresh. A cache that cannot be read is ignored, never fatal.
+ */
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import type { Context } from '../context.js';
+import { discover, type Discovery } from '../oauth/discovery.js';
+import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
+
+export const DISCOVERY_TTL_MS = 60 * 60 * 1000;
+
+function cachePath(configDir: string, baseUrl: string): string {
+  const key = createHash('sha256').update(baseUrl).digest('hex').slice(0, 24);
+  return join(configDir, 'cache', `discovery-${key}.json`);
+}
+
+export async function readCachedDiscovery(ctx: Context, baseUrl: string): Promise<Discovery | undefined> {
+  try {
+    const cached = (await readJsonFile(cachePath(ctx.configDir, baseUrl))) as Discovery | undefined;
+    if (!cached || cached.baseUrl !== baseUrl || typeof cached.fetchedAt !== 'number') return undefined;
+    if (ctx.now() - cached.fetchedAt > DISCOVERY_TTL_MS || cached.fetchedAt > ctx.now() + 60_000) return undefined;
+    return cached;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Fresh cache, or discover and cache. `refresh` skips the cache (after the server rejected something). */
+export async function getDiscovery(ctx: Context, baseUrl: string, options: { refresh?: boolean } = {}): Promise<Discovery> {
+  if (!options.refresh) {
+    const cached = await readCachedDiscovery(ctx, baseUrl);
+    if (cached) return cached;
+  }
+  const http = await ctx.http();
+  const discovery = await discover({ fetch: http.fetch }, baseUrl, ctx.now());
+  if (discovery.filledFromSpec.length > 0 && ctx.globals.verbose) {
+    ctx.io.note(`The metadata lacks ${discovery.filledFromSpec.join(', ')}; using the platform's documented paths.`);
+  }
+  try {
+    const file = cachePath(ctx.configDir, baseUrl);
+    await ensurePrivateDir(ctx.configDir);
+    await ensurePrivateDir(dirname(file));
+    await writeFileAtomic(file, JSON.stringify(discovery));
+  } catch {
+    // A read-only config dir costs the next run a discovery, nothing more.
+  }
+  return discovery;
+}

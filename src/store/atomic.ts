@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import fs, { type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { ExitCode, PlatError } from '../errors.js';
+
+const PRIVATE_DIR_MODE = 0o700;
+
+/** Error codes that mean "this location cannot be written", as opposed to a bug or a transient failure. */
+const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'EISDIR', 'ENOSPC', 'EDQUOT', 'ELOOP']);
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : undefined;
+}
+
+/** A one-sentence reason for a file-system error, without the stack or the syscall noise. */
+export function describeFsError(error: unknown): string {
+  switch (errorCode(error)) {
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EROFS':
+      return 'read-only file system';
+    case 'ENOTDIR':
+      return 'a parent of it is a file, not a directory';
+    case 'EISDIR':
+      return 'it is a directory';
+    case 'EEXIST':
+      return 'something else already exists there';
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'EDQUOT':
+      return 'disk quota exceeded';
+    case 'ELOOP':
+      return 'too many symbolic links';
+    case 'ENOENT':
+      return 'no such file or directory';
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** The error for a config location plat cannot write; `exitCode` 1 ("local storage errors"). */
+export function storageError(target: string, error: unknown, action = 'write'): PlatError {
+  const hint = UNWRITABLE.has(errorCode(error) ?? '')
+    ? 'Fix its permissions, or set PLAT_CONFIG_DIR to a writable directory.'
+    : 'Check the path, or set PLAT_CONFIG_DIR to another directory.';
+  return new PlatError(`Cannot ${action} ${target}: ${describeFsError(error)}. ${hint}`, ExitCode.failure, { cause: error });
+}
+
+/**
+ * `mkdir -p` for a directory that holds private state: created 0700 (and chmod'ed to exactly 0700, whatever the
+ * umask). A directory that already existed is left as its owner set it.
+ */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  let created: string | undefined;
+  try {
+    created = await fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  } catch (error) {
+    throw storageError(dir, error, 'create the directory');
+  }
+  if (created !== undefined) {
+    try {
+      await fs.chmod(dir, PRIVATE_DIR_MODE);
+    } catch {
+      // Best effort: on file systems without Unix modes (FAT, some network mounts) chmod can fail harmlessly.
+    }
+  }
+}
+
+/**
+ * Replaces `file` so that a reader sees either the old content or the new, never a mix or a truncated file, even
+ * if plat is killed mid-write: write a temporary sibling (created exclusively, already `mode`), fsync it, rename it
+ * over the target, then fsync the directory so the rename itself survives a crash.
+ */
+export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  const dir = path.dirname(file);
+  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  let handle: FileHandle | undefined;
+  try {
+    handle = await fs.open(temp, 'wx', mode);
+    // The umask may have narrowed the mode at creation; the caller asked for exactly this one.
+    await handle.chmod(mode).catch(() => undefined);
+    await handle.writeFile(data);
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await fs.rename(temp, file);
+  } catch (error) {
+    await handle?.close().catch(() => undefined);
+    await fs.rm(temp, { force: true }).catch(() => undefined);
+    throw storageError(file, error);
+  }
+  await fsyncDir(dir);
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await fs.open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Not every platform can open or fsync a directory (Windows cannot); the rename is still atomic there.
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+export interface ReadJsonOptions {
+  /** What the user should do when the file is damaged; the default suits token and profile files. */
+  fix?: string;
+}
+
+/**
+ * Reads and parses a JSON file. Missing file: `undefined`. A file that is not valid JSON (hand-edited, or cut short
+ * by a crash before plat wrote files atomically) is a PlatError that names the file and the fix.
+ */
+export async function readJsonFile(file: string, options: ReadJsonOptions = {}): Promise<unknown> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw storageError(file, error, 'read');
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    // No `cause`: V8's SyntaxError quotes the text around the error, which may be part of a token.
+    throw corruptFileError(file, text.trim() === '' ? 'is empty' : 'is not valid JSON', options.fix);
+  }
+}
+
+/** The error for a file whose content plat cannot use; never quotes the content, which may hold a token. */
+export function corruptFileError(file: string, what: string, fix?: string): PlatError {
+  const todo = fix ?? 'Delete it or run `plat login` again.';
+  return new PlatError(`${file} ${what} (it may have been edited by hand or cut short). ${todo}`, ExitCode.failure);
+}

@@ -1,0 +1,186 @@
+import { ExitCode, PlatError } from '../errors.js';
+import { validateProfileName } from './paths.js';
+import { isStoredSession } from './session-shape.js';
+import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
+
+/** The subset of keytar's API plat uses, so tests and other backends can stand in for the native module. */
+export interface KeytarApi {
+  getPassword(service: string, account: string): Promise<string | null>;
+  setPassword(service: string, account: string, password: string): Promise<void>;
+  deletePassword(service: string, account: string): Promise<boolean>;
+  findCredentials(service: string): Promise<Array<{ account: string; password: string }>>;
+}
+
+export type KeytarLoader = () => Promise<KeytarApi>;
+
+export const KEYCHAIN_SERVICE = 'plat';
+export const DEFAULT_KEYCHAIN_TIMEOUT_MS = 5_000;
+
+/**
+ * The OS keychain cannot be used right now: the native module does not load, there is no Secret Service on the
+ * session bus, or it did not answer in time (a locked keychain whose unlock prompt nobody sees). `reason` is short
+ * and never contains a secret.
+ */
+export class KeychainUnavailableError extends PlatError {
+  readonly reason: string;
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(
+      `The OS keychain is not available (${reason}). Set PLAT_TOKEN_STORE=file to keep tokens in a 0600 file instead.`,
+      ExitCode.failure,
+      options,
+    );
+    this.name = 'KeychainUnavailableError';
+    this.reason = reason;
+  }
+}
+
+/**
+ * Loads @github/keytar on demand: it is a native module, slow to load and absent on some machines, and commands
+ * that never touch the keychain must not pay for it. Any failure becomes a KeychainUnavailableError.
+ */
+export async function loadKeytar(): Promise<KeytarApi> {
+  let mod: unknown;
+  try {
+    mod = await import('@github/keytar');
+  } catch (error) {
+    throw new KeychainUnavailableError(`cannot load @github/keytar: ${shortReason(error)}`, { cause: error });
+  }
+  const api = pickKeytarApi(mod);
+  if (!api) throw new KeychainUnavailableError('@github/keytar does not export the expected functions');
+  return api;
+}
+
+/** keytar is CommonJS: its functions arrive on the default export, or as named exports through a bundler. */
+export function pickKeytarApi(mod: unknown): KeytarApi | undefined {
+  const candidates = [(mod as { default?: unknown } | null)?.default, mod];
+  for (const candidate of candidates) {
+    if (isKeytarApi(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function isKeytarApi(value: unknown): value is KeytarApi {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return ['getPassword', 'setPassword', 'deletePassword', 'findCredentials'].every((f) => typeof v[f] === 'function');
+}
+
+export interface KeychainTokenStoreOptions {
+  /** The keychain service name; tests use their own so they never touch a real user's entries. */
+  service?: string;
+  /** How long one keychain call may take before plat gives up on it. */
+  timeoutMs?: number;
+  platform?: NodeJS.Platform;
+}
+
+/**
+ * Sessions in the OS keychain through keytar: service `plat`, account = profile name, password = the JSON of the
+ * whole StoredSession, so one read returns tokens and expiry that belong together.
+ */
+export class KeychainTokenStore implements TokenStore {
+  readonly kind: TokenStoreKind = 'keychain';
+  readonly location: string;
+  readonly service: string;
+  private readonly timeoutMs: number;
+  private readonly load: KeytarLoader;
+  private api: Promise<KeytarApi> | undefined;
+
+  /** `keytar` is the API itself or a loader called on first use (see loadKeytar). */
+  constructor(keytar: KeytarApi | KeytarLoader, options: KeychainTokenStoreOptions = {}) {
+    this.load = typeof keytar === 'function' ? keytar : async () => keytar;
+    this.service = options.service ?? KEYCHAIN_SERVICE;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS;
+    this.location = keychainDescription(options.platform ?? process.platform);
+  }
+
+  async get(profile: string): Promise<StoredSession | undefined> {
+    const account = validateProfileName(profile);
+    const stored = await this.call('read', (api) => api.getPassword(this.service, account));
+    if (stored === null || stored === undefined) return undefined;
+    let data: unknown;
+    try {
+      data = JSON.parse(stored);
+    } catch {
+      data = undefined;
+    }
+    if (!isStoredSession(data)) {
+      throw new PlatError(
+        `The session stored in the OS keychain for profile ${account} (service "${this.service}") is damaged. ` +
+          `Run \`plat login --profile ${account}\` again.`,
+      );
+    }
+    return data;
+  }
+
+  async set(profile: string, session: StoredSession): Promise<void> {
+    const account = validateProfileName(profile);
+    const password = JSON.stringify(session);
+    await this.call('write', (api) => api.setPassword(this.service, account, password));
+  }
+
+  async delete(profile: string): Promise<void> {
+    const account = validateProfileName(profile);
+    // keytar answers false for an entry that is not there: deleting nothing is not an error.
+    await this.call('delete', (api) => api.deletePassword(this.service, account));
+  }
+
+  /** The profiles that have an entry under this service (never returns the secrets themselves). */
+  async accounts(): Promise<string[]> {
+    const found = await this.call('listing', (api) => api.findCredentials(this.service));
+    return found.map((credential) => credential.account).sort();
+  }
+
+  private api$(): Promise<KeytarApi> {
+    this.api ??= this.load().catch((error: unknown) => {
+      throw error instanceof KeychainUnavailableError
+        ? error
+        : new KeychainUnavailableError(`cannot load the keychain module: ${shortReason(error)}`, { cause: error });
+    });
+    return this.api;
+  }
+
+  /**
+   * One keychain operation with a deadline. The native call cannot be cancelled; plat stops waiting for it and
+   * reports the keychain as unavailable, which main.ts turns into an exit rather than a hang.
+   */
+  private async call<T>(what: string, operation: (api: KeytarApi) => Promise<T>): Promise<T> {
+    const api = await this.api$();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const seconds = Math.round(this.timeoutMs / 100) / 10;
+        reject(
+          new KeychainUnavailableError(
+            `no answer to a ${what} within ${seconds} s; it may be locked and waiting for an unlock prompt`,
+          ),
+        );
+      }, this.timeoutMs);
+    });
+    try {
+      return await Promise.race([Promise.resolve().then(() => operation(api)), deadline]);
+    } catch (error) {
+      if (error instanceof KeychainUnavailableError) throw error;
+      throw new KeychainUnavailableError(shortReason(error), { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+export function keychainDescription(platform: NodeJS.Platform): string {
+  switch (platform) {
+    case 'darwin':
+      return 'macOS Keychain';
+    case 'win32':
+      return 'Windows Credential Manager';
+    default:
+      return 'OS keychain (Secret Service)';
+  }
+}
+
+/** The first line of an error's message, bounded: errors from native code can be long, and are never secrets. */
+function shortReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const line = (message.split('\n')[0] ?? '').trim().replace(/\.$/, '');
+  return line.length > 200 ? `${line.slice(0, 197)}...` : line || 'unknown error';
+}

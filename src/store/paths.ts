@@ -1,0 +1,86 @@
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+
+/** The environment variables this module looks at; pass `process.env` (or a test's own object). */
+export type Env = Record<string, string | undefined>;
+
+/**
+ * Where plat keeps its non-secret state. `PLAT_CONFIG_DIR` wins; otherwise the platform's convention:
+ * `$XDG_CONFIG_HOME/plat` (or `~/.config/plat`) on Linux and other Unixes, `~/Library/Application Support/plat` on
+ * macOS, `%APPDATA%\plat` on Windows.
+ *
+ * @see https://specifications.freedesktop.org/basedir-spec/latest/
+ */
+export function resolveConfigDir(
+  env: Env,
+  platform: NodeJS.Platform = process.platform,
+  homedir: string,
+): string {
+  const explicit = nonEmpty(env.PLAT_CONFIG_DIR);
+  if (explicit) return explicit;
+
+  if (platform === 'win32') {
+    const appData = nonEmpty(env.APPDATA) ?? path.win32.join(homedir, 'AppData', 'Roaming');
+    return path.win32.join(appData, 'plat');
+  }
+  if (platform === 'darwin') {
+    return path.posix.join(homedir, 'Library', 'Application Support', 'plat');
+  }
+  // The basedir spec says a relative XDG_CONFIG_HOME is invalid and must be ignored.
+  const xdg = nonEmpty(env.XDG_CONFIG_HOME);
+  const base = xdg && path.posix.isAbsolute(xdg) ? xdg : path.posix.join(homedir, '.config');
+  return path.posix.join(base, 'plat');
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim() !== '' ? value : undefined;
+}
+
+/** `<config>/profiles`: one JSON file of non-secret state per profile. */
+export function profilesDir(configDir: string): string {
+  return path.join(configDir, 'profiles');
+}
+
+export function profilePath(configDir: string, profile: string): string {
+  return path.join(profilesDir(configDir), `${validateProfileName(profile)}.json`);
+}
+
+/** `<config>/tokens`: the 0600 file fallback for sessions when no OS keychain is used. */
+export function tokensDir(configDir: string): string {
+  return path.join(configDir, 'tokens');
+}
+
+export function tokenFilePath(configDir: string, profile: string): string {
+  return path.join(tokensDir(configDir), `${validateProfileName(profile)}.json`);
+}
+
+/** `<config>/locks`: cross-process lock directories, one per profile. */
+export function locksDir(configDir: string): string {
+  return path.join(configDir, 'locks');
+}
+
+/** The path proper-lockfile locks for a profile; the lock itself is the directory `<this>.lock`. */
+export function lockTargetPath(configDir: string, profile: string): string {
+  return path.join(locksDir(configDir), validateProfileName(profile));
+}
+
+/** `<config>/cache`: things that can be thrown away and fetched again (discovery documents). */
+export function cacheDir(configDir: string): string {
+  return path.join(configDir, 'cache');
+}
+
+const PROFILE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * Profile names become file names, so they are kept to a portable, traversal-free alphabet.
+ * Returns the name so it can be used inline.
+ */
+export function validateProfileName(name: string): string {
+  if (typeof name !== 'string' || !PROFILE_NAME.test(name)) {
+    const shown = typeof name === 'string' ? JSON.stringify(name.length > 70 ? `${name.slice(0, 67)}...` : name) : String(name);
+    throw new UsageError(
+      `Invalid profile name ${shown}: use 1 to 64 letters, digits, '.', '_' or '-', not starting with a dot.`,
+    );
+  }
+  return name;
+}
