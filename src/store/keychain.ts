@@ -23,14 +23,20 @@ export const DEFAULT_KEYCHAIN_TIMEOUT_MS = 5_000;
  */
 export class KeychainUnavailableError extends PlatError {
   readonly reason: string;
-  constructor(reason: string, options?: { cause?: unknown }) {
+  /**
+   * The keychain did not answer in time. The native call is still pending on libuv's thread pool and keeps the
+   * event loop alive, so the process must end with process.exit() rather than wait for the loop to drain.
+   */
+  readonly timedOut: boolean;
+  constructor(reason: string, options?: { cause?: unknown; timedOut?: boolean }) {
     super(
       `The OS keychain is not available (${reason}). Set PLAT_TOKEN_STORE=file to keep tokens in a 0600 file instead.`,
       ExitCode.failure,
-      options,
+      options?.cause !== undefined ? { cause: options.cause } : undefined,
     );
     this.name = 'KeychainUnavailableError';
     this.reason = reason;
+    this.timedOut = options?.timedOut ?? false;
   }
 }
 
@@ -152,6 +158,7 @@ export class KeychainTokenStore implements TokenStore {
         reject(
           new KeychainUnavailableError(
             `no answer to a ${what} within ${seconds} s; it may be locked and waiting for an unlock prompt`,
+            { timedOut: true },
           ),
         );
       }, this.timeoutMs);

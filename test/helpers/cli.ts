@@ -1,0 +1,128 @@
+/**
+ * Runs the built CLI (bin/plat.js → dist/) as a child process, the way users and scripts do, with a throwaway
+ * config dir and HOME, and returns what it printed and how it exited. `login()` drives consent the way a person
+ * would: it waits for the authorization URL on stderr and approves (or denies) it on the reference platform.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Platform } from '../platform/index.mjs';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const platBin = path.join(repoRoot, 'bin', 'plat.js');
+
+export interface PlatResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  /** Text written to stdin, then closed; `keepOpen` leaves stdin open (the child sees no EOF). */
+  stdin?: string;
+  keepStdinOpen?: boolean;
+  /** Called with the growing stderr; lets a test react (approve consent, send a signal). */
+  onStderr?: (stderr: string, child: ChildProcess) => void;
+  timeoutMs?: number;
+}
+
+export interface Home {
+  dir: string;
+  configDir: string;
+  env: Record<string, string | undefined>;
+  run(args: string[], options?: RunOptions): Promise<PlatResult>;
+  /** `plat login` with the browser replaced by an HTTP client that approves (or denies) consent. */
+  login(platform: Platform, args?: string[], options?: RunOptions & { deny?: boolean; callback?: (url: string) => Promise<void> }): Promise<PlatResult>;
+  cleanup(): Promise<void>;
+}
+
+/** The environment of the test process without anything of plat's own, so the host's settings never leak in. */
+function baseEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^(PLAT_|BROWSER$|NO_COLOR$|FORCE_COLOR$|HTTPS?_PROXY$|NO_PROXY$|https?_proxy$|no_proxy$)/.test(k)) continue;
+    env[k] = v;
+  }
+  return env;
+}
+
+export async function makeHome(extraEnv: Record<string, string | undefined> = {}): Promise<Home> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'plat cli '));
+  const configDir = path.join(dir, 'config dir');
+  const env = {
+    ...baseEnv(),
+    HOME: dir,
+    XDG_CONFIG_HOME: path.join(dir, '.config'),
+    PLAT_CONFIG_DIR: configDir,
+    PLAT_TOKEN_STORE: 'file',
+    ...extraEnv,
+  };
+  const home: Home = {
+    dir,
+    configDir,
+    env,
+    run: (args, options = {}) => runPlat(args, { ...options, env: { ...env, ...options.env } }),
+    login: (platform, args = [], options = {}) => {
+      let started = false;
+      return home.run(['login', '--no-browser', '--base-url', platform.baseUrl, ...args], {
+        ...options,
+        onStderr: (stderr, child) => {
+          options.onStderr?.(stderr, child);
+          const match = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(stderr);
+          if (!match || started) return;
+          started = true;
+          void (async () => {
+            try {
+              const callback = await platform.approve(match[1]!, { deny: options.deny });
+              if (options.callback) await options.callback(callback);
+              else await fetch(callback).then((r) => r.text());
+            } catch (error) {
+              child.stderr?.emit('data', `\n[test] consent failed: ${(error as Error).message}\n`);
+            }
+          })();
+        },
+      });
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+  return home;
+}
+
+export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [platBin, ...args], {
+      env: options.env as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      options.onStderr?.(stderr, child);
+    });
+    child.stdin.on('error', () => {});
+    if (options.stdin !== undefined) child.stdin.write(options.stdin);
+    if (!options.keepStdinOpen) child.stdin.end();
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`plat ${args.join(' ')} did not finish in time.\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** No stack trace, ever: the contract's "one or two sentences". */
+export function expectCleanError(result: PlatResult): void {
+  if (/\n\s+at .+\(.+:\d+:\d+\)/.test(result.stderr) || /node:internal|TypeError:|ReferenceError:/.test(result.stderr)) {
+    throw new Error(`stderr has a stack trace or raw error:\n${result.stderr}`);
+  }
+}
