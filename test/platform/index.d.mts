@@ -1,0 +1,77 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export interface PlatformOptions {
+  /** 0 (default) = an ephemeral port. */
+  port?: number;
+  /** The platform always binds 127.0.0.1. */
+  host?: '127.0.0.1';
+  /** Access-token lifetime in seconds (default 3600); also `knobs.accessTokenTtl` at runtime. */
+  accessTokenTtl?: number;
+  /** Refresh-token lifetime in seconds (default 14 days); `knobs.refreshTokenTtl` wins when set. */
+  refreshTokenTtl?: number;
+  /** Extra static (pre-registered) client metadata, passed to oidc-provider's `clients`. */
+  clients?: Array<Record<string, unknown>>;
+}
+
+export type MetadataKnob = 'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint';
+export type RegistrationKnob = 'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id';
+
+export interface Knobs {
+  /** Seconds; read whenever an access token is issued. */
+  accessTokenTtl: number;
+  /** Seconds; undefined = the `refreshTokenTtl` option. Read whenever a refresh token is issued. */
+  refreshTokenTtl: number | undefined;
+  /** true = loopback redirect URIs must match including the port (default: port ignored, RFC 8252 §7.3). */
+  strictRedirectPort: boolean;
+  /** Narrows the scopes the Approve button grants; null = grant what was requested. */
+  grantScopes: ((requested: string[]) => string[]) | null;
+  /** Applies to both /.well-known/oauth-authorization-server and /.well-known/openid-configuration. */
+  metadata: MetadataKnob;
+  protectedResourceMetadata: 'ok' | 'missing';
+  /** Advertised code_challenge_methods_supported: undefined = oidc-provider's (['S256']), null = omit the field. */
+  codeChallengeMethods: string[] | null | undefined;
+  /** Advertised authorization_response_iss_parameter_supported (iss is still sent). */
+  issParameterSupported: boolean;
+  registration: RegistrationKnob;
+}
+
+export interface PlatformEvent {
+  method: string;
+  path: string;
+  key: string;
+  at: number;
+}
+
+export interface PlatformStats {
+  /** Keys: "<METHOD> <path>", "token:<grant_type>", "register", "refresh-replay". */
+  count(key: string): number;
+  keys(): Record<string, number>;
+  reset(): void;
+  events: PlatformEvent[];
+}
+
+/** true = the handler answered the request on the raw node response. */
+export type OverrideHandler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+
+export interface Platform {
+  /** http://127.0.0.1:<port>, no trailing slash; also the issuer and the protected resource identifier. */
+  baseUrl: string;
+  issuer: string;
+  knobs: Knobs;
+  stats: PlatformStats;
+  /** Every secret issued or received in this run: codes, tokens, code_verifiers, client secrets. */
+  secrets(): string[];
+  /** Most recently added override is consulted first; runs before every built-in route. */
+  override(pathPrefix: string, handler: OverrideHandler): void;
+  clearOverrides(): void;
+  /** Drives consent over HTTP and returns the client's redirect URL (not requested). */
+  approve(authorizeUrl: string, options?: { deny?: boolean }): Promise<string>;
+  close(): Promise<void>;
+  preRegistered: {
+    publicClientId: string;
+    confidentialClientId: string;
+    confidentialClientSecret: string;
+  };
+}
+
+export function startPlatform(options?: PlatformOptions): Promise<Platform>;

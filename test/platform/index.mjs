@@ -1,0 +1,349 @@
+// The reference platform: oidc-provider (the authorization server) and a small protected API behind one plain
+// node:http server on 127.0.0.1, with the spec's exact paths, runtime knobs for faults, request statistics and a
+// record of every secret so tests can assert none of them leaks.
+
+import { createServer } from 'node:http';
+
+import { createApi } from './api.mjs';
+import { driveConsent } from './consent.mjs';
+import { authMarkdown, openApiDocument, protectedResourceMetadata } from './documents.mjs';
+import { handleInteraction } from './interaction.mjs';
+import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './provider.mjs';
+
+/**
+ * @typedef {object} Knobs
+ * @property {number} accessTokenTtl  seconds; read whenever an access token is issued
+ * @property {number | undefined} refreshTokenTtl  seconds; undefined = options.refreshTokenTtl
+ * @property {boolean} strictRedirectPort  true = loopback redirect URIs must match including the port
+ * @property {((requested: string[]) => string[]) | null} grantScopes  narrows what Approve grants
+ * @property {'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint'} metadata
+ * @property {'ok' | 'missing'} protectedResourceMetadata
+ * @property {string[] | null | undefined} codeChallengeMethods  undefined = as oidc-provider says; null = omit
+ * @property {boolean} issParameterSupported
+ * @property {'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id'} registration
+ */
+
+/**
+ * @typedef {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean | Promise<boolean>} OverrideHandler
+ */
+
+/** @returns {Knobs} */
+function defaultKnobs(/** @type {number} */ accessTokenTtl) {
+  return {
+    accessTokenTtl,
+    refreshTokenTtl: undefined,
+    strictRedirectPort: false,
+    grantScopes: null,
+    metadata: 'ok',
+    protectedResourceMetadata: 'ok',
+    codeChallengeMethods: undefined,
+    issParameterSupported: true,
+    registration: 'ok',
+  };
+}
+
+function createStats() {
+  /** @type {Map<string, number>} */
+  const counts = new Map();
+  /** @type {Array<{ method: string, path: string, key: string, at: number }>} */
+  const events = [];
+  return {
+    events,
+    /** @param {string} key */
+    count: (key) => counts.get(key) ?? 0,
+    keys: () => Object.fromEntries(counts),
+    reset() {
+      counts.clear();
+      events.length = 0;
+    },
+    /** @param {string} key @param {string} method @param {string} path */
+    bump(key, method = '', path = '') {
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      events.push({ method, path, key, at: Date.now() });
+    },
+  };
+}
+
+/**
+ * @param {import('node:http').ServerResponse} res
+ * @param {number} status
+ * @param {unknown} body
+ */
+function sendJson(res, status, body) {
+  const text = `${JSON.stringify(body, null, 2)}\n`;
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/**
+ * @param {import('node:http').ServerResponse} res
+ * @param {number} status
+ * @param {string} type
+ * @param {string} text
+ */
+function sendText(res, status, type, text) {
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** @param {import('node:http').IncomingMessage} req */
+async function readJsonQuietly(req) {
+  let text = '';
+  for await (const chunk of req) {
+    text += chunk;
+    if (text.length > 64 * 1024) return {};
+  }
+  try {
+    const parsed = JSON.parse(text);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * @param {{ port?: number, host?: '127.0.0.1', accessTokenTtl?: number, refreshTokenTtl?: number, clients?: object[] }} [options]
+ */
+export async function startPlatform(options = {}) {
+  const knobs = defaultKnobs(options.accessTokenTtl ?? 3600);
+  const stats = createStats();
+  /** @type {Set<string>} */
+  const secretValues = new Set();
+  /** @type {Set<string>} */
+  const usedRefreshTokens = new Set();
+  // oidc-provider's memory adapter forgets a token once it expires; remembering when each access token was due
+  // to expire lets the API say "expired" rather than "invalid" as a real resource server with introspection would.
+  /** @type {Map<string, number>} */
+  const accessTokenExpiry = new Map();
+  /** @type {Array<[string, OverrideHandler]>} */
+  let overrides = [];
+
+  /** @param {unknown} value */
+  const remember = (value) => {
+    if (typeof value === 'string' && value) secretValues.add(value);
+  };
+
+  const server = createServer();
+  server.keepAliveTimeout = 5_000;
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve(undefined);
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('platform server has no TCP address');
+  const baseUrl = `http://127.0.0.1:${address.port}`;
+  const issuer = baseUrl;
+
+  let provider;
+  let confidentialClientSecret;
+  try {
+    ({ provider, confidentialClientSecret } = await createProvider({
+      issuer,
+      knobs,
+      refreshTokenTtl: options.refreshTokenTtl ?? 14 * 24 * 3600,
+      extraClients: options.clients ?? [],
+    }));
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  remember(confidentialClientSecret);
+
+  // RFC 8252 §7.3 port-agnostic loopback matching is oidc-provider's behaviour for native clients; the knob
+  // restores exact matching so tests can see what a strict server does.
+  const { Client } = provider;
+  const portAgnostic = Client.prototype.redirectUriAllowed;
+  Client.prototype.redirectUriAllowed = function redirectUriAllowed(/** @type {string} */ value) {
+    return knobs.strictRedirectPort ? this.redirectUris.includes(value) : portAgnostic.call(this, value);
+  };
+
+  // Observes oidc-provider's parsed requests and responses: statistics, secrets, refresh-token replays and the
+  // metadata knobs. Runs around every provider route (provider.use puts it before the router).
+  provider.use(async (ctx, next) => {
+    await next();
+    const oidc = ctx.oidc;
+    if (!oidc) return;
+    const body = /** @type {Record<string, unknown>} */ (oidc.body ?? {});
+    const response = ctx.body && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body) ? /** @type {Record<string, unknown>} */ (ctx.body) : {};
+
+    switch (oidc.route) {
+      case 'token': {
+        const grantType = typeof body.grant_type === 'string' ? body.grant_type : 'unknown';
+        stats.bump(`token:${grantType}`, ctx.method, ctx.path);
+        for (const key of ['code', 'code_verifier', 'client_secret', 'refresh_token']) remember(body[key]);
+        if (ctx.status === 200) for (const key of ['access_token', 'refresh_token', 'id_token']) remember(response[key]);
+        if (ctx.status === 200 && typeof response.access_token === 'string' && typeof response.expires_in === 'number') {
+          accessTokenExpiry.set(response.access_token, Date.now() + response.expires_in * 1000);
+        }
+        if (grantType === 'refresh_token' && typeof body.refresh_token === 'string') {
+          if (usedRefreshTokens.has(body.refresh_token)) stats.bump('refresh-replay', ctx.method, ctx.path);
+          if (ctx.status === 200) usedRefreshTokens.add(body.refresh_token);
+        }
+        break;
+      }
+      case 'revocation':
+        remember(body.token);
+        remember(body.client_secret);
+        break;
+      case 'registration':
+        remember(response.client_secret);
+        remember(response.registration_access_token);
+        break;
+      case 'discovery':
+        if (ctx.status === 200) applyMetadataKnobs(ctx, knobs);
+        break;
+      default: {
+        const location = ctx.response.get('location');
+        if (location) remember(URL.parse(location)?.searchParams.get('code'));
+      }
+    }
+  });
+
+  const providerCallback = provider.callback();
+  const handleApi = createApi({
+    provider,
+    baseUrl,
+    expiryOf: (token) => accessTokenExpiry.get(token),
+  });
+
+  /**
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   */
+  async function route(req, res) {
+    const url = new URL(req.url ?? '/', baseUrl);
+    const { pathname } = url;
+    const method = req.method ?? 'GET';
+    stats.bump(`${method} ${pathname}`, method, pathname);
+    if (method === 'POST' && pathname === '/api/oauth/register') stats.bump('register', method, pathname);
+
+    for (const [prefix, handler] of [...overrides].reverse()) {
+      if (pathname.startsWith(prefix) && (await handler(req, res))) return;
+    }
+
+    switch (pathname) {
+      case '/.well-known/oauth-protected-resource':
+        if (knobs.protectedResourceMetadata === 'missing') return sendJson(res, 404, { error: 'not_found' });
+        return sendJson(res, 200, protectedResourceMetadata(baseUrl, issuer));
+      case '/.well-known/oauth-authorization-server':
+        // RFC 8414 metadata is the same document as OIDC discovery; let oidc-provider produce it.
+        req.url = `/.well-known/openid-configuration${url.search}`;
+        return providerCallback(req, res);
+      case '/openapi.json':
+        return sendJson(res, 200, openApiDocument(baseUrl));
+      case '/auth.md':
+        return sendText(res, 200, 'text/markdown; charset=utf-8', authMarkdown(baseUrl));
+      case '/api/oauth/register':
+        if (method === 'POST' && knobs.registration !== 'ok') return registrationFault(req, res);
+        break;
+      default:
+    }
+
+    if (await handleInteraction(provider, knobs, req, res, url)) return;
+    if (await handleApi(req, res, url)) return;
+    return providerCallback(req, res);
+  }
+
+  /**
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   */
+  async function registrationFault(req, res) {
+    const requested = await readJsonQuietly(req);
+    switch (knobs.registration) {
+      case 'error-500':
+        return sendJson(res, 500, { error: 'server_error', error_description: 'registration is temporarily unavailable' });
+      case 'error-400-oauth':
+        return sendJson(res, 400, { error: 'invalid_client_metadata', error_description: 'client registration rejected by policy' });
+      case 'error-400-plain':
+        return sendText(res, 400, 'text/plain; charset=utf-8', 'Bad Request\n');
+      case 'no-client-id': {
+        const { client_id: _dropped, ...echoed } = requested;
+        return sendJson(res, 201, { ...echoed, client_id_issued_at: Math.floor(Date.now() / 1000) });
+      }
+      default:
+        return sendJson(res, 500, { error: 'server_error', error_description: `unknown registration knob ${knobs.registration}` });
+    }
+  }
+
+  server.on('request', (req, res) => {
+    route(req, res).catch((err) => {
+      if (!res.headersSent) sendJson(res, 500, { error: 'server_error', error_description: String(err?.message ?? err) });
+      else res.destroy();
+    });
+  });
+
+  let closing;
+  return {
+    baseUrl,
+    issuer,
+    knobs,
+    stats: { count: stats.count, keys: stats.keys, reset: stats.reset, events: stats.events },
+    secrets: () => [...secretValues],
+    /** @param {string} pathPrefix @param {OverrideHandler} handler */
+    override(pathPrefix, handler) {
+      overrides.push([pathPrefix, handler]);
+    },
+    clearOverrides() {
+      overrides = [];
+    },
+    /** @param {string} authorizeUrl @param {{ deny?: boolean }} [opts] */
+    async approve(authorizeUrl, opts = {}) {
+      const callback = await driveConsent(authorizeUrl, opts);
+      remember(URL.parse(callback)?.searchParams.get('code'));
+      return callback;
+    },
+    close() {
+      closing ??= new Promise((resolve) => {
+        server.close(() => resolve(undefined));
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+    preRegistered: {
+      publicClientId: PUBLIC_CLIENT_ID,
+      confidentialClientId: CONFIDENTIAL_CLIENT_ID,
+      confidentialClientSecret: /** @type {string} */ (confidentialClientSecret),
+    },
+  };
+}
+
+/**
+ * Applies the metadata knobs to oidc-provider's discovery response (used for both well-known documents).
+ * @param {any} ctx  koa context of oidc-provider
+ * @param {Knobs} knobs
+ */
+function applyMetadataKnobs(ctx, knobs) {
+  const doc = /** @type {Record<string, unknown>} */ ({ ...ctx.body });
+  if (knobs.codeChallengeMethods === null) delete doc.code_challenge_methods_supported;
+  else if (Array.isArray(knobs.codeChallengeMethods)) doc.code_challenge_methods_supported = [...knobs.codeChallengeMethods];
+  doc.authorization_response_iss_parameter_supported = knobs.issParameterSupported;
+
+  switch (knobs.metadata) {
+    case 'html':
+      ctx.body = '<!doctype html><html><head><title>Learning Platform</title></head><body><h1>Welcome to the Learning Platform</h1><p>Please sign in.</p></body></html>\n';
+      ctx.type = 'html';
+      return;
+    case 'truncated': {
+      const text = JSON.stringify(doc);
+      ctx.body = text.slice(0, Math.floor(text.length / 2));
+      ctx.type = 'application/json';
+      return;
+    }
+    case 'wrong-issuer':
+      doc.issuer = 'https://login.example.test';
+      break;
+    case 'missing-endpoints':
+      delete doc.authorization_endpoint;
+      delete doc.token_endpoint;
+      break;
+    case 'http-endpoint':
+      doc.token_endpoint = `http://platform.example.test${new URL(String(doc.token_endpoint)).pathname}`;
+      break;
+    default:
+  }
+  ctx.body = doc;
+}
