@@ -8,6 +8,7 @@ import { ExitCode, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, type IO } from './io.js';
 import { buildProgram } from './cli.js';
 import { resolveConfigDir, validateProfileName } from './store/paths.js';
+import { parseTokenStoreEnv } from './store/select.js';
 import { homedir } from 'node:os';
 
 declare const PLAT_VERSION: string;
@@ -41,6 +42,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   try {
     const program = buildProgram(version, (globals) => {
       const profile = validateProfileName(globals.profile || env.PLAT_PROFILE || 'default');
+      parseTokenStoreEnv(env.PLAT_TOKEN_STORE); // a bad value is a usage error whatever the command
       context = createContext({
         env,
         io,

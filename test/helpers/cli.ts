@@ -94,8 +94,10 @@ export async function makeHome(extraEnv: Record<string, string | undefined> = {}
 
 export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatResult> {
   return new Promise((resolve, reject) => {
+    // An undefined value means "unset": spawn would pass the string "undefined".
+    const env = Object.fromEntries(Object.entries(options.env ?? process.env).filter(([, v]) => v !== undefined));
     const child = spawn(process.execPath, [platBin, ...args], {
-      env: options.env as NodeJS.ProcessEnv,
+      env: env as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -1,0 +1,70 @@
+/**
+ * The end-to-end journey with a real browser: Debian's Chromium, driven by playwright-core, is plat's
+ * PLAT_BROWSER. It opens the consent page, clicks Approve (or Deny) and lands on plat's own callback page.
+ */
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeHome, repoRoot, type Home } from '../helpers/cli.js';
+import { chromium } from '../helpers/components.js';
+import { startPlatform, type Platform } from '../platform/index.mjs';
+
+let platform: Platform;
+let home: Home;
+const outputDir = path.join(repoRoot, 'test-output');
+const browserScript = path.join(repoRoot, 'test', 'platform', 'chromium-browser.mjs');
+
+describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium)'), () => {
+  beforeAll(async () => {
+    platform = await startPlatform();
+    await mkdir(outputDir, { recursive: true });
+  });
+  afterAll(async () => {
+    await platform?.close();
+  });
+  beforeEach(async () => {
+    chromium.require();
+    home = await makeHome();
+  });
+  afterEach(async () => {
+    await home.cleanup();
+  });
+
+  async function loginWithChromium(consent: 'approve' | 'deny') {
+    const screenshot = path.join(outputDir, `browser-${consent}.png`);
+    const pageText = path.join(home.dir, 'page.txt');
+    const result = await home.run(['login', '--base-url', platform.baseUrl, '--scope', 'courses:read'], {
+      env: {
+        PLAT_BROWSER: `"${process.execPath}" "${browserScript}"`,
+        PLAT_TEST_CONSENT: consent,
+        PLAT_TEST_SCREENSHOT: screenshot,
+        PLAT_TEST_PAGE_TEXT: pageText,
+      },
+      timeoutMs: 60_000,
+    });
+    // the browser process outlives plat briefly while it saves the screenshot
+    for (let i = 0; i < 100; i++) {
+      if (await stat(pageText).then(() => true, () => false)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { result, screenshot, page: await readFile(pageText, 'utf8').catch(() => '') };
+  }
+
+  it('clicks Approve, lands on plat\'s success page, and plat is logged in', async () => {
+    const { result, screenshot, page } = await loginWithChromium('approve');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Logged in to');
+    expect(page).toContain('Signed in to plat');
+    for (const secret of platform.secrets()) expect(page).not.toContain(secret);
+    expect((await stat(screenshot)).size).toBeGreaterThan(1000);
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+  }, 60_000);
+
+  it('clicks Deny, lands on plat\'s failure page, and plat exits 4', async () => {
+    const { result, page } = await loginWithChromium('deny');
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/denied/i);
+    expect(page).toContain('Sign-in failed');
+    expect((await home.run(['token'])).code).toBe(4);
+  }, 60_000);
+});

@@ -1,0 +1,98 @@
+/**
+ * The session in the real OS keychain (gnome-keyring on a private D-Bus session started by `npm test`), and the
+ * fallback to the 0600 file when no keychain can be reached.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeHome, type Home } from '../helpers/cli.js';
+import { keyring } from '../helpers/components.js';
+import { startPlatform, type Platform } from '../platform/index.mjs';
+
+let platform: Platform;
+let home: Home;
+
+beforeAll(async () => {
+  platform = await startPlatform();
+});
+afterAll(async () => {
+  await platform.close();
+});
+afterEach(async () => {
+  await home?.cleanup();
+});
+
+async function everyFileText(dir: string): Promise<string> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return (await Promise.all(files.map((f) => readFile(f, 'utf8')))).join('\n');
+}
+
+describe.skipIf(keyring.skip)(keyring.title('login with the real keychain'), () => {
+  beforeEach(async () => {
+    keyring.require();
+    home = await makeHome({ PLAT_TOKEN_STORE: undefined });
+  });
+
+  it('stores the tokens in the keychain, never in a file, and uses them', async () => {
+    const login = await home.login(platform, ['--scope', 'courses:read']);
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).not.toMatch(/warning/);
+    const profile = JSON.parse(await readFile(path.join(home.configDir, 'profiles', 'default.json'), 'utf8'));
+    expect(profile.tokenStore).toBe('keychain');
+    const text = await everyFileText(home.dir);
+    for (const secret of platform.secrets()) expect(text).not.toContain(secret);
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(JSON.parse(call.stdout).anonymous).toBe(false);
+    const status = JSON.parse((await home.run(['status', '--json'])).stdout);
+    expect(status.profiles[0].tokenStore).toBe('keychain');
+    expect((await home.run(['logout'])).code).toBe(0);
+    expect((await home.run(['token'])).code).toBe(4);
+  });
+
+  it('keeps sessions of different config dirs apart in one keychain', async () => {
+    const other = await makeHome({ PLAT_TOKEN_STORE: undefined });
+    try {
+      expect((await home.login(platform)).code).toBe(0);
+      expect((await other.login(platform)).code).toBe(0);
+      const a = (await home.run(['token'])).stdout;
+      const b = (await other.run(['token'])).stdout;
+      expect(a).not.toBe(b);
+      expect((await other.run(['logout'])).code).toBe(0);
+      expect((await home.run(['token'])).stdout).toBe(a);
+    } finally {
+      await other.cleanup();
+    }
+  });
+
+  it('PLAT_TOKEN_STORE=keychain fails clearly when no keychain is reachable', async () => {
+    const result = await home.login(platform, [], { env: { PLAT_TOKEN_STORE: 'keychain', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/keychain is not available/i);
+    expect(result.stderr).toMatch(/PLAT_TOKEN_STORE=file/);
+  });
+});
+
+describe('the file fallback', () => {
+  beforeEach(async () => {
+    home = await makeHome({ PLAT_TOKEN_STORE: undefined, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent', DISPLAY: undefined });
+  });
+
+  it('falls back to a 0600 file with a warning when no keychain is reachable', async () => {
+    const login = await home.login(platform, ['--scope', 'courses:read']);
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toMatch(/warning: No OS keychain available/);
+    expect(login.stderr).toMatch(/PLAT_TOKEN_STORE=file/);
+    const profile = JSON.parse(await readFile(path.join(home.configDir, 'profiles', 'default.json'), 'utf8'));
+    expect(profile.tokenStore).toBe('file');
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code).toBe(0);
+    expect(call.stderr).toBe('');
+  });
+
+  it('rejects an unknown PLAT_TOKEN_STORE as a usage error', async () => {
+    const result = await home.run(['token'], { env: { PLAT_TOKEN_STORE: 'vault' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/PLAT_TOKEN_STORE/);
+  });
+});
