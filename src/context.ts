@@ -43,6 +43,8 @@ export interface ContextOptions {
   version: string;
   signal: AbortSignal;
   configDir: string;
+  /** Where the config dir would be without PLAT_CONFIG_DIR: sessions there get plain keychain account names. */
+  defaultConfigDir?: string;
   now?: () => number;
 }
 
@@ -64,7 +66,13 @@ export function createContext(options: ContextOptions): Context {
       (profiles ??= import('./store/profiles.js').then(({ ProfileStore }) => new ProfileStore(configDir))),
     tokenStore: async (recordedKind) => {
       const { openTokenStore } = await import('./store/select.js');
-      return openTokenStore({ env, configDir, recordedKind, warn: (message: string) => io.warn(message) });
+      return openTokenStore({
+        env,
+        configDir,
+        recordedKind,
+        warn: (message: string) => io.warn(message),
+        keychainNamespace: options.defaultConfigDir === configDir ? undefined : configDir,
+      });
     },
     http: () =>
       (http ??= import('./http.js').then(({ createHttp }) =>

@@ -50,6 +50,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
         version,
         signal: controller.signal,
         configDir: resolveConfigDir(env, process.platform, homedir()),
+        defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir()),
       });
       return context;
     });
@@ -65,8 +66,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   } catch (error) {
     return report(io, error, verbose, controller.signal.aborted);
   } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigint);
+    // The handlers stay: a Ctrl-C while output drains still ends with 130, not a signal death.
     await context?.dispose();
   }
 }

@@ -74,6 +74,11 @@ function isKeytarApi(value: unknown): value is KeytarApi {
 export interface KeychainTokenStoreOptions {
   /** The keychain service name; tests use their own so they never touch a real user's entries. */
   service?: string;
+  /**
+   * Set when plat runs with a non-default config dir (PLAT_CONFIG_DIR): accounts become `<profile>@<namespace>`, so
+   * two config dirs never share, or log each other out of, one keychain entry.
+   */
+  namespace?: string;
   /** How long one keychain call may take before plat gives up on it. */
   timeoutMs?: number;
   platform?: NodeJS.Platform;
@@ -88,6 +93,7 @@ export class KeychainTokenStore implements TokenStore {
   readonly location: string;
   readonly service: string;
   private readonly timeoutMs: number;
+  private readonly namespace: string | undefined;
   private readonly load: KeytarLoader;
   private api: Promise<KeytarApi> | undefined;
 
@@ -96,11 +102,12 @@ export class KeychainTokenStore implements TokenStore {
     this.load = typeof keytar === 'function' ? keytar : async () => keytar;
     this.service = options.service ?? KEYCHAIN_SERVICE;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS;
+    this.namespace = options.namespace;
     this.location = keychainDescription(options.platform ?? process.platform);
   }
 
   async get(profile: string): Promise<StoredSession | undefined> {
-    const account = validateProfileName(profile);
+    const account = this.accountOf(profile);
     const stored = await this.call('read', (api) => api.getPassword(this.service, account));
     if (stored === null || stored === undefined) return undefined;
     let data: unknown;
@@ -119,15 +126,20 @@ export class KeychainTokenStore implements TokenStore {
   }
 
   async set(profile: string, session: StoredSession): Promise<void> {
-    const account = validateProfileName(profile);
+    const account = this.accountOf(profile);
     const password = JSON.stringify(session);
     await this.call('write', (api) => api.setPassword(this.service, account, password));
   }
 
   async delete(profile: string): Promise<void> {
-    const account = validateProfileName(profile);
+    const account = this.accountOf(profile);
     // keytar answers false for an entry that is not there: deleting nothing is not an error.
     await this.call('delete', (api) => api.deletePassword(this.service, account));
+  }
+
+  accountOf(profile: string): string {
+    const name = validateProfileName(profile);
+    return this.namespace ? `${name}@${this.namespace}` : name;
   }
 
   /** The profiles that have an entry under this service (never returns the secrets themselves). */
@@ -147,7 +159,7 @@ export class KeychainTokenStore implements TokenStore {
 
   /**
    * One keychain operation with a deadline. The native call cannot be cancelled; plat stops waiting for it and
-   * reports the keychain as unavailable, which main.ts turns into an exit rather than a hang.
+   * reports the keychain as unavailable (with `timedOut` set, see KeychainUnavailableError).
    */
   private async call<T>(what: string, operation: (api: KeytarApi) => Promise<T>): Promise<T> {
     const api = await this.api$();

@@ -22,6 +22,8 @@ export interface OpenTokenStoreOptions {
   /** Loads the keytar API; called only when a keychain store is used. Defaults to importing @github/keytar. */
   loadKeytar?: KeytarLoader;
   keychainTimeoutMs?: number;
+  /** Separates keychain entries of different config dirs (see KeychainTokenStoreOptions.namespace). */
+  keychainNamespace?: string;
   /** Keychain service name (tests use their own). */
   keychainService?: string;
   platform?: NodeJS.Platform;
@@ -61,6 +63,7 @@ function fileStore(options: OpenTokenStoreOptions): FileTokenStore {
 function keychainStore(options: OpenTokenStoreOptions): KeychainTokenStore {
   return new KeychainTokenStore(options.loadKeytar ?? defaultLoadKeytar, {
     service: options.keychainService,
+    namespace: options.keychainNamespace,
     timeoutMs: options.keychainTimeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS,
     platform: options.platform,
   });

@@ -223,9 +223,13 @@ describe('plat login: the callback', () => {
   });
 
   it('exits 130 on SIGINT while waiting, with nothing stored', async () => {
+    let interrupted = false;
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], {
       onStderr: (stderr, child) => {
-        if (stderr.includes('/oauth/authorize?')) child.kill('SIGINT');
+        if (stderr.includes('/oauth/authorize?') && !interrupted) {
+          interrupted = true;
+          child.kill('SIGINT');
+        }
       },
     });
     expect(result.code).toBe(130);

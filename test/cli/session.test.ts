@@ -267,7 +267,7 @@ describe('plat token, refresh and expiry', () => {
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: before.refreshToken, client_id: JSON.parse(await readFile(path.join(home.configDir, 'profiles', 'default.json'), 'utf8')).client.clientId }),
     });
     expect(replay.status).toBe(400);
-    expect((await replay.json()).error).toBe('invalid_grant');
+    expect(((await replay.json()) as { error: string }).error).toBe('invalid_grant');
   });
 
   it('a rejected refresh token ends the session with exit 4 and "run plat login"', async () => {

@@ -1,0 +1,207 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: runs vitest with the real components the tests need.
+ *
+ * - If dbus-run-session and gnome-keyring-daemon exist, vitest runs on a private D-Bus session with a fresh,
+ *   unlocked gnome-keyring (PLAT_TEST_KEYRING=1), so keychain tests use a real Secret Service and never the
+ *   developer's own keychain. Otherwise vitest runs directly and those tests are skipped (or, with CI set, fail).
+ * - HOME, the XDG dirs and TMPDIR point into a throwaway directory, removed afterwards.
+ * - Extra arguments go to vitest: `npm test -- test/store`, `node scripts/test.mjs -t lock`.
+ * - The last line printed is `N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(path.join(root, 'package.json'));
+const isCI = Boolean(process.env.CI) && process.env.CI !== 'false' && process.env.CI !== '0';
+
+/** stderr lines from the test harness's own daemons that say nothing about the tests. */
+const NOISE = [
+  /Failed to set fd limit/,
+  /Unable to set up transient service directory/,
+  /^discover_other_daemon: /,
+  /gnome-keyring-daemon: insufficient process capabilities/,
+];
+
+function onPath(command) {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(path.join(dir, command), constants.X_OK);
+      return true;
+    } catch {
+      // keep looking
+    }
+  }
+  return false;
+}
+
+function hasLibsecret() {
+  if (process.platform !== 'linux') return false;
+  const dirs = ['/usr/lib', '/usr/lib64', '/lib', '/lib64', '/usr/local/lib'];
+  for (const base of ['/usr/lib', '/lib']) {
+    try {
+      for (const entry of readdirSync(base)) if (entry.endsWith('-linux-gnu')) dirs.push(path.join(base, entry));
+    } catch {
+      // no such dir
+    }
+  }
+  return dirs.some((dir) => existsSync(path.join(dir, 'libsecret-1.so.0')));
+}
+
+function executable(file) {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const components = [
+  { name: 'dbus-run-session', pkg: 'dbus', ok: onPath('dbus-run-session'), keyring: true },
+  { name: 'gnome-keyring-daemon', pkg: 'gnome-keyring', ok: onPath('gnome-keyring-daemon'), keyring: true },
+  { name: 'libsecret', pkg: 'libsecret-1-0', ok: hasLibsecret(), keyring: true },
+  { name: 'chromium (/usr/bin/chromium)', pkg: 'chromium', ok: executable('/usr/bin/chromium'), keyring: false },
+];
+const missing = components.filter((c) => !c.ok);
+const canStartKeyring = components.filter((c) => c.keyring && c.name !== 'libsecret').every((c) => c.ok);
+
+function reportMissing(when) {
+  if (missing.length === 0) return;
+  const affected = [];
+  if (missing.some((c) => c.keyring)) affected.push('the real-keychain tests');
+  if (missing.some((c) => !c.keyring)) affected.push('the browser end-to-end test');
+  const what = when === 'before' ? (isCI ? 'will FAIL (CI skips nothing)' : 'will be skipped') : isCI ? 'failed (CI skips nothing)' : 'were skipped';
+  const lines = [
+    `test.mjs: missing: ${missing.map((c) => c.name).join(', ')}; ${affected.join(' and ')} ${what}.`,
+    `test.mjs: install with: apt-get install -y ${missing.map((c) => c.pkg).join(' ')}`,
+  ];
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/** Forwards a child's stderr line by line, minus the harness noise. */
+function filterStderr(stream) {
+  let pending = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) if (!NOISE.some((re) => re.test(line))) process.stderr.write(`${line}\n`);
+  });
+  stream.on('end', () => {
+    if (pending && !NOISE.some((re) => re.test(pending))) process.stderr.write(pending);
+  });
+}
+
+/** Counts from vitest's JSON report; a file that failed outside any test (import error, hook) counts as one. */
+function countResults(report) {
+  let failed = report.numFailedTests ?? 0;
+  for (const file of report.testResults ?? []) {
+    const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed').length;
+    if (file.status === 'failed' && failedTests === 0) failed++;
+  }
+  return {
+    passed: report.numPassedTests ?? 0,
+    failed,
+    skipped: (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0),
+  };
+}
+
+async function main() {
+  const userArgs = process.argv.slice(2);
+  const home = await mkdtemp(path.join(os.tmpdir(), 'plat-test-home-'));
+  let exitCode = 1;
+  let summary = '0 passed, 1 failed, 0 skipped';
+  try {
+    const dirs = {
+      XDG_CONFIG_HOME: path.join(home, '.config'),
+      XDG_DATA_HOME: path.join(home, '.local', 'share'),
+      XDG_STATE_HOME: path.join(home, '.local', 'state'),
+      XDG_CACHE_HOME: path.join(home, '.cache'),
+      XDG_RUNTIME_DIR: path.join(home, 'run'),
+      TMPDIR: path.join(home, 'tmp'),
+    };
+    for (const dir of Object.values(dirs)) await mkdir(dir, { recursive: true, mode: 0o700 });
+
+    const env = { ...process.env, HOME: home, USERPROFILE: home, ...dirs };
+    // A developer's own plat settings must not leak into the tests.
+    for (const key of Object.keys(env)) if (key.startsWith('PLAT_')) delete env[key];
+    delete env.DBUS_SESSION_BUS_ADDRESS;
+    delete env.GNOME_KEYRING_CONTROL;
+
+    const reportFile = path.join(home, 'vitest-report.json');
+    const vitest = path.join(path.dirname(require.resolve('vitest/package.json')), 'vitest.mjs');
+    const vitestArgs = [
+      vitest,
+      'run',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${reportFile}`,
+      ...userArgs,
+    ];
+
+    let command;
+    let args;
+    if (canStartKeyring) {
+      process.stderr.write('test.mjs: running vitest on a private D-Bus session with a fresh gnome-keyring\n');
+      const shell = [
+        'if out=$(printf plat-test | gnome-keyring-daemon --unlock --components=secrets) && eval "$out"; then',
+        '  export GNOME_KEYRING_CONTROL PLAT_TEST_KEYRING=1',
+        'else',
+        '  echo "test.mjs: gnome-keyring-daemon did not start; the real-keychain tests cannot run" >&2',
+        'fi',
+        '"$@"',
+      ].join('\n');
+      command = 'dbus-run-session';
+      args = ['--', 'sh', '-c', shell, 'sh', process.execPath, ...vitestArgs];
+    } else {
+      command = process.execPath;
+      args = vitestArgs;
+    }
+    reportMissing('before');
+
+    const child = spawn(command, args, { cwd: root, env, stdio: ['inherit', 'inherit', 'pipe'] });
+    filterStderr(child.stderr);
+    // Ctrl-C reaches vitest through the terminal's process group; stay alive to clean up after it.
+    const forward = (signal) => child.kill(signal);
+    process.on('SIGINT', () => undefined);
+    process.on('SIGTERM', forward);
+    const [code, signal] = await new Promise((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (c, s) => resolve([c, s]));
+    });
+
+    let report;
+    try {
+      report = JSON.parse(await readFile(reportFile, 'utf8'));
+    } catch {
+      process.stderr.write('test.mjs: vitest wrote no report (it crashed or was interrupted); counting that as a failure\n');
+    }
+    if (report) {
+      const { passed, failed, skipped } = countResults(report);
+      summary = `${passed} passed, ${failed} failed, ${skipped} skipped`;
+      exitCode = failed > 0 || code !== 0 ? code || 1 : 0;
+    } else {
+      exitCode = signal === 'SIGINT' ? 130 : code || 1;
+    }
+    reportMissing('after');
+  } finally {
+    await rm(home, { recursive: true, force: true }).catch(() => undefined);
+  }
+  process.stdout.write(`${summary}\n`);
+  process.exitCode = exitCode;
+}
+
+main().catch((error) => {
+  process.stderr.write(`test.mjs: ${error?.stack ?? error}\n`);
+  process.stdout.write('0 passed, 1 failed, 0 skipped\n');
+  process.exitCode = 1;
+});

@@ -1,0 +1,96 @@
+/**
+ * Which real components (a keychain, a browser) this test run has, and how a test that needs one is gated:
+ * without the component a test is skipped with a name that says why and how to install it, except in CI (CI is
+ * set), where nothing may be skipped and the test fails instead.
+ *
+ *   describe.skipIf(keyring.skip)(keyring.title('real keychain'), () => {
+ *     beforeEach(() => keyring.require());   // beforeEach, so that in CI each test fails (a failed
+ *     ...                                    // beforeAll would only mark them skipped)
+ *   });
+ */
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
+
+export const isCI = Boolean(process.env.CI) && process.env.CI !== 'false' && process.env.CI !== '0';
+
+export interface Component {
+  /** What the test needs, for messages. */
+  readonly name: string;
+  readonly available: boolean;
+  /** Why it is missing and how to get it; empty when available. */
+  readonly skipReason: string;
+  /** The command that installs it on Debian/Ubuntu. */
+  readonly install: string;
+  /** Skip tests that need it: only when it is missing and this is not CI. */
+  readonly skip: boolean;
+  /** The test name with the skip reason appended when it will be skipped. */
+  title(name: string): string;
+  /** Throws (failing the test) when the component is missing; call it in beforeEach of a gated block. */
+  require(): void;
+}
+
+function component(name: string, available: boolean, skipReason: string, install: string): Component {
+  return {
+    name,
+    available,
+    skipReason: available ? '' : skipReason,
+    install,
+    skip: !available && !isCI,
+    title: (title) => (available ? title : `${title} (${isCI ? 'missing' : 'skipped'}: ${skipReason})`),
+    require() {
+      if (!available) {
+        throw new Error(`CI must not skip tests, but ${name} is not available here: ${skipReason}`);
+      }
+    },
+  };
+}
+
+export function onPath(command: string): boolean {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(path.join(dir, command), constants.X_OK);
+      return true;
+    } catch {
+      // keep looking
+    }
+  }
+  return false;
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const KEYRING_INSTALL = 'apt-get install -y gnome-keyring dbus libsecret-1-0';
+export const CHROMIUM_INSTALL = 'apt-get install -y chromium';
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/**
+ * A real Secret Service (gnome-keyring) on a private session bus. scripts/test.mjs starts one and sets
+ * PLAT_TEST_KEYRING=1; tests must not touch a developer's own keychain otherwise.
+ */
+export const keyring = (() => {
+  const started = process.env.PLAT_TEST_KEYRING === '1';
+  const installed = onPath('gnome-keyring-daemon') && onPath('dbus-run-session');
+  const reason = installed
+    ? 'gnome-keyring was not started for this run; run the tests with `node scripts/test.mjs` (npm test), which starts it'
+    : `no gnome-keyring; install with: ${KEYRING_INSTALL}`;
+  return component('gnome-keyring (Secret Service)', started, reason, KEYRING_INSTALL);
+})();
+
+/** Debian's chromium, driven by playwright-core for the end-to-end browser journey. */
+export const chromium = Object.assign(
+  component(
+    'chromium',
+    executable(CHROMIUM_PATH),
+    `no chromium at ${CHROMIUM_PATH}; install with: ${CHROMIUM_INSTALL}`,
+    CHROMIUM_INSTALL,
+  ),
+  { path: CHROMIUM_PATH },
+);
