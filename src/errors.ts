@@ -32,9 +32,12 @@ export class UsageError extends PlatError {
 
 /** The server could not be reached: DNS, refused, TLS, timeout. */
 export class NetworkError extends PlatError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The underlying code (ECONNRESET, UND_ERR_SOCKET, ...), for deciding whether a retry may help. */
+  readonly code?: string;
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
     super(message, ExitCode.network, options);
     this.name = 'NetworkError';
+    this.code = options?.code;
   }
 }
 

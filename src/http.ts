@@ -156,5 +156,6 @@ export function toNetworkError(error: unknown, url: URL, interrupt?: AbortSignal
   const what = CODE_MESSAGES[code] ?? (code ? `network error ${code}` : 'the request failed');
   return new NetworkError(`Could not reach ${url.origin}: ${what}. Check the base URL and your network (or proxy settings).`, {
     cause: error,
+    code: code || undefined,
   });
 }

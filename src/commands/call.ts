@@ -27,6 +27,8 @@ export interface CallFlags {
 
 const RETRYABLE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const MAX_RETRIES = 3;
+/** Failures where the request most likely never reached the application: safe to repeat an idempotent one. */
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 const PRETTY_LIMIT = 8 * 1024 * 1024;
 
 export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
@@ -91,7 +93,7 @@ async function send(ctx: Context, request: PreparedRequest, token: string | unde
       }
       return response;
     } catch (error) {
-      const reset = error instanceof NetworkError && /reset|closed/.test(error.message);
+      const reset = error instanceof NetworkError && RESET_CODES.has(error.code ?? '');
       if (retryable && reset && attempt < MAX_RETRIES) {
         await sleep(backoff(attempt), ctx.signal);
         continue;
