@@ -4,6 +4,7 @@
  * always printed, and the caller tells the user to open it by hand.
  */
 import { spawn } from 'node:child_process';
+import { importPackage } from './esm.js';
 
 export interface BrowserResult {
   opened: boolean;
@@ -11,11 +12,37 @@ export interface BrowserResult {
   reason?: string;
 }
 
-/** Splits a command line the way a user writes it in an environment variable: spaces, with simple quoting. */
+/**
+ * Splits a command line the way a POSIX shell splits words: spaces separate, single and double quotes group
+ * (also inside a word: --user-data-dir="/tmp/my profile"), a backslash escapes outside single quotes.
+ */
 export function splitCommand(command: string): string[] {
   const parts: string[] = [];
-  const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
-  for (const m of command.matchAll(re)) parts.push(m[1] ?? m[2] ?? m[3] ?? '');
+  let current = '';
+  let inWord = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (quote) {
+      if (c === quote) quote = undefined;
+      else if (c === '\\' && quote === '"' && i + 1 < command.length && /["\\$`]/.test(command[i + 1]!)) current += command[++i];
+      else current += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (c === '\\' && i + 1 < command.length) {
+      current += command[++i];
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) parts.push(current);
+      current = '';
+      inWord = false;
+    } else {
+      current += c;
+      inWord = true;
+    }
+  }
+  if (inWord) parts.push(current);
   return parts;
 }
 
@@ -23,7 +50,7 @@ export async function openUrl(url: string, env: Record<string, string | undefine
   const command = env.PLAT_BROWSER || env.BROWSER;
   if (command) return spawnBrowser(splitCommand(command), url);
   try {
-    const { default: open } = await import('open');
+    const { default: open } = await importPackage<typeof import('open')>('open');
     const child = await open(url, { wait: false });
     return await new Promise<BrowserResult>((resolve) => {
       child.once('error', (error) => resolve({ opened: false, reason: error.message }));

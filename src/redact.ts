@@ -36,6 +36,8 @@ export function redactUrl(input: string | URL): string {
   for (const key of [...url.searchParams.keys()]) {
     if (isSecretParam(key)) url.searchParams.set(key, REDACTED);
   }
+  // Implicit-style responses carry tokens in the fragment (#access_token=…).
+  if (url.hash.includes('=')) url.hash = redactForm(url.hash.slice(1));
   return url.toString().replaceAll(encodeURIComponent(REDACTED), REDACTED);
 }
 
@@ -75,7 +77,7 @@ export function redactBody(body: string, contentType: string | null | undefined)
     try {
       return JSON.stringify(redactJson(JSON.parse(body)));
     } catch {
-      return `<${body.length} bytes of unparseable JSON>`;
+      return `<${Buffer.byteLength(body)} bytes of unparseable JSON>`;
     }
   }
   return `<${Buffer.byteLength(body)} bytes>`;

@@ -17,7 +17,8 @@ export interface CallArgs {
 export interface PreparedRequest {
   method: string;
   url: URL;
-  headers: Headers;
+  /** Lower-case names. A plain object, not Headers: the Fetch globals cost start-up time. */
+  headers: Record<string, string>;
   /** A JSON body built from fields; undefined when there is none or --input supplies it. */
   jsonBody?: string;
   /** --input: a path, or '-' for stdin. */
@@ -34,12 +35,18 @@ export async function prepareRequest(args: CallArgs, baseUrl: string | undefined
   if (!TOKEN.test(method)) throw new UsageError(`"${args.method}" is not an HTTP method.`);
   const url = resolveTarget(args.target, baseUrl);
   const sameOrigin = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
-  const headers = new Headers();
+  // No prototype: a header named "constructor" or "__proto__" is just a header.
+  const headers: Record<string, string> = Object.create(null);
   for (const raw of args.headers) {
     const i = raw.indexOf(':');
-    const name = i > 0 ? raw.slice(0, i).trim() : '';
+    const name = i > 0 ? raw.slice(0, i).trim().toLowerCase() : '';
     if (!name || !TOKEN.test(name)) throw new UsageError(`-H expects "Name: value" (got "${raw}").`);
-    headers.append(name, raw.slice(i + 1).trim());
+    const value = raw.slice(i + 1).trim();
+    // HTTP field values are Latin-1 text without line breaks: anything else would split or corrupt the request.
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
+      throw new UsageError(`-H ${name}: the value has a line break, control character or non-Latin-1 character.`);
+    }
+    headers[name] = Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value;
   }
   const fields: Array<[string, unknown]> = [];
   for (const raw of args.fields) fields.push(splitField(raw, '-f'));
@@ -53,11 +60,11 @@ export async function prepareRequest(args: CallArgs, baseUrl: string | undefined
       for (const [key, value] of fields) url.searchParams.append(key, typeof value === 'string' ? value : JSON.stringify(value));
     } else {
       jsonBody = JSON.stringify(Object.fromEntries(fields));
-      if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+      headers['content-type'] ??= 'application/json';
     }
   }
-  if (args.input !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
-  if (!headers.has('accept')) headers.set('accept', 'application/json, */*;q=0.8');
+  if (args.input !== undefined) headers['content-type'] ??= 'application/json';
+  headers.accept ??= 'application/json, */*;q=0.8';
   return { method, url, headers, jsonBody, inputFrom: args.input, sameOrigin };
 }
 
@@ -85,7 +92,12 @@ async function typedValue(value: string, readStdinText: () => Promise<string>): 
   if (value === 'true') return true;
   if (value === 'false') return false;
   if (value === 'null') return null;
-  if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(value)) return Number(value);
+  if (/^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(value)) {
+    // Only numbers that survive the trip through a double: 9007199254740993 or 1e400 stay strings, unchanged.
+    const n = Number(value);
+    const exact = Number.isFinite(n) && (!Number.isInteger(n) || Number.isSafeInteger(n));
+    return exact ? n : value;
+  }
   if (value.startsWith('@')) {
     const path = value.slice(1);
     if (path === '-') return readStdinText();

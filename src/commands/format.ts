@@ -25,7 +25,7 @@ export function relative(epochMs: number, now: number): string {
   const [size, unit] = units.find(([s]) => abs >= s) ?? [1000, 'second'];
   const n = Math.max(0, Math.round(abs / size));
   const text = `${n} ${unit}${n === 1 ? '' : 's'}`;
-  return diff >= 0 ? `in ${text}` : `${text} ago`;
+  return diff > 0 ? `in ${text}` : `${text} ago`;
 }
 
 export function expiryText(expiresAt: number | undefined, now: number): string {

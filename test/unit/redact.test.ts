@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { REDACTED, redactBody, redactForm, redactHeaderValue, redactJson, redactUrl } from '../../src/redact.js';
+
+describe('redactUrl', () => {
+  it('replaces the value of every secret query parameter with the marker, keeping the others', () => {
+    for (const name of ['code', 'code_verifier', 'refresh_token', 'access_token', 'id_token', 'client_secret', 'token']) {
+      const out = redactUrl(`https://as.example/cb?${name}=s3cr3t-value&state=abc`);
+      expect(out, name).toBe(`https://as.example/cb?${name}=${REDACTED}&state=abc`);
+    }
+  });
+
+  it('matches secret parameter names case-insensitively and after percent-decoding', () => {
+    const out = redactUrl('https://as.example/cb?Code=aaa111&access%5Ftoken=bbb222');
+    expect(out).not.toContain('aaa111');
+    expect(out).not.toContain('bbb222');
+    const repeated = redactUrl('https://as.example/cb?code=first111&code=second222');
+    expect(repeated).not.toContain('first111');
+    expect(repeated).not.toContain('second222');
+  });
+
+  it('replaces user name and password in the authority', () => {
+    const out = redactUrl('https://alice:hunter2@api.example/x');
+    expect(out).not.toContain('alice');
+    expect(out).not.toContain('hunter2');
+    expect(out).toBe(`https://${REDACTED}:${REDACTED}@api.example/x`);
+    expect(redactUrl('https://alice@api.example/')).toBe(`https://${REDACTED}@api.example/`);
+  });
+
+  it('leaves a URL without secrets byte for byte as the URL parser prints it', () => {
+    const url = 'https://api.example/api/courses?q=a%20b&limit=5&state=xyz#frag';
+    expect(redactUrl(url)).toBe(url);
+  });
+
+  it('keeps non-secret parameters and their values when a secret is redacted', () => {
+    const out = new URL(redactUrl('https://api.example/cb?iss=https%3A%2F%2Fas.example&code=zzz&state=s1'));
+    expect(out.searchParams.get('iss')).toBe('https://as.example');
+    expect(out.searchParams.get('state')).toBe('s1');
+    expect(out.searchParams.get('code')).toBe(REDACTED);
+  });
+
+  it('does not treat parameters that merely contain a secret name as secret', () => {
+    const out = redactUrl('https://api.example/x?code_challenge=abc123&tokens=7');
+    expect(out).toContain('code_challenge=abc123');
+    expect(out).toContain('tokens=7');
+  });
+
+  it('accepts a URL object, and returns unparseable input unchanged instead of throwing', () => {
+    expect(redactUrl(new URL('https://as.example/?refresh_token=rt-9'))).toBe(`https://as.example/?refresh_token=${REDACTED}`);
+    expect(redactUrl('/relative/path?code=1')).toBe('/relative/path?code=1');
+    expect(redactUrl('not a url')).toBe('not a url');
+  });
+});
+
+describe('redactHeaderValue', () => {
+  it('keeps only the scheme of Authorization and Proxy-Authorization, whatever the name case', () => {
+    expect(redactHeaderValue('Authorization', 'Bearer eyJhbGciOi.payload.sig')).toBe(`Bearer ${REDACTED}`);
+    expect(redactHeaderValue('authorization', 'Basic dXNlcjpwYXNz')).toBe(`Basic ${REDACTED}`);
+    expect(redactHeaderValue('AUTHORIZATION', 'Bearer t')).toBe(`Bearer ${REDACTED}`);
+    expect(redactHeaderValue('Proxy-Authorization', 'Basic abc')).toBe(`Basic ${REDACTED}`);
+  });
+
+  it('redacts an Authorization value that has no scheme entirely', () => {
+    expect(redactHeaderValue('Authorization', 'rawtoken123')).toBe(REDACTED);
+    expect(redactHeaderValue('Authorization', ' leadingspace')).toBe(REDACTED);
+  });
+
+  it('redacts cookie and set-cookie values entirely', () => {
+    expect(redactHeaderValue('Cookie', 'sid=abc; other=def')).toBe(REDACTED);
+    expect(redactHeaderValue('set-cookie', '_session=xyz; HttpOnly; Secure')).toBe(REDACTED);
+  });
+
+  it('leaves other headers untouched', () => {
+    expect(redactHeaderValue('Content-Type', 'application/json')).toBe('application/json');
+    expect(redactHeaderValue('WWW-Authenticate', 'Bearer error="invalid_token"')).toBe('Bearer error="invalid_token"');
+  });
+});
+
+describe('redactForm', () => {
+  it('redacts secret fields of a token request and keeps the others', () => {
+    const out = new URLSearchParams(
+      redactForm('grant_type=authorization_code&code=C0DE&code_verifier=V3R&client_id=cli&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcallback'),
+    );
+    expect(out.get('code')).toBe(REDACTED);
+    expect(out.get('code_verifier')).toBe(REDACTED);
+    expect(out.get('grant_type')).toBe('authorization_code');
+    expect(out.get('client_id')).toBe('cli');
+    expect(out.get('redirect_uri')).toBe('http://127.0.0.1:1/callback');
+    // the marker is written readably, not percent-encoded
+    expect(redactForm('refresh_token=abc')).toBe(`refresh_token=${REDACTED}`);
+  });
+});
+
+describe('redactJson', () => {
+  it('redacts secret keys at any depth, in objects and arrays', () => {
+    const out = redactJson({
+      access_token: 'AT',
+      token_type: 'Bearer',
+      nested: { refresh_token: 'RT', keep: 'yes' },
+      list: [{ id_token: 'IT' }, 'plain', 3],
+    });
+    expect(out).toEqual({
+      access_token: REDACTED,
+      token_type: 'Bearer',
+      nested: { refresh_token: REDACTED, keep: 'yes' },
+      list: [{ id_token: REDACTED }, 'plain', 3],
+    });
+    expect(redactJson(null)).toBeNull();
+    expect(redactJson('code')).toBe('code');
+  });
+
+  it('replaces a secret key whose value is an object as a whole', () => {
+    expect(redactJson({ client_secret: { value: 'x' } })).toEqual({ client_secret: REDACTED });
+  });
+
+  it('does not let a __proto__ key hide a secret', () => {
+    const parsed = JSON.parse('{"__proto__":{"access_token":"hidden-AT"}}');
+    expect(JSON.stringify(redactJson(parsed))).not.toContain('hidden-AT');
+  });
+});
+
+describe('redactBody', () => {
+  it('redacts a form body by its content type (with parameters)', () => {
+    expect(redactBody('token=abc&token_type_hint=refresh_token', 'application/x-www-form-urlencoded;charset=UTF-8')).toBe(
+      `token=${REDACTED}&token_type_hint=refresh_token`,
+    );
+  });
+
+  it('redacts a JSON body, including +json types', () => {
+    expect(JSON.parse(redactBody('{"access_token":"AT","expires_in":3600}', 'application/json; charset=utf-8'))).toEqual({
+      access_token: REDACTED,
+      expires_in: 3600,
+    });
+    expect(redactBody('{"id_token":"x"}', 'application/vnd.api+json')).toBe(`{"id_token":"${REDACTED}"}`);
+  });
+
+  it('summarises invalid JSON without echoing it', () => {
+    const out = redactBody('{"access_token":"AT-leak', 'application/json');
+    expect(out).not.toContain('AT-leak');
+    expect(out).toMatch(/unparseable JSON/);
+  });
+
+  it('summarises any other content type by its size in bytes only', () => {
+    expect(redactBody('<html>code=abc</html>', 'text/html')).toBe('<21 bytes>');
+    expect(redactBody('é', 'text/plain')).toBe('<2 bytes>');
+    expect(redactBody('access_token=x', null)).toBe('<14 bytes>');
+    expect(redactBody('access_token=x', undefined)).toBe('<14 bytes>');
+  });
+});
