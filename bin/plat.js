@@ -1,11 +1,76 @@
 #!/usr/bin/env node
-// The shim: cache compiled code where Node can (22.1+), load the bundle, hand its exit code to Node. Exiting by
-// exitCode rather than process.exit() lets piped stdout drain completely.
-import module from 'node:module';
+// The shim. CommonJS on purpose (bin/package.json): Node 20's ESM loader costs ~8 ms per start, a CommonJS file
+// nothing. It loads dist/main.cjs through a V8 code cache kept in the user's cache dir (Node 22 has this built in
+// as module.enableCompileCache; Node 20 does not), and hands main()'s exit code to Node. Exiting by exitCode
+// rather than process.exit() lets piped stdout drain completely.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
 
-module.enableCompileCache?.();
-const { main } = await import('../dist/main.js');
-process.exitCode = await main();
-// Nothing should be left running; if something is (a keychain call that timed out cannot be cancelled), do not
-// hang the caller's script. unref: this timer alone never keeps plat alive.
-setTimeout(() => process.exit(process.exitCode), 2000).unref();
+const args = process.argv.slice(2);
+if (args.length === 1 && args[0] === '--version') {
+  // Scripts call `plat --version` to check for plat: answer without loading the program.
+  process.stdout.write(`${require('../package.json').version}\n`);
+} else {
+  const { main, saveCache } = load(path.join(__dirname, '..', 'dist', 'main.cjs'));
+  main().then((code) => {
+    process.exitCode = code;
+    saveCache();
+    // Nothing should be left running; if something is (a keychain call that timed out cannot be cancelled), do
+    // not hang the caller's script. unref: this timer alone never keeps plat alive.
+    setTimeout(() => process.exit(process.exitCode), 2000).unref();
+  });
+}
+
+function load(file) {
+  const { Script } = require('node:vm');
+  const source = fs.readFileSync(file, 'utf8');
+  const cacheFile = codeCachePath(file);
+  let cachedData;
+  try {
+    cachedData = cacheFile && fs.readFileSync(cacheFile);
+  } catch {
+    cachedData = undefined;
+  }
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: file,
+    cachedData,
+  });
+  // A vm.Script cannot import() on Node 20 without an experimental flag; the bundle borrows this file's import()
+  // for the few ESM-only packages it loads on demand (src/esm.ts).
+  globalThis.__platImport = (specifier) => import(specifier);
+  const mod = { exports: {} };
+  script.runInThisContext()(mod.exports, require, mod, file, path.dirname(file));
+  return {
+    main: mod.exports.main,
+    saveCache() {
+      // Written once (after a run, so it holds the functions that run compiled), and again only if V8 refused it.
+      if (!cacheFile || (cachedData && !script.cachedDataRejected)) return;
+      try {
+        fs.mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
+        const temp = `${cacheFile}.${process.pid}.tmp`;
+        fs.writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
+        fs.renameSync(temp, cacheFile);
+      } catch {
+        // a read-only cache dir only costs speed
+      }
+    },
+  };
+}
+
+/** Keyed by Node's version and the bundle's size and mtime, so a rebuilt or upgraded plat never reuses a stale cache. */
+function codeCachePath(file) {
+  try {
+    const { size, mtimeMs } = fs.statSync(file);
+    const home = require('node:os').homedir();
+    const base =
+      process.platform === 'win32'
+        ? path.join(process.env.LOCALAPPDATA || path.join(home, 'AppData', 'Local'), 'plat', 'Cache')
+        : process.platform === 'darwin'
+          ? path.join(home, 'Library', 'Caches', 'plat')
+          : path.join(process.env.XDG_CACHE_HOME || path.join(home, '.cache'), 'plat');
+    return path.join(base, `v8-${process.version}-${size}-${Math.floor(mtimeMs)}.bin`);
+  } catch {
+    return undefined;
+  }
+}

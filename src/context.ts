@@ -76,7 +76,7 @@ export function createContext(options: ContextOptions): Context {
     },
     http: () =>
       (http ??= import('./http.js').then(({ createHttp }) =>
-        createHttp({ io, verbose: globals.verbose, userAgent: `plat/${options.version}`, now, signal }),
+        createHttp({ io, env, verbose: globals.verbose, userAgent: `plat/${options.version}`, now, signal }),
       )),
     openUrl: async (url) => {
       const { openUrl } = await import('./browser.js');
@@ -87,7 +87,7 @@ export function createContext(options: ContextOptions): Context {
       return withProfileLock(configDir, profile, fn);
     },
     dispose: async () => {
-      if (http) await (await http).dispatcher.destroy().catch(() => {});
+      if (http) await (await http).close().catch(() => {});
     },
   };
   return ctx;

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ExitCode, PlatError } from '../errors.js';
@@ -76,7 +75,9 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
   const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  // Unique enough with O_EXCL (a clash fails, never overwrites); node:crypto would cost start-up time here.
+  const unique = `${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 10)}`;
+  const temp = path.join(dir, `.${path.basename(file)}.${unique}.tmp`);
   let handle: FileHandle | undefined;
   try {
     handle = await fs.open(temp, 'wx', mode);

@@ -1,0 +1,73 @@
+/**
+ * Requests over Node's built-in http/https: no proxy, keep-alive off (one call per process), explicit connect,
+ * header and body-idle deadlines that fail with the same codes undici uses, so one mapping explains them all.
+ */
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type * as https from 'node:https';
+import { Readable } from 'node:stream';
+import type { HttpResponse, Transport } from './http.js';
+import { statusText } from './http.js';
+
+export interface Timeouts {
+  connectMs: number;
+  headersMs: number;
+  bodyMs: number;
+}
+
+const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+export function nodeTransport(timeouts: Timeouts): Transport {
+  return {
+    send: (req, signal) =>
+      new Promise<HttpResponse>((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason);
+        // https (and so tls) is loaded only for https URLs: it is the heaviest part of Node's network stack.
+        const make = req.url.protocol === 'https:' ? (require('node:https') as typeof https).request : httpRequest;
+        const client: ClientRequest = make(req.url, { method: req.method, headers: req.headers, agent: false, maxHeaderSize: 64 * 1024 });
+        let settled = false;
+        const fail = (error: unknown) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(headersTimer);
+          reject(error);
+        };
+        const onAbort = () => {
+          client.destroy(signal!.reason as Error);
+          fail(signal!.reason);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const headersTimer = setTimeout(() => client.destroy(coded('no response headers in time', 'UND_ERR_HEADERS_TIMEOUT')), timeouts.headersMs);
+        client.on('socket', (socket) => {
+          if (!socket.connecting) return;
+          const connectTimer = setTimeout(() => client.destroy(coded('connect timed out', 'UND_ERR_CONNECT_TIMEOUT')), timeouts.connectMs);
+          socket.once('connect', () => clearTimeout(connectTimer));
+          socket.once('secureConnect', () => clearTimeout(connectTimer));
+          socket.once('close', () => clearTimeout(connectTimer));
+        });
+        client.on('error', fail);
+        client.on('response', (res: IncomingMessage) => {
+          clearTimeout(headersTimer);
+          settled = true;
+          res.setTimeout(timeouts.bodyMs, () => res.destroy(coded('body timed out', 'UND_ERR_BODY_TIMEOUT')));
+          res.once('close', () => signal?.removeEventListener('abort', onAbort));
+          // An abort after the headers ends the body stream, where the consumer sees it.
+          signal?.addEventListener('abort', () => res.destroy(signal.reason as Error), { once: true });
+          resolve({
+            status: res.statusCode ?? 0,
+            statusText: statusText(res.statusCode ?? 0, res.statusMessage),
+            headers: res.headers,
+            rawHeaders: res.rawHeaders,
+            body: res,
+          });
+        });
+        const { body } = req;
+        if (body instanceof Readable) {
+          body.on('error', (error) => client.destroy(error));
+          body.pipe(client);
+        } else {
+          client.end(body);
+        }
+      }),
+    close: async () => {},
+  };
+}

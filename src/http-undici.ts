@@ -1,0 +1,39 @@
+/**
+ * Requests through undici's EnvHttpProxyAgent, used only when HTTP(S)_PROXY is set: it tunnels through the proxy,
+ * honours NO_PROXY, and is worth its load time only then.
+ */
+import { EnvHttpProxyAgent, request } from 'undici';
+import type { HttpResponse, Transport } from './http.js';
+import { statusText } from './http.js';
+import type { Timeouts } from './http-node.js';
+
+export function undiciTransport(timeouts: Timeouts): Transport {
+  const dispatcher = new EnvHttpProxyAgent({
+    connectTimeout: timeouts.connectMs,
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+  });
+  return {
+    send: async (req, signal): Promise<HttpResponse> => {
+      const response = await request(req.url, {
+        method: req.method as 'GET',
+        headers: req.headers,
+        body: req.body,
+        signal,
+        dispatcher,
+      });
+      const rawHeaders: string[] = [];
+      for (const [name, value] of Object.entries(response.headers)) {
+        for (const v of Array.isArray(value) ? value : [value]) if (v !== undefined) rawHeaders.push(name, v);
+      }
+      return {
+        status: response.statusCode,
+        statusText: statusText(response.statusCode),
+        headers: response.headers,
+        rawHeaders,
+        body: response.body,
+      };
+    },
+    close: () => dispatcher.close(),
+  };
+}
