@@ -1,25 +1,63 @@
 /**
  * The commander program: global options, one factory per command, and each command's module imported only when
  * that command runs (so `plat --version` loads nothing but this file).
+ *
+ * This definition is also the single source of the shell completions (`plat completion <shell>`) and the man
+ * page: what an option's value can be is recorded here with `completes()`, next to the option itself.
  */
-import { Command, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import type { Context, Globals } from './context.js';
 
 export type ContextFactory = (globals: Globals) => Context;
 
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+/** What a shell offers for an option's value or an argument (besides commander's own `.choices()`). */
+export type ValueKind =
+  /** the server's scope catalogue (cached metadata), else the spec's */
+  | 'scopes'
+  /** profile names in the config dir */
+  | 'profiles'
+  /** the API's paths from the cached /openapi.json */
+  | 'paths'
+  /** base URLs the profiles remember */
+  | 'base-urls'
+  /** HTTP methods */
+  | 'methods'
+  /** file names */
+  | 'files'
+  /** plat's own command names */
+  | 'commands';
+
+/** Read by the completion generator; set with `completes()`. */
+export const valueKinds = new WeakMap<Option | Argument, ValueKind>();
+
+export function completes<T extends Option | Argument>(target: T, kind: ValueKind): T {
+  valueKinds.set(target, kind);
+  return target;
+}
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+
+/** The arg parser of repeatable options (the completion generator recognises them by it). */
+export const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Help text with examples, one `$ plat …` line each; a trailing `# …` explains the line. */
+function examples(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
+}
 
 export function buildProgram(version: string, makeContext: ContextFactory): Command {
   const program = new Command('plat')
     .description('Sign in to the learning platform API with OAuth 2.0 / OpenID Connect, then call it.')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .showSuggestionAfterError(true)
     .version(version, '--version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    .option('--base-url <url>', 'origin of the platform API (env: PLAT_BASE_URL; remembered by the profile at login)')
-    .option('--profile <name>', 'which stored session to use (env: PLAT_PROFILE)')
+    .addOption(completes(new Option('--base-url <url>', 'origin of the platform API (env: PLAT_BASE_URL; remembered by the profile at login)'), 'base-urls'))
+    .addOption(completes(new Option('--profile <name>', 'which stored session to use (env: PLAT_PROFILE; default: default)'), 'profiles'))
     .option('--json', 'machine-readable output on stdout')
     .option('--verbose', 'HTTP trace on stderr, secrets redacted (env: PLAT_DEBUG=1)')
-    .option('--no-color', 'never colour output (also NO_COLOR)')
-    .showSuggestionAfterError(true)
+    .option('--no-color', 'never colour output (also NO_COLOR; FORCE_COLOR forces it)')
     .addHelpText(
       'after',
       `
@@ -29,8 +67,20 @@ The journey:
   $ plat call GET /api/courses | jq .
   $ plat logout
 
+Find your way around a platform:
+  $ plat discover --base-url https://school.example.com
+  $ plat scopes
+  $ plat api courses
+
+Run plat <command> --help for a command's options and examples.
 Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficient scope, 130 interrupted.`,
     );
+
+  // Subcommands copied the program's settings when they were created, before main.ts set exitOverride() and the
+  // output: hand those on at dispatch, so `plat login --bogus` is a usage error (exit 2) printed like any other.
+  program.hook('preSubcommand', (parent, sub) => {
+    sub.copyInheritedSettings(parent);
+  });
 
   const ctxFor = (command: Command) => {
     const o = command.optsWithGlobals() as Record<string, unknown>;
@@ -42,22 +92,35 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     });
   };
 
+  program.commandsGroup('Session:');
+
   program
     .command('login')
     .description('sign in: discover the server, register plat, approve in the browser, store the tokens')
-    .option('--scope <scope>', 'scope to request; repeat, or separate with spaces or commas (default: openid profile email)', collect)
-    .option('--add-scope <scope>', 'keep the scopes already granted and add these (step-up)', collect)
+    .addOption(
+      completes(
+        new Option('--scope <scope>', 'scope to request; repeat, or separate with spaces or commas (default: openid profile email)').argParser(collect),
+        'scopes',
+      ),
+    )
+    .addOption(completes(new Option('--add-scope <scope>', 'keep the scopes already granted and add these (step-up)').argParser(collect), 'scopes'))
     .option('--no-browser', 'do not open a browser; print the address only')
     .option('--port <n>', 'port of the local callback listener on 127.0.0.1 (default: a free one)')
     .option('--resource <uri>', 'resource indicator (RFC 8707) to bind the tokens to')
     .option('--client-id <id>', 'use a pre-registered client instead of registering one')
     .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
+    .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
     .option('--timeout <seconds>', 'how long to wait for approval in the browser', '300')
-    .addHelpText('after', `
-Examples:
-  $ plat login --base-url https://school.example.com --scope courses:read
-  $ plat login --add-scope students:read
-  $ plat login --no-browser --port 8765      # browser elsewhere: forward the port or paste the final URL`)
+    .addHelpText(
+      'after',
+      examples(
+        'plat login --base-url https://school.example.com --scope courses:read',
+        'plat login --add-scope students:read               # step-up: keep what you have, add more',
+        'plat login --no-browser --port 8765                # browser elsewhere: forward the port or paste the final URL',
+        'plat login --client-id my-app --client-secret-stdin < secret.txt',
+        'plat login --json | jq -r .expiresAt',
+      ),
+    )
     .action(async (flags, command: Command) => {
       const { run } = await import('./commands/login.js');
       await run(ctxFor(command), flags);
@@ -66,45 +129,9 @@ Examples:
   program
     .command('whoami')
     .description('show who you are signed in as (OIDC UserInfo)')
-    .addHelpText('after', `
-Examples:
-  $ plat whoami
-  $ plat whoami --json | jq -r .email`)
+    .addHelpText('after', examples('plat whoami', 'plat whoami --json | jq -r .email'))
     .action(async (_flags, command: Command) => {
       const { run } = await import('./commands/whoami.js');
-      await run(ctxFor(command));
-    });
-
-  program
-    .command('call')
-    .description('call the API with your token; the response body goes to stdout')
-    .argument('<method>', 'HTTP method: GET, POST, PUT, PATCH, DELETE, …')
-    .argument('<path>', 'path relative to the base URL (/api/courses), or an absolute URL')
-    .option('-H, --header <header>', 'add a request header "Name: value" (repeatable)', collect)
-    .option('-f, --field <key=value>', 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise', collect)
-    .option('-F, --typed-field <key=value>', 'add a typed field: numbers, true/false/null, @file (repeatable)', collect)
-    .option('--input <file>', 'send a file (or - for stdin) as the request body')
-    .option('-i, --include', 'print the status line and response headers first')
-    .option('--anonymous', 'send no token')
-    .option('--timeout <seconds>', 'give up after this many seconds')
-    .addHelpText('after', `
-Examples:
-  $ plat call GET /api/courses | jq '.courses[].title'
-  $ plat call POST /api/courses -f title=Algebra -F seats=30
-  $ plat call PUT /api/pages/1 --input page.json`)
-    .action(async (method: string, path: string, flags, command: Command) => {
-      const { run } = await import('./commands/call.js');
-      await run(ctxFor(command), method, path, flags);
-    });
-
-  program
-    .command('token')
-    .description('print the access token (refreshed if needed) and nothing else')
-    .addHelpText('after', `
-Examples:
-  $ curl -H "Authorization: Bearer $(plat token)" https://school.example.com/api/courses`)
-    .action(async (_flags, command: Command) => {
-      const { run } = await import('./commands/token.js');
       await run(ctxFor(command));
     });
 
@@ -112,10 +139,7 @@ Examples:
     .command('status')
     .description('list profiles: platform, user, scopes, token expiry, where tokens are stored')
     .option('--check', 'also ask the server whether each token still works')
-    .addHelpText('after', `
-Examples:
-  $ plat status
-  $ plat status --json | jq '.profiles[] | {profile, loggedIn}'`)
+    .addHelpText('after', examples('plat status', 'plat status --check', "plat status --json | jq '.profiles[] | {profile, loggedIn}'"))
     .action(async (flags, command: Command) => {
       const { run } = await import('./commands/status.js');
       await run(ctxFor(command), flags);
@@ -124,11 +148,18 @@ Examples:
   program
     .command('refresh')
     .description('refresh the access token now and store the rotated refresh token')
-    .addHelpText('after', `
-Examples:
-  $ plat refresh --json | jq -r .expiresAt`)
+    .addHelpText('after', examples('plat refresh', 'plat refresh --json | jq -r .expiresAt'))
     .action(async (_flags, command: Command) => {
       const { run } = await import('./commands/refresh.js');
+      await run(ctxFor(command));
+    });
+
+  program
+    .command('token')
+    .description('print the access token (refreshed if needed) and nothing else')
+    .addHelpText('after', examples('curl -H "Authorization: Bearer $(plat token)" https://school.example.com/api/courses'))
+    .action(async (_flags, command: Command) => {
+      const { run } = await import('./commands/token.js');
       await run(ctxFor(command));
     });
 
@@ -137,14 +168,116 @@ Examples:
     .description('revoke the tokens at the server and forget them locally')
     .option('--no-revoke', 'only forget the tokens locally')
     .option('--all', 'log out of every profile')
-    .addHelpText('after', `
-Examples:
-  $ plat logout
-  $ plat logout --all`)
+    .addHelpText('after', examples('plat logout', 'plat logout --all', 'plat logout --profile staging --json'))
     .action(async (flags, command: Command) => {
       const { run } = await import('./commands/logout.js');
       await run(ctxFor(command), flags);
     });
+
+  program.commandsGroup('The API:');
+
+  program
+    .command('call')
+    .description('call the API with your token; the response body goes to stdout')
+    .addArgument(completes(new Argument('<method>', 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'), 'methods'))
+    .addArgument(completes(new Argument('<path>', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
+    .addOption(new Option('-H, --header <header>', 'add a request header "Name: value" (repeatable)').argParser(collect))
+    .addOption(
+      new Option('-f, --field <key=value>', 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise').argParser(collect),
+    )
+    .addOption(new Option('-F, --typed-field <key=value>', 'add a typed field: numbers, true/false/null, @file (repeatable)').argParser(collect))
+    .addOption(completes(new Option('--input <file>', 'send a file (or - for stdin) as the request body'), 'files'))
+    .option('-i, --include', 'print the status line and response headers first')
+    .option('--anonymous', 'send no token')
+    .option('--timeout <seconds>', 'give up after this many seconds')
+    .addHelpText(
+      'after',
+      examples(
+        "plat call GET /api/courses | jq '.courses[].title'",
+        'plat call GET /api/courses -f q=algebra -F limit=5     # query parameters',
+        'plat call POST /api/courses -f title=Algebra -F seats=30',
+        'plat call PUT /api/pages/1 --input page.json',
+        "plat call GET /api/courses -i -H 'Accept-Language: de'",
+      ) +
+        `
+
+Paths and scopes come from the platform's /openapi.json once plat api has cached it: plat call warns about a path
+the document does not list, and names the scope an operation needs when the session lacks it.`,
+    )
+    .action(async (method: string, path: string, flags, command: Command) => {
+      const { run } = await import('./commands/call.js');
+      await run(ctxFor(command), method, path, flags);
+    });
+
+  program
+    .command('api')
+    .description('list the API\'s operations from its /openapi.json: method, path, summary, required scopes')
+    .argument('[filter]', 'show only operations whose method, path, summary, operation id or scopes contain this text')
+    .option('--refresh', 'fetch the document again instead of using the cached copy (kept for an hour)')
+    .addHelpText(
+      'after',
+      examples('plat api', 'plat api courses', 'plat api --base-url https://school.example.com --refresh', "plat api --json | jq -r '.operations[] | \"\\(.method) \\(.path)\"'"),
+    )
+    .action(async (filter: string | undefined, flags, command: Command) => {
+      const { run } = await import('./commands/api.js');
+      await run(ctxFor(command), filter, flags);
+    });
+
+  program
+    .command('scopes')
+    .description('list the scopes the platform offers, what each grants, and which ones your session holds')
+    .addHelpText(
+      'after',
+      examples('plat scopes', 'plat scopes --base-url https://school.example.com', "plat scopes --json | jq -r '.scopes[] | select(.granted) | .name'"),
+    )
+    .action(async (_flags, command: Command) => {
+      const { run } = await import('./commands/scopes.js');
+      await run(ctxFor(command));
+    });
+
+  program
+    .command('discover')
+    .description('show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource')
+    .option('--refresh', 'fetch the metadata again instead of using the cached copy (kept for an hour)')
+    .addHelpText(
+      'after',
+      examples('plat discover --base-url https://school.example.com', 'plat discover --json | jq .endpoints', 'plat discover --refresh'),
+    )
+    .action(async (flags, command: Command) => {
+      const { run } = await import('./commands/discover.js');
+      await run(ctxFor(command), flags);
+    });
+
+  program.commandsGroup('Shell:');
+
+  program
+    .command('completion')
+    .description('print the shell completion script for bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'the shell: bash, zsh or fish').choices(SHELLS))
+    .addHelpText(
+      'after',
+      examples(
+        'source <(plat completion bash)                               # in ~/.bashrc',
+        'plat completion bash > ~/.local/share/bash-completion/completions/plat',
+        'plat completion zsh > "${fpath[1]}/_plat"                     # then restart zsh',
+        'plat completion fish > ~/.config/fish/completions/plat.fish',
+      ),
+    )
+    .action(async (shell: string, _flags, command: Command) => {
+      const { printScript } = await import('./commands/completion.js');
+      printScript(command.parent ?? program, shell);
+    });
+
+  program
+    .command('__complete', { hidden: true })
+    .description('print completion candidates (used by the completion scripts)')
+    .argument('<kind>')
+    .action(async (kind: string, _flags, command: Command) => {
+      const { printCandidates } = await import('./commands/completion.js');
+      await printCandidates(() => ctxFor(command), kind);
+    });
+
+  program.helpCommand('help [command]', 'show help for a command');
 
   program.addOption(new Option('--debug').hideHelp());
   return program;

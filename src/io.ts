@@ -1,5 +1,6 @@
 import { Chalk } from 'chalk';
 import type { Readable, Writable } from 'node:stream';
+import { importPackage } from './esm.js';
 
 /**
  * The streams plat talks through, and how it decorates them. Results go to stdout; everything meant for a person
@@ -13,8 +14,10 @@ export interface IO {
   readonly stdoutIsTTY: boolean;
   readonly stderrIsTTY: boolean;
   readonly stdinIsTTY: boolean;
-  /** Colour on stderr (and on stdout when it is a TTY). */
+  /** Colour on stderr. */
   readonly color: boolean;
+  /** Colour on stdout: decided on its own, so `plat status > file` from a terminal writes no escape codes. */
+  readonly outColor: boolean;
   /** Writes a result to stdout as is. */
   out(text: string): void;
   /** A line to stderr. */
@@ -22,8 +25,11 @@ export interface IO {
   note(line: string): void;
   warn(line: string): void;
   success(line: string): void;
+  /** Styles for results on stdout (plain unless outColor). */
   dim(text: string): string;
   bold(text: string): string;
+  green(text: string): string;
+  /** Style for messages on stderr (plain unless color). */
   red(text: string): string;
   /** A spinner on stderr when it is a TTY; otherwise prints nothing. */
   spinner(text: string): Promise<Spinner>;
@@ -57,6 +63,8 @@ export function createIO(options: IOOptions): IO {
   const color = colorWanted(env, stderrIsTTY, options.colorFlag);
   // Our own decision (flag, NO_COLOR, FORCE_COLOR, TTY) sets the level; chalk only paints.
   const paint = new Chalk({ level: color ? 1 : 0 });
+  const outColor = colorWanted(env, Boolean(stdout.isTTY), options.colorFlag);
+  const outPaint = new Chalk({ level: outColor ? 1 : 0 });
   const line = (s: string) => {
     stderr.write(s.endsWith('\n') ? s : `${s}\n`);
   };
@@ -68,6 +76,7 @@ export function createIO(options: IOOptions): IO {
     stderrIsTTY,
     stdinIsTTY: Boolean(stdin.isTTY),
     color,
+    outColor,
     out: (text) => {
       stdout.write(text);
     },
@@ -75,12 +84,13 @@ export function createIO(options: IOOptions): IO {
     note: (s) => line(paint.dim(s)),
     warn: (s) => line(`${paint.yellow('warning:')} ${s}`),
     success: (s) => line(`${paint.green('✓')} ${s}`),
-    dim: (s) => paint.dim(s),
-    bold: (s) => paint.bold(s),
+    dim: (s) => outPaint.dim(s),
+    bold: (s) => outPaint.bold(s),
+    green: (s) => outPaint.green(s),
     red: (s) => paint.red(s),
     spinner: async (text) => {
       if (!stderrIsTTY || env.CI) return { stop() {} };
-      const { default: ora } = await import('ora');
+      const { default: ora } = await importPackage<typeof import('ora')>('ora');
       const spin = ora({ text, stream: stderr, color: 'cyan', isEnabled: true }).start();
       return { stop: () => spin.stop() };
     },

@@ -27,7 +27,10 @@ export interface LoopbackListener {
   readonly redirectUri: string;
   /** The first callback with the right state, whether it came to the listener or was pasted. */
   readonly callback: Promise<Callback>;
-  /** Offers a URL the user pasted; returns false (and changes nothing) when it is not this login's callback. */
+  /**
+   * Offers a URL the user pasted (the address a browser on another machine ended on); returns false, and changes
+   * nothing, unless it is this listener's redirect URI with this login's state.
+   */
   offer(url: URL): boolean;
   close(): Promise<void>;
 }
@@ -76,7 +79,7 @@ export async function startLoopback(options: { port?: number; expectedState: str
     redirectUri: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
     callback,
     offer(url) {
-      if (delivered || !matches(url)) return false;
+      if (delivered || url.origin !== `http://127.0.0.1:${port}` || !matches(url)) return false;
       delivered = true;
       deliver({ url, respond: () => {} });
       return true;

@@ -8,11 +8,12 @@ import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
+import type { HttpResponse } from '../http.js';
 import { AuthError, ExitCode, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import { getAccessToken, type TokenSource } from '../session/access.js';
 import { loadProfile, resolveBaseUrl } from '../session/profile.js';
-import { parsePositiveInt } from './login.js';
+import { parsePositiveInt } from './options.js';
 import { prepareRequest, type PreparedRequest } from './call-request.js';
 
 export interface CallFlags {
@@ -42,6 +43,11 @@ export async function run(ctx: Context, method: string, target: string, flags: C
   );
   const timeoutMs = (parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 0) * 1000 || undefined;
   if (request.inputFrom && request.inputFrom !== '-') await assertReadable(request.inputFrom);
+  // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.
+  if (request.sameOrigin) {
+    const { checkCall } = await import('../catalogue/call-check.js');
+    await checkCall(ctx, { ...request, baseUrl, profile: flags.anonymous ? undefined : profile });
+  }
 
   let source: TokenSource | undefined;
   if (!flags.anonymous && request.sameOrigin) {
@@ -54,9 +60,9 @@ export async function run(ctx: Context, method: string, target: string, flags: C
   const replayable = request.inputFrom !== '-';
   let response = await send(ctx, request, source?.token, timeoutMs, replayable);
   if (response.status === 401 && source?.kind === 'session' && replayable) {
-    const challenge = parseBearerChallenge(response.headers.get('www-authenticate'));
+    const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
     if (!challenge?.error || challenge.error === 'invalid_token') {
-      await response.body?.cancel();
+      response.body.destroy();
       source = await getAccessToken(ctx, { force: true });
       response = await send(ctx, request, source.token, timeoutMs, replayable);
     }
@@ -66,26 +72,31 @@ export async function run(ctx: Context, method: string, target: string, flags: C
   if (outcome) throw outcome;
 }
 
-async function send(ctx: Context, request: PreparedRequest, token: string | undefined, timeoutMs: number | undefined, replayable: boolean): Promise<Response> {
+async function send(
+  ctx: Context,
+  request: PreparedRequest,
+  token: string | undefined,
+  timeoutMs: number | undefined,
+  replayable: boolean,
+): Promise<HttpResponse> {
   const http = await ctx.http();
   const retryable = replayable && RETRYABLE_METHODS.has(request.method);
   for (let attempt = 0; ; attempt++) {
-    const headers = new Headers(request.headers);
-    if (token) headers.set('authorization', `Bearer ${token}`);
-    const body = await bodyOf(ctx, request);
+    const headers = { ...request.headers };
+    if (token) headers.authorization = `Bearer ${token}`;
     try {
-      const response = await http.fetch(request.url, {
+      // Redirects are never followed: the response (3xx included) is the result.
+      const response = await http.request({
         method: request.method,
+        url: request.url,
         headers,
-        body,
-        redirect: 'manual',
+        body: bodyOf(ctx, request),
         signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined,
-        ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
-      } as RequestInit);
+      });
       if (retryable && attempt < MAX_RETRIES && (response.status === 429 || response.status === 503)) {
-        const wait = retryDelay(response.headers.get('retry-after'), attempt);
+        const wait = retryDelay(header(response, 'retry-after') ?? null, attempt);
         if (wait !== undefined) {
-          await response.body?.cancel();
+          response.body.destroy();
           if (ctx.globals.verbose) ctx.io.note(`HTTP ${response.status}; retrying in ${Math.round(wait / 100) / 10} s`);
           await sleep(wait, ctx.signal);
           continue;
@@ -103,11 +114,16 @@ async function send(ctx: Context, request: PreparedRequest, token: string | unde
   }
 }
 
-async function bodyOf(ctx: Context, request: PreparedRequest): Promise<RequestInit['body']> {
+function header(response: HttpResponse, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** A fresh body per attempt: a file is reopened for a retry; stdin is never retried. */
+function bodyOf(ctx: Context, request: PreparedRequest): string | Readable | undefined {
   if (request.jsonBody !== undefined) return request.jsonBody;
   if (request.inputFrom === undefined) return undefined;
-  const stream = request.inputFrom === '-' ? ctx.io.stdin : createReadStream(request.inputFrom);
-  return Readable.toWeb(stream as Readable) as unknown as ReadableStream;
+  return request.inputFrom === '-' ? (ctx.io.stdin as Readable) : createReadStream(request.inputFrom);
 }
 
 /** Retry-After in seconds or as a date, capped at 30 s; undefined when the server asks for longer. */
@@ -130,47 +146,52 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function render(ctx: Context, request: PreparedRequest, response: Response, include: boolean): Promise<void> {
+async function render(ctx: Context, request: PreparedRequest, response: HttpResponse, include: boolean): Promise<void> {
   const { io } = ctx;
   if (include) {
     let head = `HTTP/1.1 ${response.status} ${response.statusText}\n`;
-    response.headers.forEach((value, name) => {
-      head += `${name}: ${value}\n`;
-    });
+    for (let i = 0; i + 1 < response.rawHeaders.length; i += 2) head += `${response.rawHeaders[i]!.toLowerCase()}: ${response.rawHeaders[i + 1]}\n`;
     io.out(`${head}\n`);
   }
-  if (!response.body || request.method === 'HEAD') return;
-  const type = response.headers.get('content-type') ?? '';
-  const length = Number(response.headers.get('content-length') ?? NaN);
-  if (io.stdoutIsTTY && /\bjson\b/.test(type) && !(length > PRETTY_LIMIT)) {
-    const text = await response.text();
-    try {
-      io.out(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
-    } catch {
-      io.out(text);
-    }
+  if (request.method === 'HEAD') {
+    response.body.resume();
     return;
   }
+  const type = header(response, 'content-type') ?? '';
+  const length = Number(header(response, 'content-length') ?? NaN);
   try {
-    await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), io.stdout, { end: false });
+    if (io.stdoutIsTTY && /\bjson\b/.test(type) && !(length > PRETTY_LIMIT)) {
+      const text = await readAll(response.body);
+      try {
+        io.out(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
+      } catch {
+        io.out(text);
+      }
+      return;
+    }
+    // Straight through with backpressure: memory stays flat whatever the size.
+    await pipeline(response.body, io.stdout, { end: false });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EPIPE' || code === 'ERR_STREAM_PREMATURE_CLOSE') return; // `plat call … | head` is fine
+    if (code === 'EPIPE') return; // `plat call … | head` is fine
+    if (error instanceof PlatError) throw error;
     throw new NetworkError(`The response from ${request.url.origin} broke off before it was complete. Try again.`, { cause: error });
   }
 }
 
-function classify(request: PreparedRequest, response: Response, source: TokenSource | undefined): PlatError | undefined {
+function classify(request: PreparedRequest, response: HttpResponse, source: TokenSource | undefined): PlatError | undefined {
   const status = response.status;
   if (status < 400) return undefined;
   const where = `${request.method} ${request.url.pathname}`;
-  const challenge = parseBearerChallenge(response.headers.get('www-authenticate'));
+  const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
   if (status === 403 && challenge?.error === 'insufficient_scope') {
     const scope = challenge.scope;
+    // The printed command must step up the session that was used, so a non-default profile is named in it.
+    const profile = source?.kind === 'session' && source.profile.name !== 'default' ? ` --profile ${source.profile.name}` : '';
     return new ScopeError(
       scope
-        ? `${where} needs the scope "${scope}", which this session does not have. Run: plat login --add-scope ${scope}`
-        : `${where} needs a scope this session does not have. Run plat login --add-scope <scope> (see plat scopes).`,
+        ? `${where} needs the scope "${scope}", which this session does not have. Run: plat login${profile} --add-scope ${scope.trim().split(/\s+/).join(',')}`
+        : `${where} needs a scope this session does not have. Run plat login${profile} --add-scope <scope> (see plat scopes).`,
     );
   }
   if (status === 401) {

@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
-import { UsageError } from '../errors.js';
 import { login } from '../session/login.js';
 import { describeUser, expiryText, iso, printJson } from './format.js';
+import { parsePositiveInt } from './options.js';
 
 export interface LoginFlags {
   scope?: string[];
@@ -11,16 +11,8 @@ export interface LoginFlags {
   resource?: string;
   clientId?: string;
   clientSecretStdin?: boolean;
+  clientMetadataUrl?: string;
   timeout?: string;
-}
-
-export function parsePositiveInt(value: string | undefined, flag: string, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1 || n > max) {
-    throw new UsageError(`${flag} must be a whole number from 1 to ${max} (got "${value}").`);
-  }
-  return n;
 }
 
 export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
@@ -32,6 +24,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     resource: flags.resource,
     clientId: flags.clientId,
     clientSecretStdin: flags.clientSecretStdin,
+    clientMetadataUrl: flags.clientMetadataUrl,
     timeoutSeconds: parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 300,
   });
   const { profile, session } = result;

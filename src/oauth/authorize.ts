@@ -3,10 +3,12 @@
  * redirect URI: state, RFC 9207 `iss` (required when the server advertises it), and error responses.
  */
 import * as oauth from 'oauth4webapi';
+import { InterruptedError } from '../errors.js';
 import type { ClientRegistration } from '../store/types.js';
 import { toOAuthClient } from './client.js';
 import { assertSecureEndpoint } from './discovery.js';
 import { toPlatError } from './errors.js';
+import type { OAuthDeps } from './options.js';
 
 export interface AuthorizationRequest {
   url: URL;
@@ -50,5 +52,33 @@ export function validateCallback(
     return oauth.validateAuthResponse(as, toOAuthClient(registration), callbackUrl, expectedState);
   } catch (error) {
     throw toPlatError(error, 'completing the sign-in', callbackUrl.origin);
+  }
+}
+
+export type ProbeResult = 'accepted' | 'rejected' | 'unknown';
+
+/**
+ * Asks the authorization endpoint, without a browser, whether it accepts this client with this redirect URI. A
+ * server that does not (an unknown client, a redirect URI it does not match) must not redirect back (RFC 6749
+ * §4.1.2.1): it shows the browser an error page, which plat never sees. This costs one request, so plat asks only
+ * off the normal path: when the callback port changed, and when a login with a stored client got no answer.
+ * A redirect (to a sign-in page, or an error sent to our redirect URI) or a page means accepted; a 4xx page means
+ * rejected; anything else (5xx, no answer) is unknown and changes nothing.
+ */
+export async function probeAuthorization(
+  deps: OAuthDeps,
+  as: oauth.AuthorizationServer,
+  registration: ClientRegistration,
+  input: { redirectUri: string; scopes: string[] },
+): Promise<ProbeResult> {
+  const { url } = await buildAuthorizationRequest(as, registration, { ...input, ...newLoginSecrets() });
+  try {
+    const response = await deps.fetch(url, { method: 'GET', redirect: 'manual', headers: { accept: 'text/html' }, maxBodyBytes: 256 * 1024 });
+    await response.body?.cancel().catch(() => {});
+    if (response.status < 400) return 'accepted';
+    return response.status < 500 ? 'rejected' : 'unknown';
+  } catch (error) {
+    if (error instanceof InterruptedError) throw error;
+    return 'unknown';
   }
 }

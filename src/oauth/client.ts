@@ -1,10 +1,13 @@
 /**
- * The OAuth client plat acts as: a self-registered public native client (RFC 7591, RFC 8252), or a
- * pre-registered integration named with --client-id (public, or confidential with client_secret_post).
+ * The OAuth client plat acts as: a self-registered public native client (RFC 7591, RFC 8252), a pre-registered
+ * integration named with --client-id (public, or confidential with client_secret_post), or a public client whose
+ * client_id is the https URL of its own metadata document (--client-metadata-url).
+ * @see https://datatracker.ietf.org/doc/draft-ietf-oauth-client-id-metadata-document/
  */
 import * as oauth from 'oauth4webapi';
-import { PlatError } from '../errors.js';
+import { PlatError, UsageError } from '../errors.js';
 import type { ClientRegistration } from '../store/types.js';
+import { isLoopbackHost } from './base-url.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 
@@ -26,6 +29,64 @@ export function clientAuth(credentials: ClientCredentials): oauth.ClientAuth {
     return oauth.ClientSecretPost(credentials.secret);
   }
   return oauth.None();
+}
+
+/** A client the server already knows (pre-registered, or described by a metadata document): nothing to register. */
+export function knownClient(
+  input: { clientId: string; secret?: string; issuer: string; redirectUri: string; now: number },
+): ClientCredentials {
+  return {
+    registration: {
+      clientId: input.clientId,
+      authMethod: input.secret ? 'client_secret_post' : 'none',
+      issuer: input.issuer,
+      redirectUris: [input.redirectUri],
+      dynamic: false,
+      registeredAt: input.now,
+    },
+    secret: input.secret,
+  };
+}
+
+/** Whether a stored registration is a metadata-document client (its client_id is the document's URL). */
+export function isMetadataDocumentClient(registration: ClientRegistration): boolean {
+  return !registration.dynamic && /^https?:\/\//i.test(registration.clientId);
+}
+
+/**
+ * Checks --client-metadata-url the way the draft constrains a client_id URL: https (http only on loopback, for
+ * testing), a path, no fragment, no user name or password, no dot segments. Returns it unchanged: the
+ * client_id must equal the document's URL byte for byte, so plat does not normalise it.
+ */
+export function parseClientMetadataUrl(input: string): string {
+  const bad = (why: string) =>
+    new UsageError(`--client-metadata-url must be the https:// URL of your client's metadata document (${why}): ${input}`);
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    throw bad('not a URL');
+  }
+  if (!(url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname)))) {
+    throw bad('http:// is accepted only for 127.0.0.1, localhost and [::1]');
+  }
+  const origin = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(input);
+  if (origin?.[1]?.includes('@')) throw bad('it must not contain a user name or password');
+  if (input.includes('#')) throw bad('it must not contain a fragment');
+  // The raw path: URL() would already have removed the dot segments the draft forbids.
+  const rawPath = input.slice(origin?.[0].length ?? 0).split('?')[0] ?? '';
+  if (rawPath === '' || rawPath === '/') throw bad('it needs a path, e.g. https://example.com/plat/client.json');
+  const segments = rawPath.split('/').map((segment) => segment.replace(/%2e/gi, '.'));
+  if (segments.some((segment) => segment === '.' || segment === '..')) throw bad('it must not contain . or .. path segments');
+  return input;
+}
+
+/**
+ * The server must say it resolves URL client_ids; otherwise it would treat the URL as an unknown client and show
+ * the browser an error page plat never sees.
+ */
+export function supportsClientMetadataDocuments(as: oauth.AuthorizationServer): boolean {
+  return (as as unknown as Record<string, unknown>).client_id_metadata_document_supported === true;
 }
 
 export async function registerClient(

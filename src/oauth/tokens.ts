@@ -7,8 +7,9 @@ import { AuthError, PlatError } from '../errors.js';
 import type { StoredSession } from '../store/types.js';
 import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
 import { assertSecureEndpoint } from './discovery.js';
-import { oauthErrorOf, toPlatError } from './errors.js';
+import { oauthErrorOf, sanitize, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
+import { parseBearerChallenge } from './www-authenticate.js';
 
 function additional(resource?: string) {
   return resource ? { additionalParameters: { resource } } : {};
@@ -48,12 +49,13 @@ export async function exchangeCode(
   return { session: toSession(result, input.now, input.requestedScopes), idTokenSubject: claims?.sub };
 }
 
-/** The token endpoint no longer knows this client: the stored registration must be dropped. */
+/**
+ * invalid_client from the token endpoint: the server does not know this client (any more), or its secret is wrong.
+ * Callers know which client it was and say what to do (register anew, or check --client-id and the secret).
+ */
 export class ClientRejectedError extends AuthError {
-  constructor(description?: string) {
-    super(
-      `The server no longer recognises plat's client registration${description ? ` (${description})` : ''}. plat forgot it; run plat login again to register anew.`,
-    );
+  constructor(readonly description?: string) {
+    super(`The server rejected plat's client (invalid_client${description ? `: ${description}` : ''}).`);
     this.name = 'ClientRejectedError';
   }
 }
@@ -149,8 +151,13 @@ export async function fetchUserInfo(
   const client = toOAuthClient(credentials.registration);
   try {
     const response = await oauth.userInfoRequest(as, client, accessToken, requestOptions(deps, endpoint));
-    if (response.status === 401) {
+    if (response.status === 401 || response.status === 403) {
+      const challenge = parseBearerChallenge(response.headers.get('www-authenticate'));
       await response.body?.cancel();
+      // A valid token that is not meant for UserInfo (bound to an API with --resource, or without openid) is
+      // refused with 403 insufficient_scope, or by some servers with a 401 that names the audience: refreshing
+      // would not change that.
+      if (response.status === 403 || /audience/i.test(challenge?.errorDescription ?? '')) throw new UserInfoRefusedError(challenge);
       throw new UserInfoUnauthorizedError();
     }
     return await oauth.processUserInfoResponse(as, client, expectedSubject ?? oauth.skipSubjectCheck, response);
@@ -160,6 +167,18 @@ export async function fetchUserInfo(
     const body = oauthErrorOf(error);
     if (body?.error === 'invalid_token') throw new UserInfoUnauthorizedError();
     throw toPlatError(error, 'reading your user information', endpoint.origin);
+  }
+}
+
+/** UserInfo refused a token that is valid but not meant for it. */
+export class UserInfoRefusedError extends PlatError {
+  constructor(challenge?: { error?: string; errorDescription?: string }) {
+    const why = challenge?.error ? ` (${sanitize(challenge.error, 80)}${challenge.errorDescription ? `: ${sanitize(challenge.errorDescription)}` : ''})` : '';
+    super(
+      `The server's UserInfo endpoint does not accept this session's access token${why}. A token bound to an API with ` +
+        'plat login --resource is for plat call, not for UserInfo; to use whoami, sign in without --resource (in another profile if you need both).',
+    );
+    this.name = 'UserInfoRefusedError';
   }
 }
 

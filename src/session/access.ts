@@ -6,10 +6,7 @@
 import type { Context } from '../context.js';
 import { AuthError } from '../errors.js';
 import type { ClientCredentials } from '../oauth/client.js';
-import type { Discovery } from '../oauth/discovery.js';
-import { RefreshRejectedError, refreshTokens } from '../oauth/tokens.js';
 import type { Profile, StoredSession, TokenStore } from '../store/types.js';
-import { getDiscovery } from './discovery-cache.js';
 import { loadProfile, notLoggedIn } from './profile.js';
 
 export interface ActiveSession {
@@ -94,7 +91,12 @@ export async function refreshSession(
     const current = await loadSession(ctx, profile);
     if (!current) throw notLoggedIn(ctx, profile);
     if (options.onlyIfUnchanged && current.session.accessToken !== found.session.accessToken) return current;
-    const discovery: Discovery = await getDiscovery(ctx, profile.baseUrl!);
+    // Loaded only when a refresh happens: a call with a valid token never pays for the protocol library.
+    const [{ getDiscovery }, { ClientRejectedError, RefreshRejectedError, refreshTokens }] = await Promise.all([
+      import('./discovery-cache.js'),
+      import('../oauth/tokens.js'),
+    ]);
+    const discovery = await getDiscovery(ctx, profile.baseUrl!);
     let session: StoredSession;
     try {
       session = await refreshTokens({ fetch: (await ctx.http()).fetch }, discovery.as, credentialsOf(current), {
@@ -105,6 +107,20 @@ export async function refreshSession(
     } catch (error) {
       // A dead refresh token ends the session; a network failure (any other error) keeps it for the next try.
       if (error instanceof RefreshRejectedError) await endSession(ctx, current);
+      if (error instanceof ClientRejectedError) {
+        // The client itself is refused: the session cannot be refreshed any more. A registration plat made is
+        // forgotten with it (the server forgot it first), so the next login registers anew.
+        const client = current.profile.client;
+        await endSession(ctx, current, { forgetClient: client?.dynamic === true });
+        const detail = `invalid_client${error.description ? `: ${error.description}` : ''}`;
+        const which = current.profile.name === 'default' ? '' : ` --profile ${current.profile.name}`;
+        throw new AuthError(
+          client?.dynamic !== false
+            ? `The server no longer recognises plat's registration (${detail}), so the session ended. Run plat login${which} to register anew and sign in.`
+            : `The server rejected the credentials of the integration ${client.clientId} (${detail}), so the session ended. Sign in again: plat login${which} --client-id ${client.clientId}${client.authMethod === 'client_secret_post' ? ' --client-secret-stdin' : ''}`,
+          { cause: error },
+        );
+      }
       throw error;
     }
     await current.store.set(profile.name, session);
@@ -114,10 +130,13 @@ export async function refreshSession(
   });
 }
 
-/** Forgets the tokens but keeps base URL and registration, so the next login needs no flags. */
-export async function endSession(ctx: Context, active: ActiveSession): Promise<void> {
+/**
+ * Forgets the tokens (and with them a confidential client's secret) but keeps base URL and registration, so the
+ * next login needs no flags; `forgetClient` drops the registration too (the server no longer knows it).
+ */
+export async function endSession(ctx: Context, active: ActiveSession, options: { forgetClient?: boolean } = {}): Promise<void> {
   await active.store.delete(active.profile.name);
   const profiles = await ctx.profiles();
-  const { user: _user, expiresAt: _expiresAt, ...rest } = active.profile;
-  await profiles.save({ ...rest, loggedIn: false, updatedAt: ctx.now() });
+  const { user: _user, expiresAt: _expiresAt, client, ...rest } = active.profile;
+  await profiles.save({ ...rest, ...(options.forgetClient ? {} : { client }), loggedIn: false, updatedAt: ctx.now() });
 }

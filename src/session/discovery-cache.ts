@@ -15,11 +15,17 @@ function cachePath(configDir: string, baseUrl: string): string {
   return join(configDir, 'cache', `discovery-${key}.json`);
 }
 
-export async function readCachedDiscovery(ctx: Context, baseUrl: string): Promise<Discovery | undefined> {
+/** `maxAgeMs`: how old a cached document may be (default the TTL; completions take any age). */
+export async function readCachedDiscovery(
+  ctx: Context,
+  baseUrl: string,
+  options: { maxAgeMs?: number } = {},
+): Promise<Discovery | undefined> {
   try {
     const cached = (await readJsonFile(cachePath(ctx.configDir, baseUrl))) as Discovery | undefined;
     if (!cached || cached.baseUrl !== baseUrl || typeof cached.fetchedAt !== 'number') return undefined;
-    if (ctx.now() - cached.fetchedAt > DISCOVERY_TTL_MS || cached.fetchedAt > ctx.now() + 60_000) return undefined;
+    const maxAge = options.maxAgeMs ?? DISCOVERY_TTL_MS;
+    if (ctx.now() - cached.fetchedAt > maxAge || cached.fetchedAt > ctx.now() + 60_000) return undefined;
     return cached;
   } catch {
     return undefined;

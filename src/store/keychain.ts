@@ -2,6 +2,7 @@ import { ExitCode, PlatError } from '../errors.js';
 import { validateProfileName } from './paths.js';
 import { isStoredSession } from './session-shape.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
+import { importPackage } from '../esm.js';
 
 /** The subset of keytar's API plat uses, so tests and other backends can stand in for the native module. */
 export interface KeytarApi {
@@ -47,7 +48,7 @@ export class KeychainUnavailableError extends PlatError {
 export async function loadKeytar(): Promise<KeytarApi> {
   let mod: unknown;
   try {
-    mod = await import('@github/keytar');
+    mod = await importPackage('@github/keytar');
   } catch (error) {
     throw new KeychainUnavailableError(`cannot load @github/keytar: ${shortReason(error)}`, { cause: error });
   }

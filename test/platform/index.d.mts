@@ -33,6 +33,22 @@ export interface Knobs {
   /** Advertised authorization_response_iss_parameter_supported (iss is still sent). */
   issParameterSupported: boolean;
   registration: RegistrationKnob;
+  /** 'omitted' = token responses (code and refresh) carry no `scope` member; default 'granted'. */
+  tokenResponseScope: 'granted' | 'omitted';
+  /**
+   * Client ID Metadata Documents: advertise `client_id_metadata_document_supported: true` and accept an https URL
+   * as client_id, resolved by fetching its document (oidc-provider's own implementation). Default false.
+   */
+  clientIdMetadataDocuments: boolean;
+  /**
+   * Test-only, with `clientIdMetadataDocuments`: also accept `http://127.0.0.1:<port>/…` client_ids, fetched
+   * without oidc-provider's SSRF protection, so tests can serve a document from a local origin. Default false.
+   */
+  clientIdMetadataDocumentsOverHttp: boolean;
+  /** Client IDs the server has forgotten: they get invalid_client (and an error page at the authorization endpoint). */
+  unknownClients: string[];
+  /** Where `unknownClients` are unknown: 'everywhere' (default), or 'token' = only at the token endpoint. */
+  unknownClientsAt: 'everywhere' | 'token';
 }
 
 export interface PlatformEvent {

@@ -2,6 +2,7 @@
 // node:http server on 127.0.0.1, with the spec's exact paths, runtime knobs for faults, request statistics and a
 // record of every secret so tests can assert none of them leaks.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer } from 'node:http';
 
 import { createApi } from './api.mjs';
@@ -21,6 +22,12 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {string[] | null | undefined} codeChallengeMethods  undefined = as oidc-provider says; null = omit
  * @property {boolean} issParameterSupported
  * @property {'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id'} registration
+ * @property {'granted' | 'omitted'} tokenResponseScope  'omitted' = token responses carry no `scope` member
+ * @property {boolean} clientIdMetadataDocuments  advertise client_id_metadata_document_supported and resolve https
+ *   URL client_ids by fetching their documents
+ * @property {boolean} clientIdMetadataDocumentsOverHttp  test-only: also http://127.0.0.1 documents
+ * @property {string[]} unknownClients  client IDs the server has forgotten (invalid_client)
+ * @property {'everywhere' | 'token'} unknownClientsAt  where they are unknown: every endpoint, or the token endpoint only
  */
 
 /**
@@ -39,6 +46,11 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     codeChallengeMethods: undefined,
     issParameterSupported: true,
     registration: 'ok',
+    tokenResponseScope: 'granted',
+    clientIdMetadataDocuments: false,
+    clientIdMetadataDocumentsOverHttp: false,
+    unknownClients: [],
+    unknownClientsAt: 'everywhere',
   };
 }
 
@@ -138,9 +150,10 @@ export async function startPlatform(options = {}) {
   const issuer = baseUrl;
 
   let provider;
+  let errors;
   let confidentialClientSecret;
   try {
-    ({ provider, confidentialClientSecret } = await createProvider({
+    ({ provider, errors, confidentialClientSecret } = await createProvider({
       issuer,
       knobs,
       refreshTokenTtl: options.refreshTokenTtl ?? 14 * 24 * 3600,
@@ -160,6 +173,20 @@ export async function startPlatform(options = {}) {
     return knobs.strictRedirectPort ? this.redirectUris.includes(value) : portAgnostic.call(this, value);
   };
 
+  // Every client lookup goes through Client.find: this is where forgotten clients disappear (knobs.unknownClients)
+  // and where http://127.0.0.1 client ID metadata documents are resolved for tests. oidc-provider itself only
+  // accepts https client_id URLs and refuses to fetch from loopback addresses (SSRF protection), as it should.
+  const findClient = Client.find;
+  Client.find = async function find(/** @type {unknown} */ id) {
+    if (typeof id === 'string' && knobs.unknownClients.includes(id)) {
+      if (knobs.unknownClientsAt === 'everywhere' || requestPath.getStore() === '/api/oauth/token') return undefined;
+    }
+    if (typeof id === 'string' && knobs.clientIdMetadataDocuments && knobs.clientIdMetadataDocumentsOverHttp && isLoopbackHttpUrl(id)) {
+      return loopbackMetadataDocumentClient(Client, errors, id);
+    }
+    return findClient.call(this, id);
+  };
+
   // Observes oidc-provider's parsed requests and responses: statistics, secrets, refresh-token replays and the
   // metadata knobs. Runs around every provider route (provider.use puts it before the router).
   provider.use(async (ctx, next) => {
@@ -171,6 +198,7 @@ export async function startPlatform(options = {}) {
 
     switch (oidc.route) {
       case 'token': {
+        if (ctx.status === 200 && knobs.tokenResponseScope === 'omitted') delete response.scope;
         const grantType = typeof body.grant_type === 'string' ? body.grant_type : 'unknown';
         stats.bump(`token:${grantType}`, ctx.method, ctx.path);
         for (const key of ['code', 'code_verifier', 'client_secret', 'refresh_token']) remember(body[key]);
@@ -270,7 +298,8 @@ export async function startPlatform(options = {}) {
   }
 
   server.on('request', (req, res) => {
-    route(req, res).catch((err) => {
+    const pathname = URL.parse(req.url ?? '/', baseUrl)?.pathname ?? '/';
+    requestPath.run(pathname, () => route(req, res)).catch((err) => {
       if (!res.headersSent) sendJson(res, 500, { error: 'server_error', error_description: String(err?.message ?? err) });
       else res.destroy();
     });
@@ -311,6 +340,48 @@ export async function startPlatform(options = {}) {
   };
 }
 
+/** The path of the request being handled, for knobs that depend on the endpoint (oidc-provider's lookups do not say). */
+const requestPath = new AsyncLocalStorage();
+
+/** @param {string} id */
+function isLoopbackHttpUrl(id) {
+  const url = URL.parse(id);
+  return url !== null && url.protocol === 'http:' && url.hostname === '127.0.0.1' && !url.username && !url.password && !url.hash;
+}
+
+/**
+ * Resolves an http://127.0.0.1 client_id by fetching its metadata document, with the same rules oidc-provider
+ * applies to https ones: HTTP 200 JSON object, client_id equal to the URL, no shared-secret authentication.
+ * @param {any} Client  oidc-provider's Client model
+ * @param {any} errors  oidc-provider's error classes
+ * @param {string} id
+ */
+async function loopbackMetadataDocumentClient(Client, errors, id) {
+  let properties;
+  try {
+    const response = await fetch(id, { redirect: 'manual', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(2500) });
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      throw new Error(`unexpected response status ${response.status}`);
+    }
+    properties = await response.json();
+  } catch (cause) {
+    throw new errors.InvalidClient('client_id metadata document fetch failed', String(/** @type {Error} */ (cause)?.message ?? cause));
+  }
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) {
+    throw new errors.InvalidClientMetadata('client_id metadata document is not a JSON object');
+  }
+  if (properties.client_id !== id) {
+    throw new errors.InvalidClientMetadata('client_id metadata document client_id does not match the expected value');
+  }
+  if (['client_secret_basic', 'client_secret_post', 'client_secret_jwt'].includes(properties.token_endpoint_auth_method) || 'client_secret' in properties) {
+    throw new errors.InvalidClientMetadata('client_id metadata document must not use shared-secret token endpoint authentication methods');
+  }
+  const client = new Client(properties, undefined, { cimd: true });
+  Object.defineProperty(client, 'clientIdMetadataDocument', { value: true });
+  return client;
+}
+
 /**
  * Applies the metadata knobs to oidc-provider's discovery response (used for both well-known documents).
  * @param {any} ctx  koa context of oidc-provider
@@ -321,6 +392,8 @@ function applyMetadataKnobs(ctx, knobs) {
   if (knobs.codeChallengeMethods === null) delete doc.code_challenge_methods_supported;
   else if (Array.isArray(knobs.codeChallengeMethods)) doc.code_challenge_methods_supported = [...knobs.codeChallengeMethods];
   doc.authorization_response_iss_parameter_supported = knobs.issParameterSupported;
+  if (knobs.clientIdMetadataDocuments) doc.client_id_metadata_document_supported = true;
+  else delete doc.client_id_metadata_document_supported;
 
   switch (knobs.metadata) {
     case 'html':

@@ -171,6 +171,15 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
+      // Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document): always configured, but only
+      // advertised and honoured while knobs.clientIdMetadataDocuments is on. oidc-provider fetches https
+      // documents itself; index.mjs adds http://127.0.0.1 documents for tests (knobs.clientIdMetadataDocumentsOverHttp).
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        allowFetch: async () => knobs.clientIdMetadataDocuments,
+        allowClient: async () => knobs.clientIdMetadataDocuments,
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: async (_ctx, _client, oneOf) => oneOf,

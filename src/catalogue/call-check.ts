@@ -1,0 +1,53 @@
+/**
+ * `plat call`'s look before it leaps: with the platform's API description cached (by `plat api`), warn about a
+ * path or method the document does not list, and name the scope an operation needs when the session lacks it.
+ * Reads only the cache, never the network, and never stops the call: the server has the last word.
+ */
+import type { Context } from '../context.js';
+import type { Profile } from '../store/types.js';
+import { CALL_CHECK_MAX_AGE_MS, missingScopes, operationsFor, readCachedIndex } from './openapi.js';
+
+export interface CallCheck {
+  method: string;
+  url: URL;
+  baseUrl: string | undefined;
+  /** The profile whose session will be used; undefined when no token is sent (--anonymous). */
+  profile: Profile | undefined;
+}
+
+export async function checkCall(ctx: Context, call: CallCheck): Promise<void> {
+  try {
+    const { baseUrl } = call;
+    if (!baseUrl) return;
+    const index = await readCachedIndex(ctx.configDir, baseUrl, ctx.now(), CALL_CHECK_MAX_AGE_MS);
+    if (!index) return;
+    const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
+    const fullPath = call.url.pathname;
+    if (!fullPath.startsWith(basePath)) return;
+    const path = fullPath.slice(basePath.length) || '/';
+    const method = call.method.toUpperCase();
+    const onPath = operationsFor(index, path);
+    if (onPath.length === 0) {
+      ctx.io.warn(`${path} is not in the platform's API description; check the path (plat api lists the operations).`);
+      return;
+    }
+    const op = onPath.find((o) => o.method === method);
+    if (!op) {
+      if (method === 'HEAD' && onPath.some((o) => o.method === 'GET')) return; // HEAD goes with GET
+      const has = onPath.map((o) => o.method).join(', ');
+      ctx.io.warn(`The platform's API description has no ${method} ${onPath[0]!.path} (it has ${has}).`);
+      return;
+    }
+    const profile = call.profile;
+    if (!profile?.loggedIn || !profile.scopes || ctx.env.PLAT_TOKEN?.trim()) return;
+    const missing = missingScopes(op, profile.scopes);
+    if (missing.length === 0) return;
+    const plural = missing.length > 1 ? 's' : '';
+    ctx.io.warn(
+      `${method} ${op.path} needs the scope${plural} ${missing.join(' ')}, which this session lacks; the server will probably refuse it. ` +
+        `To add ${plural ? 'them' : 'it'}: plat login ${missing.map((s) => `--add-scope ${s}`).join(' ')}`,
+    );
+  } catch {
+    // A check that cannot run is no reason to keep the call from being made.
+  }
+}

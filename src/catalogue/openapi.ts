@@ -1,0 +1,181 @@
+/**
+ * The API's operations as its OpenAPI description (`/openapi.json`) lists them, reduced to what plat uses:
+ * method, path, summary, and the scopes a token needs. The reduced index is what is cached (in the config dir's
+ * cache/, like discovery), so `plat call`'s check and the completions read a small file and never the network.
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
+
+export const OPENAPI_PATH = '/openapi.json';
+/** `plat api` fetches the document again after this long. */
+export const API_TTL_MS = 60 * 60 * 1000;
+/** `plat call` checks against a cached document only while it is younger than this. */
+export const CALL_CHECK_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+export interface Operation {
+  /** Upper case: GET, POST, … */
+  method: string;
+  /** Relative to the base URL, as `plat call` takes it; templated segments kept (`/api/status/{code}`). */
+  path: string;
+  summary: string | null;
+  operationId: string | null;
+  /** The scopes a token needs (the first OAuth requirement); [] none; null when the document does not say. */
+  scopes: string[] | null;
+  /** Whether the document allows calling it without a token; null when it does not say. */
+  anonymous: boolean | null;
+}
+
+export interface ApiIndex {
+  baseUrl: string;
+  /** Where the document was read from. */
+  source: string;
+  fetchedAt: number;
+  title: string | null;
+  version: string | null;
+  operations: Operation[];
+}
+
+/** RFC 6749 §3.3 scope-token, bounded: anything else in a document is not a scope plat will print. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/;
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Text from the document, on one line and bounded: it is shown in a terminal. */
+function text(value: unknown, max = 200): string | null {
+  if (typeof value !== 'string') return null;
+  const s = value.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  if (!s) return null;
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** The path the document's first server adds below the base URL (`/v1`), or ''. */
+function serverPrefix(doc: Json, baseUrl: string): string {
+  const servers = Array.isArray(doc.servers) ? doc.servers : [];
+  const first = servers.find(isObject);
+  if (!first || typeof first.url !== 'string' || first.url.includes('{')) return '';
+  let url: URL;
+  try {
+    url = new URL(first.url, `${baseUrl}/`);
+  } catch {
+    return '';
+  }
+  const base = new URL(baseUrl);
+  if (url.origin !== base.origin) return '';
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const serverPath = url.pathname.replace(/\/+$/, '');
+  return serverPath.startsWith(basePath) ? serverPath.slice(basePath.length) : '';
+}
+
+/** Names of the security schemes that carry scopes (OAuth 2.0, OpenID Connect); undefined: the document has none. */
+function scopedSchemes(doc: Json): Set<string> | undefined {
+  const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : undefined;
+  if (!schemes) return undefined;
+  const names = Object.entries(schemes)
+    .filter(([, s]) => isObject(s) && (s.type === 'oauth2' || s.type === 'openIdConnect'))
+    .map(([name]) => name);
+  return new Set(names);
+}
+
+function securityOf(requirements: unknown, scoped: Set<string> | undefined): Pick<Operation, 'scopes' | 'anonymous'> {
+  if (!Array.isArray(requirements)) return { scopes: null, anonymous: null };
+  const objects = requirements.filter(isObject);
+  const anonymous = objects.some((r) => Object.keys(r).length === 0);
+  const withToken = objects.find((r) => Object.keys(r).length > 0);
+  if (!withToken) return { scopes: [], anonymous: anonymous || objects.length === 0 };
+  const scopes = new Set<string>();
+  for (const [scheme, list] of Object.entries(withToken)) {
+    if (scoped && !scoped.has(scheme)) continue;
+    if (Array.isArray(list)) for (const s of list) if (typeof s === 'string' && SCOPE_TOKEN.test(s)) scopes.add(s);
+  }
+  return { scopes: [...scopes], anonymous };
+}
+
+/** Reduces an OpenAPI 3 (or Swagger 2) document; throws a plain Error when it is not one. */
+export function buildIndex(doc: unknown, baseUrl: string, source: string, fetchedAt: number): ApiIndex {
+  if (!isObject(doc) || !isObject(doc.paths)) throw new Error('it has no "paths"');
+  const prefix = serverPrefix(doc, baseUrl);
+  const scoped = scopedSchemes(doc);
+  const operations: Operation[] = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    if (!path.startsWith('/') || !isObject(item)) continue;
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!isObject(op)) continue;
+      operations.push({
+        method: method.toUpperCase(),
+        path: `${prefix}${path}`,
+        summary: text(op.summary) ?? text(item.summary) ?? text(op.description),
+        operationId: text(op.operationId, 100),
+        ...securityOf(op.security ?? doc.security, scoped),
+      });
+    }
+  }
+  const info = isObject(doc.info) ? doc.info : {};
+  return { baseUrl, source, fetchedAt, title: text(info.title), version: text(info.version, 50), operations };
+}
+
+function templateScore(template: string): number {
+  return template.replace(/\{[^}]*\}/g, '').length;
+}
+
+function templateMatches(template: string, path: string): boolean {
+  const pattern = template
+    .split(/(\{[^}]*\})/)
+    .map((part) => (part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${pattern}$`).test(path);
+}
+
+const normalise = (path: string) => (path.length > 1 ? path.replace(/\/+$/, '') : path);
+
+/**
+ * The operations on the document's path that matches `path` (a request path relative to the base URL, without
+ * the query); a literal path wins over a templated one. Empty when the document does not list the path.
+ */
+export function operationsFor(index: ApiIndex, path: string): Operation[] {
+  const wanted = normalise(path);
+  const candidates = [...new Set(index.operations.map((op) => op.path))].filter((template) => templateMatches(normalise(template), wanted));
+  if (candidates.length === 0) return [];
+  candidates.sort((a, b) => templateScore(b) - templateScore(a));
+  return index.operations.filter((op) => op.path === candidates[0]);
+}
+
+/** What a session holding `held` lacks for the operation; [] when nothing (or the document does not say). */
+export function missingScopes(op: Operation, held: readonly string[]): string[] {
+  return (op.scopes ?? []).filter((s) => !held.includes(s));
+}
+
+export function apiCachePath(configDir: string, baseUrl: string): string {
+  const key = createHash('sha256').update(baseUrl).digest('hex').slice(0, 24);
+  return join(configDir, 'cache', `openapi-${key}.json`);
+}
+
+/** The cached index for the base URL if it is younger than `maxAgeMs` (Infinity: any age); never throws. */
+export async function readCachedIndex(configDir: string, baseUrl: string, now: number, maxAgeMs: number): Promise<ApiIndex | undefined> {
+  try {
+    const cached = (await readJsonFile(apiCachePath(configDir, baseUrl))) as ApiIndex | undefined;
+    if (!isObject(cached) || cached.baseUrl !== baseUrl || typeof cached.fetchedAt !== 'number' || !Array.isArray(cached.operations)) {
+      return undefined;
+    }
+    if (now - cached.fetchedAt > maxAgeMs || cached.fetchedAt > now + 60_000) return undefined;
+    return cached;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Caches the index; a config dir that cannot be written costs the next run a download, nothing more. */
+export async function writeCachedIndex(configDir: string, index: ApiIndex): Promise<void> {
+  try {
+    const file = apiCachePath(configDir, index.baseUrl);
+    await ensurePrivateDir(configDir);
+    await ensurePrivateDir(join(configDir, 'cache'));
+    await writeFileAtomic(file, JSON.stringify(index));
+  } catch {
+    // see above
+  }
+}

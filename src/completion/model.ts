@@ -1,0 +1,148 @@
+/**
+ * A shell-neutral description of the command line, read from the commander program itself, so the completion
+ * scripts and the man page follow every change to src/cli.ts.
+ */
+import type { Argument, Command, Option } from 'commander';
+import { collect, HTTP_METHODS, valueKinds, type ValueKind } from '../cli.js';
+
+/** How a value is completed: from plat at completion time, from a fixed list, as a file name, or not at all. */
+export type Values =
+  | { type: 'dynamic'; kind: 'scopes' | 'profiles' | 'paths' | 'base-urls' }
+  | { type: 'list'; items: string[] }
+  | { type: 'files' }
+  | { type: 'none' };
+
+export interface OptionSpec {
+  long?: string;
+  short?: string;
+  /** The value's name as in the help (`url`, `scope`), when the option takes one. */
+  valueName?: string;
+  takesValue: boolean;
+  repeatable: boolean;
+  description: string;
+  values: Values;
+}
+
+export interface ArgumentSpec {
+  name: string;
+  description: string;
+  required: boolean;
+  variadic: boolean;
+  values: Values;
+}
+
+export interface CommandSpec {
+  name: string;
+  description: string;
+  group: string;
+  options: OptionSpec[];
+  args: ArgumentSpec[];
+  /** The help text's examples, without the `$ `. */
+  examples: string[];
+}
+
+export interface ProgramSpec {
+  name: string;
+  description: string;
+  globalOptions: OptionSpec[];
+  commands: CommandSpec[];
+}
+
+const HELP_OPTION: OptionSpec = {
+  long: '--help',
+  short: '-h',
+  takesValue: false,
+  repeatable: false,
+  description: 'show help',
+  values: { type: 'none' },
+};
+
+function valuesOf(target: Option | Argument, commandNames: string[]): Values {
+  if (target.argChoices?.length) return { type: 'list', items: [...target.argChoices] };
+  const kind: ValueKind | undefined = valueKinds.get(target);
+  switch (kind) {
+    case 'scopes':
+    case 'profiles':
+    case 'paths':
+    case 'base-urls':
+      return { type: 'dynamic', kind };
+    case 'methods':
+      return { type: 'list', items: [...HTTP_METHODS] };
+    case 'commands':
+      return { type: 'list', items: commandNames };
+    case 'files':
+      return { type: 'files' };
+    default:
+      return { type: 'none' };
+  }
+}
+
+function optionSpec(option: Option, commandNames: string[]): OptionSpec {
+  const takesValue = option.required || option.optional;
+  const valueName = /[<[]([^>\]]+)[>\]]/.exec(option.flags)?.[1];
+  return {
+    long: option.long,
+    short: option.short,
+    valueName: takesValue ? valueName : undefined,
+    takesValue,
+    repeatable: option.variadic || option.parseArg === (collect as unknown),
+    description: option.description,
+    values: takesValue ? valuesOf(option, commandNames) : { type: 'none' },
+  };
+}
+
+function examplesOf(command: Command): string[] {
+  // addHelpText('after', …) is kept as an event listener; ask commander for the text it would print.
+  let text = '';
+  const sink = { writeOut: (s: string) => (text += s), writeErr: (s: string) => (text += s) };
+  const saved = command.configureOutput();
+  command.configureOutput({ ...saved, ...sink });
+  try {
+    command.outputHelp();
+  } finally {
+    command.configureOutput(saved);
+  }
+  const block = /\nExamples:\n((?:  \$ .*\n?)+)/.exec(text)?.[1] ?? '';
+  return block
+    .split('\n')
+    .filter((line) => line.startsWith('  $ '))
+    .map((line) => line.slice(4));
+}
+
+/** The program as completion scripts and the man page see it: visible commands and options only. */
+export function describeProgram(program: Command): ProgramSpec {
+  const visible = program.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden);
+  const commandNames = [...visible.map((c) => c.name()), 'help'];
+  const globalOptions = [
+    ...program.options.filter((o) => !o.hidden).map((o) => optionSpec(o, commandNames)),
+    HELP_OPTION,
+  ];
+  const commands: CommandSpec[] = visible.map((command) => ({
+    name: command.name(),
+    description: command.description(),
+    group: command.helpGroup().replace(/:$/, ''),
+    options: [...command.options.filter((o) => !o.hidden).map((o) => optionSpec(o, commandNames)), HELP_OPTION],
+    args: command.registeredArguments.map((a) => ({
+      name: a.name(),
+      description: a.description,
+      required: a.required,
+      variadic: a.variadic,
+      values: valuesOf(a, commandNames),
+    })),
+    examples: examplesOf(command),
+  }));
+  commands.push({
+    name: 'help',
+    description: 'show help for a command',
+    group: commands.at(-1)?.group ?? '',
+    options: [],
+    args: [{ name: 'command', description: 'the command', required: false, variadic: false, values: { type: 'list', items: commandNames.filter((n) => n !== 'help') } }],
+    examples: ['plat help call'],
+  });
+  return { name: program.name(), description: program.description(), globalOptions, commands };
+}
+
+/** Every option that takes a value, as the shells see it on the command line (`--profile`, `-H`). */
+export function valueFlags(options: OptionSpec[]): string[] {
+  return options.filter((o) => o.takesValue).flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
+}

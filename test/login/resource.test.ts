@@ -1,0 +1,101 @@
+/**
+ * Resource indicators (RFC 8707): --resource is sent on the authorization, token and refresh requests, stored
+ * with the profile and reused. The platform then issues an API-audience token, which its UserInfo refuses: login
+ * does not ask UserInfo, and whoami says why it cannot answer.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
+import { startPlatform, type Platform } from '../platform/index.mjs';
+import { approving, param, readProfile, sessionFiles, signIn } from './helpers.js';
+
+let platform: Platform;
+let home: Home;
+
+beforeAll(async () => {
+  platform = await startPlatform();
+});
+afterAll(async () => {
+  await platform.close();
+});
+beforeEach(async () => {
+  platform.stats.reset();
+  home = await makeHome();
+});
+afterEach(async () => {
+  await home.cleanup();
+});
+
+/** The form bodies plat sent to the token endpoint, from its --verbose trace. */
+const tokenRequestBodies = (stderr: string) => stderr.match(/^> (?=.*grant_type=)[^\n]*$/gm) ?? [];
+
+describe('--resource', () => {
+  it('is sent on authorize and token requests and stored; login does not ask UserInfo and the API accepts the token', async () => {
+    const { result, approval } = await signIn(home, platform, ['--resource', platform.baseUrl, '--scope', 'openid profile courses:read', '--verbose']);
+    expect(param(approval.urls[0]!, 'resource')).toBe(platform.baseUrl);
+    const [exchange] = tokenRequestBodies(result.stderr);
+    expect(exchange).toMatch(/grant_type=authorization_code/);
+    expect(exchange).toContain(`resource=${encodeURIComponent(platform.baseUrl)}`);
+    expect(result.stdout).toContain(`Logged in to ${platform.baseUrl} as user-ada`);
+    expect(result.stderr).toContain(`The tokens are bound to ${platform.baseUrl}, which UserInfo does not accept`);
+    expect(result.stderr).not.toMatch(/warning/);
+    expect(platform.stats.count('GET /api/oauth/userinfo')).toBe(0);
+    expect(await readProfile(home)).toMatchObject({ resource: platform.baseUrl, user: { sub: 'user-ada' } });
+
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code, call.stderr).toBe(0);
+    expect(JSON.parse(call.stdout)).toMatchObject({ anonymous: false, sub: 'user-ada' });
+  });
+
+  it('is sent again on refresh, and a later login without the flag keeps it', async () => {
+    await signIn(home, platform, ['--resource', platform.baseUrl, '--scope', 'courses:read']);
+    const refresh = await home.run(['refresh', '--verbose']);
+    expect(refresh.code, refresh.stderr).toBe(0);
+    const [body] = tokenRequestBodies(refresh.stderr);
+    expect(body).toMatch(/grant_type=refresh_token/);
+    expect(body).toContain(`resource=${encodeURIComponent(platform.baseUrl)}`);
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+
+    const { approval } = await signIn(home, platform, ['--add-scope', 'analytics:read']);
+    expect(param(approval.urls[0]!, 'resource')).toBe(platform.baseUrl);
+    expect((await home.run(['call', 'GET', '/api/analytics'])).code).toBe(0);
+  });
+
+  it('whoami explains that UserInfo does not take an API-bound token, without refreshing', async () => {
+    await signIn(home, platform, ['--resource', platform.baseUrl, '--scope', 'openid profile courses:read']);
+    platform.stats.reset();
+    const whoami = await home.run(['whoami']);
+    expect(whoami.code).toBe(1);
+    expect(whoami.stderr).toMatch(/UserInfo endpoint does not accept this session's access token \(insufficient_scope/);
+    expect(whoami.stderr).toMatch(/plat login --resource is for plat call, not for UserInfo/);
+    expect(whoami.stdout).toBe('');
+    expectCleanError(whoami);
+    expect(platform.stats.count('token:refresh_token')).toBe(0);
+  });
+
+  it('without --resource nothing is sent, and UserInfo names the user', async () => {
+    const { result, approval } = await signIn(home, platform, ['--verbose']);
+    expect(param(approval.urls[0]!, 'resource')).toBeNull();
+    expect(tokenRequestBodies(result.stderr).join('\n')).not.toContain('resource=');
+    expect(result.stdout).toContain('as Ada Lovelace');
+    expect((await readProfile(home)).resource).toBeUndefined();
+  });
+
+  it('a resource the server does not serve ends the login with the server\'s error, nothing stored', async () => {
+    const approval = approving(platform);
+    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--resource', 'https://api.elsewhere.example'], {
+      onStderr: approval.onStderr,
+    });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/returned an error instead of a code: invalid_target/);
+    expectCleanError(result);
+    expect(await sessionFiles(home)).toEqual([]);
+  });
+
+  it('a relative URI or one with a fragment is a usage error', async () => {
+    for (const value of ['/api', 'https://api.example/#x']) {
+      const result = await home.run(['login', '--base-url', platform.baseUrl, '--resource', value]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/--resource must be an absolute URI without a fragment/);
+    }
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Step-up: `plat login --add-scope` asks for the union of the granted scopes and the new ones, and the hint a
+ * 403 insufficient_scope prints is exactly that command. Granted scopes come from the token response (falling
+ * back to the requested ones) and are stored per profile.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeHome, type Home } from '../helpers/cli.js';
+import { startPlatform, type Platform } from '../platform/index.mjs';
+import { APPROVING_BROWSER, AUTHORIZE_URL, readProfile, readStoredSession, requestedScopes, signIn } from './helpers.js';
+
+let platform: Platform;
+let home: Home;
+
+beforeAll(async () => {
+  platform = await startPlatform();
+});
+afterAll(async () => {
+  await platform.close();
+});
+beforeEach(async () => {
+  Object.assign(platform.knobs, { grantScopes: null, tokenResponseScope: 'granted' });
+  platform.stats.reset();
+  home = await makeHome();
+});
+afterEach(async () => {
+  await home.cleanup();
+});
+
+/** The command a failed call tells the user to run, split into plat's arguments (without "plat"). */
+function printedCommand(stderr: string): string[] {
+  const line = /Run: (plat login[^\n]*)/.exec(stderr)?.[1];
+  expect(line, stderr).toBeDefined();
+  const [plat, ...args] = line!.trim().split(/\s+/);
+  expect(plat).toBe('plat');
+  return args;
+}
+
+/** Runs a command exactly as printed, with a browser that approves consent (as a person would). */
+function runAsPrinted(args: string[], env: Record<string, string | undefined> = {}) {
+  return home.run(args, { env: { PLAT_BROWSER: APPROVING_BROWSER, ...env } });
+}
+
+describe('step-up with --add-scope', () => {
+  it('the whole loop: call → exit 5 with the command → run it as printed → the call succeeds', async () => {
+    await signIn(home, platform, ['--scope', 'openid profile courses:read']);
+    const denied = await home.run(['call', 'GET', '/api/analytics']);
+    expect(denied.code).toBe(5);
+    const command = printedCommand(denied.stderr);
+    expect(command).toEqual(['login', '--add-scope', 'analytics:read']);
+
+    const stepUp = await runAsPrinted(command);
+    expect(stepUp.code, stepUp.stderr).toBe(0);
+    const [authorizeUrl] = [...stepUp.stderr.matchAll(AUTHORIZE_URL)].map((m) => m[1]!);
+    // the union of what was granted and what was added; nothing else
+    expect(requestedScopes(authorizeUrl!)).toEqual(['analytics:read', 'courses:read', 'openid', 'profile']);
+    expect(stepUp.stdout).toMatch(/Scopes: openid profile courses:read analytics:read/);
+    expect(platform.stats.count('register')).toBe(1); // the registration of the first login, reused
+
+    const allowed = await home.run(['call', 'GET', '/api/analytics']);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(JSON.parse(allowed.stdout).anonymous).toBe(false);
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+    expect((await readProfile(home)).scopes).toEqual(['openid', 'profile', 'courses:read', 'analytics:read']);
+  });
+
+  it('in another profile the hint names it, and following it steps up that profile only', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    await signIn(home, platform, ['--profile', 'work', '--scope', 'courses:read']);
+    const denied = await home.run(['call', 'GET', '/api/students', '--profile', 'work']);
+    expect(denied.code).toBe(5);
+    const command = printedCommand(denied.stderr);
+    expect(command).toEqual(['login', '--profile', 'work', '--add-scope', 'students:read']);
+    const stepUp = await runAsPrinted(command);
+    expect(stepUp.code, stepUp.stderr).toBe(0);
+    expect((await home.run(['call', 'GET', '/api/students', '--profile', 'work'])).code).toBe(0);
+    expect((await home.run(['call', 'GET', '/api/students'])).code).toBe(5);
+    expect((await readProfile(home, 'default')).scopes).toEqual(['openid', 'courses:read']);
+  });
+
+  it('stores the scopes the server granted, not the ones asked for, and the next step-up builds on those', async () => {
+    platform.knobs.grantScopes = (requested) => requested.filter((s) => s !== 'students:read');
+    const { result } = await signIn(home, platform, ['--scope', 'courses:read students:read']);
+    expect(result.stdout).toMatch(/Scopes: openid courses:read\n/);
+    expect((await readProfile(home)).scopes).toEqual(['openid', 'courses:read']);
+    expect((await readStoredSession(home)).scopes).toEqual(['openid', 'courses:read']);
+
+    platform.knobs.grantScopes = null;
+    const stepUp = await runAsPrinted(['login', '--add-scope', 'analytics:read']);
+    expect(stepUp.code, stepUp.stderr).toBe(0);
+    const [authorizeUrl] = [...stepUp.stderr.matchAll(AUTHORIZE_URL)].map((m) => m[1]!);
+    expect(requestedScopes(authorizeUrl!)).toEqual(['analytics:read', 'courses:read', 'openid']);
+  });
+
+  it('falls back to the requested scopes when the token response names none', async () => {
+    platform.knobs.tokenResponseScope = 'omitted';
+    const { result } = await signIn(home, platform, ['--scope', 'courses:read', '--verbose']);
+    expect(result.stderr).not.toMatch(/"scope":/);
+    expect((await readProfile(home)).scopes).toEqual(['openid', 'courses:read']);
+    // a refresh whose response names no scope keeps the stored ones
+    expect((await home.run(['refresh'])).code).toBe(0);
+    expect((await readStoredSession(home)).scopes).toEqual(['openid', 'courses:read']);
+  });
+
+  it('--add-scope without a session on that server is a usage error', async () => {
+    const result = await home.run(['login', '--base-url', platform.baseUrl, '--add-scope', 'analytics:read']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--add-scope adds to an existing session/);
+  });
+});
