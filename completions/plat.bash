@@ -1,0 +1,142 @@
+# bash completion for plat. Generated from plat's command definitions by
+# `plat completion bash` (npm run build keeps completions/ in sync); do not edit.
+# Use: source <(plat completion bash)   (in ~/.bashrc), or save it as
+#      ~/.local/share/bash-completion/completions/plat
+
+# Whether option $2 of command $1 takes a value (the next word).
+__plat_takes_value() {
+  case $2 in --base-url|--profile) return 0 ;; esac
+  case $1 in
+    login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout) return 0 ;; esac ;;
+    call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout) return 0 ;; esac ;;
+  esac
+  return 1
+}
+
+# What the value of option $2 (or argument arg:<n>) of command $1 is: "d <kind>" ask plat, "l <words>" a list,
+# "f" file names; nothing: no completion.
+__plat_value_kind() {
+  case $1:$2 in
+    *:--base-url) echo 'd base-urls' ;;
+    *:--profile) echo 'd profiles' ;;
+    login:--scope) echo 'd scopes' ;;
+    login:--add-scope) echo 'd scopes' ;;
+    call:--input) echo 'f' ;;
+    call:arg:0) echo 'l GET POST PUT PATCH DELETE HEAD OPTIONS' ;;
+    call:arg:1) echo 'd paths' ;;
+    completion:arg:0) echo 'l bash zsh fish' ;;
+    help:arg:0) echo 'l login whoami status refresh token logout call api scopes discover completion' ;;
+  esac
+}
+
+__plat_options() {
+  echo '--version --base-url --profile --json --verbose --no-color -h --help'
+  case $1 in
+    login) echo '--scope --add-scope --no-browser --port --resource --client-id --client-secret-stdin --client-metadata-url --timeout -h --help' ;;
+    whoami) echo '-h --help' ;;
+    status) echo '--check -h --help' ;;
+    refresh) echo '-h --help' ;;
+    token) echo '-h --help' ;;
+    logout) echo '--no-revoke --all -h --help' ;;
+    call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout -h --help' ;;
+    api) echo '--refresh -h --help' ;;
+    scopes) echo '-h --help' ;;
+    discover) echo '--refresh -h --help' ;;
+    completion) echo '-h --help' ;;
+    help) echo '' ;;
+  esac
+}
+
+# Adds the candidates on stdin (value, then a tab and a description) that start with $cur.
+__plat_add() {
+  local c
+  while IFS= read -r c; do
+    c=${c%%$'\t'*}
+    [[ -n $c && $c == "$cur"* ]] && COMPREPLY+=("$c")
+  done
+}
+
+# Values of kind $1 ("d <kind>", "l <words>", "f").
+__plat_add_values() {
+  local kind=$1 w
+  case $kind in
+    d\ *) __plat_add < <("$plat" __complete "${kind#d }" "${globals[@]}" 2>/dev/null) ;;
+    l\ *) for w in ${kind#l }; do [[ $w == "$cur"* ]] && COMPREPLY+=("$w"); done ;;
+    f)
+      compopt -o filenames 2>/dev/null
+      __plat_add < <(compgen -f -- "$cur")
+      ;;
+  esac
+}
+
+_plat() {
+  COMPREPLY=()
+  # bash splits words at ':' and '=' (COMP_WORDBREAKS), which scopes and --opt=value contain: join them again.
+  local -a words=()
+  local line=$COMP_LINE i w gap cword=0 last
+  for ((i = 0; i < ${#COMP_WORDS[@]} && i <= COMP_CWORD; i++)); do
+    w=${COMP_WORDS[i]}
+    gap=${line%%[![:space:]]*}
+    line=${line#"$gap"}
+    line=${line#"$w"}
+    last=
+    ((${#words[@]})) && last=${words[${#words[@]}-1]}
+    if ((i > 0)) && [[ -z $gap ]] && [[ $w == [:=]* || $last == *[:=] ]]; then
+      words[${#words[@]}-1]+=$w
+    else
+      words+=("$w")
+    fi
+  done
+  cword=$((${#words[@]} - 1))
+  local cur=${words[cword]} prev=
+  ((cword > 0)) && prev=${words[cword - 1]}
+
+  local plat=${COMP_WORDS[0]}
+  type -P -- "$plat" &>/dev/null || plat=plat
+  local cmd= nargs=0 skip=
+  local -a globals=()
+  for ((i = 1; i < cword; i++)); do
+    w=${words[i]}
+    if [[ -n $skip ]]; then skip=; continue; fi
+    case $w in
+      --profile | --base-url) ((i + 1 < cword)) && globals+=("$w" "${words[i + 1]}") ;;
+      --profile=* | --base-url=*) globals+=("$w") ;;
+    esac
+    case $w in
+      --*=*) ;;
+      -?*) __plat_takes_value "$cmd" "$w" && skip=1 ;;
+      *) if [[ -z $cmd ]]; then cmd=$w; else ((nargs++)); fi ;;
+    esac
+  done
+
+  local word=$cur
+  if [[ -n $skip ]]; then
+    __plat_add_values "$(__plat_value_kind "$cmd" "$prev")"
+  elif [[ $cur == --*=* ]]; then
+    local flag=${cur%%=*}
+    cur=${cur#*=}
+    __plat_add_values "$(__plat_value_kind "$cmd" "$flag")"
+    ((${#COMPREPLY[@]})) && COMPREPLY=("${COMPREPLY[@]/#/$flag=}")
+  elif [[ $cur == -* ]]; then
+    __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
+  elif [[ -z $cmd ]]; then
+    __plat_add_values 'l login whoami status refresh token logout call api scopes discover completion help'
+  else
+    local kind
+    kind=$(__plat_value_kind "$cmd" "arg:$nargs")
+    [[ -z $kind ]] && kind=$(__plat_value_kind "$cmd" "arg:*")
+    __plat_add_values "$kind"
+  fi
+
+  # Readline replaces only the text after the last word-break character: hand it just that part.
+  local breaks=
+  [[ $COMP_WORDBREAKS == *:* ]] && breaks+=:
+  [[ $COMP_WORDBREAKS == *=* ]] && breaks+==
+  if [[ -n $breaks && $word == *[$breaks]* ]]; then
+    local prefix=${word%"${word##*[$breaks]}"}
+    COMPREPLY=("${COMPREPLY[@]#"$prefix"}")
+  fi
+  return 0
+}
+
+complete -F _plat plat

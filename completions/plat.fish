@@ -1,0 +1,118 @@
+# fish completion for plat. Generated from plat's command definitions by
+# `plat completion fish` (npm run build keeps completions/ in sync); do not edit.
+# Use: plat completion fish > ~/.config/fish/completions/plat.fish
+
+# Whether option $argv[2] of command $argv[1] takes a value (the next word).
+function __plat_takes_value
+    contains -- $argv[2] --base-url --profile; and return 0
+    switch $argv[1]
+        case login
+            contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout; and return 0
+        case call
+            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout; and return 0
+    end
+    return 1
+end
+
+# Prints the command (or "(none)" before one) and how many of its arguments precede the cursor.
+function __plat_state
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l cmd '(none)'
+    set -l nargs 0
+    set -l skip 0
+    for t in $tokens
+        if test $skip -eq 1
+            set skip 0
+        else if string match -qr -- '^--.*=' $t
+            continue
+        else if string match -qr -- '^-.' $t
+            __plat_takes_value $cmd $t; and set skip 1
+        else if test "$cmd" = '(none)'
+            set cmd $t
+        else
+            set nargs (math $nargs + 1)
+        end
+    end
+    echo $cmd
+    echo $nargs
+end
+
+function __plat_needs_command
+    set -l state (__plat_state)
+    test "$state[1]" = '(none)'
+end
+
+function __plat_using
+    set -l state (__plat_state)
+    test "$state[1]" = $argv[1]
+end
+
+function __plat_arg
+    set -l state (__plat_state)
+    test "$state[1]" = $argv[1]; and test "$state[2]" = $argv[2]
+end
+
+# Values only this machine knows, from `plat __complete <kind>`; --profile and --base-url are passed on.
+function __plat_query
+    set -l tokens (commandline -opc)
+    set -l context
+    for i in (seq 2 (count $tokens))
+        switch $tokens[$i]
+            case --profile --base-url
+                set -l next (math $i + 1)
+                test $next -le (count $tokens); and set context $context $tokens[$i] $tokens[$next]
+            case '--profile=*' '--base-url=*'
+                set context $context $tokens[$i]
+        end
+    end
+    set -l plat $tokens[1]
+    command -q $plat; or set plat plat
+    $plat __complete $argv[1] $context 2>/dev/null
+end
+
+complete -c plat -f
+complete -c plat -n __plat_needs_command -a login -d 'sign in: discover the server, register plat, approve in the browser, store the tokens'
+complete -c plat -n '__plat_using login' -l scope -d 'scope to request; repeat, or separate with spaces or commas (default: openid profile email)' -x -a '(__plat_query scopes)'
+complete -c plat -n '__plat_using login' -l add-scope -d 'keep the scopes already granted and add these (step-up)' -x -a '(__plat_query scopes)'
+complete -c plat -n '__plat_using login' -l no-browser -d 'do not open a browser; print the address only'
+complete -c plat -n '__plat_using login' -l port -d 'port of the local callback listener on 127.0.0.1 (default: a free one)' -x
+complete -c plat -n '__plat_using login' -l resource -d 'resource indicator (RFC 8707) to bind the tokens to' -x
+complete -c plat -n '__plat_using login' -l client-id -d 'use a pre-registered client instead of registering one' -x
+complete -c plat -n '__plat_using login' -l client-secret-stdin -d 'read the pre-registered client\'s secret from the first line of stdin'
+complete -c plat -n '__plat_using login' -l client-metadata-url -d 'use the https URL of your client ID metadata document as the client_id (servers that support it)' -x
+complete -c plat -n '__plat_using login' -l timeout -d 'how long to wait for approval in the browser' -x
+complete -c plat -n __plat_needs_command -a whoami -d 'show who you are signed in as (OIDC UserInfo)'
+complete -c plat -n __plat_needs_command -a status -d 'list profiles: platform, user, scopes, token expiry, where tokens are stored'
+complete -c plat -n '__plat_using status' -l check -d 'also ask the server whether each token still works'
+complete -c plat -n __plat_needs_command -a refresh -d 'refresh the access token now and store the rotated refresh token'
+complete -c plat -n __plat_needs_command -a token -d 'print the access token (refreshed if needed) and nothing else'
+complete -c plat -n __plat_needs_command -a logout -d 'revoke the tokens at the server and forget them locally'
+complete -c plat -n '__plat_using logout' -l no-revoke -d 'only forget the tokens locally'
+complete -c plat -n '__plat_using logout' -l all -d 'log out of every profile'
+complete -c plat -n __plat_needs_command -a call -d 'call the API with your token; the response body goes to stdout'
+complete -c plat -n '__plat_using call' -s H -l header -d 'add a request header "Name: value" (repeatable)' -x
+complete -c plat -n '__plat_using call' -s f -l field -d 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise' -x
+complete -c plat -n '__plat_using call' -s F -l typed-field -d 'add a typed field: numbers, true/false/null, @file (repeatable)' -x
+complete -c plat -n '__plat_using call' -l input -d 'send a file (or - for stdin) as the request body' -r -F
+complete -c plat -n '__plat_using call' -s i -l include -d 'print the status line and response headers first'
+complete -c plat -n '__plat_using call' -l anonymous -d 'send no token'
+complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many seconds' -x
+complete -c plat -n '__plat_arg call 0' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'
+complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
+complete -c plat -n __plat_needs_command -a api -d 'list the API\'s operations from its /openapi.json: method, path, summary, required scopes'
+complete -c plat -n '__plat_using api' -l refresh -d 'fetch the document again instead of using the cached copy (kept for an hour)'
+complete -c plat -n __plat_needs_command -a scopes -d 'list the scopes the platform offers, what each grants, and which ones your session holds'
+complete -c plat -n __plat_needs_command -a discover -d 'show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'
+complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata again instead of using the cached copy (kept for an hour)'
+complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
+complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
+complete -c plat -n __plat_needs_command -a help -d 'show help for a command'
+complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status refresh token logout call api scopes discover completion' -d 'the command'
+complete -c plat -l version -d 'print the version'
+complete -c plat -l base-url -d 'origin of the platform API (env: PLAT_BASE_URL; remembered by the profile at login)' -x -a '(__plat_query base-urls)'
+complete -c plat -l profile -d 'which stored session to use (env: PLAT_PROFILE; default: default)' -x -a '(__plat_query profiles)'
+complete -c plat -l json -d 'machine-readable output on stdout'
+complete -c plat -l verbose -d 'HTTP trace on stderr, secrets redacted (env: PLAT_DEBUG=1)'
+complete -c plat -l no-color -d 'never colour output (also NO_COLOR; FORCE_COLOR forces it)'
+complete -c plat -s h -l help -d 'show help'

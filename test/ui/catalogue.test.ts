@@ -1,0 +1,275 @@
+/**
+ * The platform's own catalogue at hand: `plat scopes` (metadata's scopes_supported with the spec's descriptions,
+ * the session's marked), `plat api` (operations from /openapi.json, cached), `plat call`'s checks against the cached
+ * document (unknown paths, scopes the session lacks), and `plat discover` (what the metadata says).
+ */
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
+import { startPlatform, type Platform } from '../platform/index.mjs';
+
+let platform: Platform;
+let home: Home;
+
+beforeAll(async () => {
+  platform = await startPlatform();
+});
+afterAll(async () => {
+  await platform.close();
+});
+beforeEach(async () => {
+  platform.clearOverrides();
+  platform.knobs.metadata = 'ok';
+  platform.knobs.protectedResourceMetadata = 'ok';
+  platform.stats.reset();
+  home = await makeHome();
+});
+afterEach(async () => {
+  await home.cleanup();
+});
+
+async function loggedIn(scopes = 'openid profile courses:read') {
+  const result = await home.login(platform, ['--scope', scopes]);
+  expect(result.code, result.stderr).toBe(0);
+  platform.stats.reset();
+}
+
+/** Serves a document instead of the platform's own at `route`. */
+function serve(route: string, status: number, body: string, type = 'application/json') {
+  platform.override(route, (_req, res) => {
+    res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) }).end(body);
+    return true;
+  });
+}
+
+describe('plat scopes', () => {
+  it('lists the server\'s scopes with what each grants, without a session', async () => {
+    const result = await home.run(['scopes', '--base-url', platform.baseUrl]);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(38);
+    expect(lines[0]).toMatch(/^openid\s+OpenID Connect authentication$/);
+    expect(result.stdout).toMatch(/^membership_plans:write\s+write membership plans$/m);
+    expect(result.stdout).not.toContain('granted');
+    expect(result.stderr).toMatch(/Not logged in: plat login --scope <scope>/);
+  });
+
+  it('aligns its columns', async () => {
+    const result = await home.run(['scopes', '--base-url', platform.baseUrl]);
+    const starts = new Set(result.stdout.trimEnd().split('\n').map((line) => line.search(/ \S/) + 1));
+    expect(starts.size).toBe(1);
+  });
+
+  it('marks the scopes the session holds', async () => {
+    await loggedIn();
+    const result = await home.run(['scopes']);
+    expect(result.code, result.stderr).toBe(0);
+    const granted = result.stdout.split('\n').filter((l) => l.endsWith('granted')).map((l) => l.split(/\s+/)[0]);
+    expect(granted).toEqual(['openid', 'profile', 'courses:read']);
+    expect(result.stderr).toMatch(/holds 3 of 38\. To add one: plat login --add-scope <scope>/);
+    const json = JSON.parse((await home.run(['scopes', '--json'])).stdout) as { loggedIn: boolean; scopes: Array<{ name: string; granted: boolean }> };
+    expect(json.loggedIn).toBe(true);
+    expect(json.scopes.filter((s) => s.granted).map((s) => s.name)).toEqual(['openid', 'profile', 'courses:read']);
+  });
+
+  it('takes the list from the server, describing only the scopes the spec documents', async () => {
+    const metadata = (await (await fetch(`${platform.baseUrl}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    serve('/.well-known/oauth-authorization-server', 200, JSON.stringify({ ...metadata, scopes_supported: ['openid', 'courses:read', 'lab:experiments'] }));
+    const json = JSON.parse((await home.run(['scopes', '--base-url', platform.baseUrl, '--json'])).stdout) as unknown;
+    expect(json).toEqual({
+      baseUrl: platform.baseUrl,
+      source: 'server',
+      profile: 'default',
+      loggedIn: false,
+      scopes: [
+        { name: 'openid', description: 'OpenID Connect authentication', granted: false },
+        { name: 'courses:read', description: 'read courses', granted: false },
+        { name: 'lab:experiments', description: null, granted: false },
+      ],
+    });
+  });
+
+  it('shows the spec\'s catalogue, and says so, when no platform is known', async () => {
+    const result = await home.run(['scopes', '--json']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ baseUrl: null, source: 'spec' });
+    const human = await home.run(['scopes']);
+    expect(human.stderr).toMatch(/No platform known \(pass --base-url or set PLAT_BASE_URL\)/);
+    expect(human.stdout).toMatch(/^courses:read\s+read courses$/m);
+  });
+
+  it('exits 3 when the platform cannot be reached', async () => {
+    const result = await home.run(['scopes', '--base-url', 'http://127.0.0.1:9']);
+    expect(result.code).toBe(3);
+    expectCleanError(result);
+  });
+});
+
+describe('plat api', () => {
+  it('lists method, path, summary and required scopes from /openapi.json', async () => {
+    const result = await home.run(['api', '--base-url', platform.baseUrl]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^GET\s+\/api\/courses\s+List courses\s+courses:read$/m);
+    expect(result.stdout).toMatch(/^POST\s+\/api\/courses\s+Create a course .*\s+courses:write$/m);
+    expect(result.stdout).toMatch(/^GET\s+\/api\/status\/\{code\}\s+Respond with the given HTTP status\s+-$/m);
+    expect(result.stderr).toMatch(/10 operations in Learning Platform API \(reference platform\) 1\.0\.0, read just now\./);
+  });
+
+  it('filters by method, path, summary, operation id or scope', async () => {
+    const base = ['api', '--base-url', platform.baseUrl];
+    const lines = async (filter: string) => (await home.run([...base, filter])).stdout.trimEnd().split('\n');
+    expect(await lines('courses')).toHaveLength(2);
+    expect(await lines('post courses')).toEqual([expect.stringMatching(/^POST\s+\/api\/courses/)]);
+    expect(await lines('students:read')).toEqual([expect.stringMatching(/^GET\s+\/api\/students/)]);
+    expect(await lines('listStudents')).toHaveLength(1);
+    const json = JSON.parse((await home.run([...base, 'analytics', '--json'])).stdout) as { operations: unknown[] };
+    expect(json.operations).toEqual([
+      { method: 'GET', path: '/api/analytics', summary: 'Read analytics', operationId: 'getAnalytics', scopes: ['analytics:read'], anonymous: true },
+    ]);
+  });
+
+  it('fetches the document once, without a token, and uses the cache for an hour (--refresh fetches again)', async () => {
+    await loggedIn();
+    const authorization: Array<string | undefined> = [];
+    platform.override('/openapi.json', (req) => {
+      authorization.push(req.headers.authorization);
+      return false; // the platform's own document
+    });
+    for (let i = 0; i < 2; i++) expect((await home.run(['api'])).code).toBe(0);
+    expect(platform.stats.count('GET /openapi.json')).toBe(1);
+    expect(await readdir(path.join(home.configDir, 'cache'))).toEqual(expect.arrayContaining([expect.stringMatching(/^openapi-[0-9a-f]+\.json$/)]));
+    expect((await home.run(['api', '--refresh'])).code).toBe(0);
+    expect(platform.stats.count('GET /openapi.json')).toBe(2);
+    expect(authorization).toEqual([undefined, undefined]);
+  });
+
+  it('explains a platform without a document, a document that is not JSON, and one that is too big (exit 1)', async () => {
+    const base = ['api', '--base-url', platform.baseUrl];
+    serve('/openapi.json', 404, '{"error":"not_found"}');
+    let result = await home.run(base);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/Could not read http:\/\/127\.0\.0\.1:\d+\/openapi\.json: the platform publishes no API description there\./);
+    platform.clearOverrides();
+    serve('/openapi.json', 200, '<html>hello</html>', 'text/html');
+    result = await home.run(base);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/openapi\.json is not JSON/);
+    platform.clearOverrides();
+    serve('/openapi.json', 200, JSON.stringify({ pad: 'x'.repeat(11 * 1024 * 1024) }));
+    result = await home.run(base);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/where a small document was expected|more than \d+ bytes/);
+    platform.clearOverrides();
+    serve('/openapi.json', 200, JSON.stringify({ openapi: '3.1.0' }));
+    result = await home.run(base);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/is not an OpenAPI document \(it has no "paths"\)/);
+    expectCleanError(result);
+  });
+
+  it('is a usage error without a platform (exit 2)', async () => {
+    const result = await home.run(['api']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/pass --base-url/);
+  });
+});
+
+describe('plat call checks the cached API description', () => {
+  it('warns about a path or a method the document does not list, and still calls', async () => {
+    await loggedIn();
+    expect((await home.run(['api'])).code).toBe(0);
+    const unknown = await home.run(['call', 'GET', '/api/nope']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/warning: \/api\/nope is not in the platform's API description; check the path \(plat api lists the operations\)\./);
+    const method = await home.run(['call', 'DELETE', '/api/students']);
+    expect(method.stderr).toMatch(/warning: The platform's API description has no DELETE \/api\/students \(it has GET\)\./);
+    const templated = await home.run(['call', 'GET', '/api/status/204']);
+    expect(templated.code).toBe(0);
+    expect(templated.stderr).toBe('');
+  });
+
+  it('names the scope an operation needs before calling when the session lacks it', async () => {
+    await loggedIn();
+    expect((await home.run(['api'])).code).toBe(0);
+    const result = await home.run(['call', 'GET', '/api/students']);
+    expect(result.stderr).toMatch(
+      /warning: GET \/api\/students needs the scope students:read, which this session lacks; the server will probably refuse it\. To add it: plat login --add-scope students:read/,
+    );
+    // the warning comes before the call, the server still has the last word
+    expect(result.stderr.indexOf('warning:')).toBeLessThan(result.stderr.indexOf('error:'));
+    expect(result.code).toBe(5);
+    const held = await home.run(['call', 'GET', '/api/courses']);
+    expect(held.code).toBe(0);
+    expect(held.stderr).toBe('');
+    const anonymous = await home.run(['call', 'GET', '/api/students', '--anonymous']);
+    expect(anonymous.code).toBe(0);
+    expect(anonymous.stderr).not.toMatch(/needs the scope/);
+  });
+
+  it('never fetches the document itself: without a cached one there is no check', async () => {
+    await loggedIn();
+    const result = await home.run(['call', 'GET', '/api/nope']);
+    expect(result.stderr).not.toMatch(/warning/);
+    expect(platform.stats.count('GET /openapi.json')).toBe(0);
+  });
+});
+
+describe('plat discover', () => {
+  it('shows endpoints, grants, PKCE methods, registration and the resource, without a session', async () => {
+    const result = await home.run(['discover', '--base-url', platform.baseUrl]);
+    expect(result.code, result.stderr).toBe(0);
+    const base = platform.baseUrl.replace(/[.]/g, '\\.');
+    for (const [label, value] of [
+      ['Resource', base],
+      ['Issuer', base],
+      ['Authorization', `${base}/oauth/authorize`],
+      ['Token', `${base}/api/oauth/token`],
+      ['Registration', `${base}/api/oauth/register`],
+      ['UserInfo', `${base}/api/oauth/userinfo`],
+      ['Revocation', `${base}/api/oauth/revoke`],
+      ['Grant types', 'authorization_code refresh_token'],
+      ['PKCE methods', 'S256'],
+      ['Scopes', '38 \\(plat scopes lists them\\)'],
+    ]) {
+      expect(result.stdout).toMatch(new RegExp(`^${label}\\s+${value}$`, 'm'));
+    }
+  });
+
+  it('--json carries the endpoints, the metadata as received, and what was filled from the spec', async () => {
+    platform.knobs.metadata = 'missing-endpoints';
+    platform.knobs.protectedResourceMetadata = 'missing';
+    const result = await home.run(['discover', '--base-url', platform.baseUrl, '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const json = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({
+      resource: null,
+      authorizationServers: [platform.issuer],
+      endpoints: { authorization: `${platform.baseUrl}/oauth/authorize`, token: `${platform.baseUrl}/api/oauth/token` },
+      filledFromSpec: ['authorization_endpoint', 'token_endpoint'],
+      pkceMethods: ['S256'],
+      metadata: { protectedResource: null, authorizationServer: { issuer: platform.issuer } },
+    });
+    const human = await home.run(['discover', '--base-url', platform.baseUrl, '--refresh']);
+    expect(human.stdout).toMatch(/^Token\s+\S+\/api\/oauth\/token\s+\(documented path; not in the metadata\)$/m);
+    expect(human.stdout).toMatch(/^Resource\s+\(no protected-resource metadata/m);
+  });
+
+  it('uses the discovery cache, and --refresh reads the metadata again', async () => {
+    const base = ['discover', '--base-url', platform.baseUrl];
+    await home.run(base);
+    await home.run(base);
+    expect(platform.stats.count('GET /.well-known/oauth-authorization-server')).toBe(1);
+    await home.run([...base, '--refresh']);
+    expect(platform.stats.count('GET /.well-known/oauth-authorization-server')).toBe(2);
+  });
+
+  it('is a usage error without a platform, and a protocol error for HTML metadata', async () => {
+    expect((await home.run(['discover'])).code).toBe(2);
+    platform.knobs.metadata = 'html';
+    const result = await home.run(['discover', '--base-url', platform.baseUrl]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/did not answer with JSON/);
+    expectCleanError(result);
+  });
+});
