@@ -1,6 +1,6 @@
 /**
  * plat(1), rendered from the same program description as the completions (commands, options, examples), plus the
- * contract's environment, files and exit codes. `npm run build` writes it to man/plat.1.
+ * contract's environment, files and exit codes. `npm run build` writes it to dist/plat.1.
  */
 import type { CommandSpec, OptionSpec, ProgramSpec } from './model.js';
 
@@ -72,7 +72,7 @@ function table(rows: Array<[string, string]>, bold = true): string {
 export function renderMan(program: ProgramSpec, version: string): string {
   const groups = [...new Set(program.commands.map((c) => c.group))];
   return [
-    `.\\" plat(1). Generated from plat's command definitions by scripts/man.mjs; do not edit.`,
+    `.\\" plat(1). Generated from plat's command definitions by src/build/man.mjs; do not edit.`,
     `.TH PLAT 1 "" "plat ${roff(version)}" "User Commands"`,
     '.SH NAME',
     `plat \\- ${roff(program.description.replace(/\.$/, ''))}`,

@@ -72,14 +72,14 @@ export const CHROMIUM_INSTALL = 'apt-get install -y chromium';
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
 /**
- * A real Secret Service (gnome-keyring) on a private session bus. scripts/test.mjs starts one and sets
+ * A real Secret Service (gnome-keyring) on a private session bus. test/run.mjs (npm test) starts one and sets
  * PLAT_TEST_KEYRING=1; tests must not touch a developer's own keychain otherwise.
  */
 export const keyring = (() => {
   const started = process.env.PLAT_TEST_KEYRING === '1';
   const installed = onPath('gnome-keyring-daemon') && onPath('dbus-run-session');
   const reason = installed
-    ? 'gnome-keyring was not started for this run; run the tests with `node scripts/test.mjs` (npm test), which starts it'
+    ? 'gnome-keyring was not started for this run; run the tests with `npm test` (test/run.mjs), which starts it'
     : `no gnome-keyring; install with: ${KEYRING_INSTALL}`;
   return component('gnome-keyring (Secret Service)', started, reason, KEYRING_INSTALL);
 })();

@@ -121,7 +121,7 @@ describe('KeychainTokenStore over a stand-in API', () => {
 });
 
 /**
- * Against the OS keychain: gnome-keyring on a private session bus started by scripts/test.mjs. Entries use a
+ * Against the OS keychain: gnome-keyring on a private session bus started by test/run.mjs. Entries use a
  * service name unique to this run and are all removed afterwards.
  */
 describe.skipIf(keyring.skip)(keyring.title('real keychain'), () => {

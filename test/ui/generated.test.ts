@@ -1,6 +1,7 @@
 /**
  * Generated files stay in sync with the program definition: completions/ (what `plat completion <shell>` prints)
- * and man/plat.1. `npm run build` rewrites them; these tests fail when a commit forgot to.
+ * and the man page. `npm run build` rewrites completions/ (committed: these tests fail when a commit forgot to) and
+ * writes dist/plat.1 (a build product).
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -22,8 +23,8 @@ describe('completions/', () => {
     expect(result.stdout).toBe(await readFile(path.join(completionsDir, file), 'utf8'));
   });
 
-  it('is what scripts/completions.mjs generates from src/cli.ts (npm run build)', async () => {
-    await expect(exec(process.execPath, [path.join(repoRoot, 'scripts', 'completions.mjs'), '--check'], { cwd: repoRoot })).resolves.toBeDefined();
+  it('is what src/build/completions.mjs generates from src/cli.ts (npm run build)', async () => {
+    await expect(exec(process.execPath, [path.join(repoRoot, 'src', 'build', 'completions.mjs'), '--check'], { cwd: repoRoot })).resolves.toBeDefined();
   });
 
   for (const [shell, component, args] of [
@@ -39,17 +40,13 @@ describe('completions/', () => {
   }
 });
 
-describe('man/plat.1', () => {
+describe('dist/plat.1 (the man page)', () => {
   const spec = describeProgram(buildProgram('0.0.0', () => {
     throw new Error('not run');
   }));
 
-  it('is what scripts/man.mjs generates from src/cli.ts (npm run build)', async () => {
-    await expect(exec(process.execPath, [path.join(repoRoot, 'scripts', 'man.mjs'), '--check'], { cwd: repoRoot })).resolves.toBeDefined();
-  });
-
   it('documents every command, option and example, the environment and the exit codes', async () => {
-    const page = await readFile(path.join(repoRoot, 'man', 'plat.1'), 'utf8');
+    const page = await readFile(path.join(repoRoot, 'dist', 'plat.1'), 'utf8');
     const roff = (flag: string) => flag.replace(/-/g, '\\-');
     for (const command of spec.commands) {
       expect(page).toContain(`.SS ${command.name}\n`);
@@ -66,7 +63,7 @@ describe('man/plat.1', () => {
 
   it.skipIf(groff.skip)(groff.title('renders with groff without warnings'), async () => {
     groff.require();
-    const { stdout, stderr } = await exec('groff', ['-man', '-Tutf8', '-ww', path.join(repoRoot, 'man', 'plat.1')]);
+    const { stdout, stderr } = await exec('groff', ['-man', '-Tutf8', '-ww', path.join(repoRoot, 'dist', 'plat.1')]);
     expect(stderr).toBe('');
     expect(stdout).toContain('plat login');
   });

@@ -1,15 +1,15 @@
 // `npm run bench`: start-up and streaming figures of plat, measured side by side on this machine.
 // Starts the reference platform, logs in once, then for each row runs the two commands interleaved (A B A B …)
 // after a warm-up and reports the median of the pairwise time ratios (robust on noisy machines), plus peak RSS
-// and throughput of large downloads. Prints a table and writes bench/results.json.
+// and throughput of large downloads. Prints a table and writes test/bench/results.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startPlatform } from '../test/platform/index.mjs';
+import { startPlatform } from '../platform/index.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const plat = path.join(root, 'bin', 'plat.js');
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const WARMUP = 5;
@@ -57,7 +57,7 @@ try {
 }
 
 printTable();
-await writeFile(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
 function row(figure, target, op, r) {
   results.rows.push({ figure, target: `${op} ${target}`, measured: r.median.toFixed(2), ok: op === '≤' ? r.median <= target : r.median >= target, detail: `A ${r.aMs.toFixed(1)} ms, B ${r.bMs.toFixed(1)} ms (medians of ${RUNS})` });

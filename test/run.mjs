@@ -6,7 +6,7 @@
  *   unlocked gnome-keyring (PLAT_TEST_KEYRING=1), so keychain tests use a real Secret Service and never the
  *   developer's own keychain. Otherwise vitest runs directly and those tests are skipped (or, with CI set, fail).
  * - HOME, the XDG dirs and TMPDIR point into a throwaway directory, removed afterwards.
- * - Extra arguments go to vitest: `npm test -- test/store`, `node scripts/test.mjs -t lock`.
+ * - Extra arguments go to vitest: `npm test -- test/store`, `node test/run.mjs -t lock`.
  * - The last line printed is `N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
  */
 import { spawn } from 'node:child_process';
@@ -142,6 +142,8 @@ async function main() {
     const vitestArgs = [
       vitest,
       'run',
+      '--config',
+      path.join(root, 'test', 'vitest.config.ts'),
       '--reporter=default',
       '--reporter=json',
       `--outputFile.json=${reportFile}`,

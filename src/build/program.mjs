@@ -1,12 +1,12 @@
 // Loads plat's program definition (src/cli.ts) and the generators that read it (src/completion/*), for the
-// scripts that write completions/ and man/plat.1: bundled on the fly with esbuild, so they need no build first.
+// scripts that write completions/ and dist/plat.1: bundled on the fly with esbuild, so they need no build first.
 import { build } from 'esbuild';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const ENTRY = `
 export { buildProgram } from './src/cli.ts';

@@ -6,8 +6,8 @@
 import { build } from 'esbuild';
 import { readFile, rm } from 'node:fs/promises';
 
-const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
-await rm(new URL('../dist', import.meta.url), { recursive: true, force: true });
+const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+await rm(new URL('../../dist', import.meta.url), { recursive: true, force: true });
 await build({
   entryPoints: ['src/main.ts'],
   outfile: 'dist/main.cjs',
@@ -35,7 +35,7 @@ function lazyChildProcessInCommander() {
       b.onLoad({ filter: /commander[\\/]lib[\\/]command\.js$/ }, async (args) => {
         const source = await readFile(args.path, 'utf8');
         const eager = "const childProcess = require('node:child_process');";
-        if (!source.includes(eager)) throw new Error('commander changed: update lazyChildProcessInCommander in scripts/build.mjs');
+        if (!source.includes(eager)) throw new Error('commander changed: update lazyChildProcessInCommander in src/build/build.mjs');
         const lazy = "const childProcess = { get spawn() { return require('node:child_process').spawn; } };";
         return { contents: source.replace(eager, lazy), loader: 'js' };
       });
