@@ -3,9 +3,9 @@
  * method, path, summary, and the scopes a token needs. The reduced index is what is cached (in the config dir's
  * cache/, like discovery), so `plat call`'s check and the completions read a small file and never the network.
  */
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
+import { cacheKey } from '../store/paths.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 /** `plat api` fetches the document again after this long. */
@@ -150,8 +150,7 @@ export function missingScopes(op: Operation, held: readonly string[]): string[] 
 }
 
 export function apiCachePath(configDir: string, baseUrl: string): string {
-  const key = createHash('sha256').update(baseUrl).digest('hex').slice(0, 24);
-  return join(configDir, 'cache', `openapi-${key}.json`);
+  return join(configDir, 'cache', `openapi-${cacheKey(baseUrl)}.json`);
 }
 
 /** The cached index for the base URL if it is younger than `maxAgeMs` (Infinity: any age); never throws. */

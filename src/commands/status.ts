@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { AuthError, PlatError } from '../errors.js';
-import { fetchUserInfo } from '../oauth/tokens.js';
+import { fetchUserInfo } from '../oauth/userinfo.js';
 import { credentialsOf, getAccessToken, loadSession } from '../session/access.js';
 import { getDiscovery } from '../session/discovery-cache.js';
 import type { Profile, StoredSession } from '../store/types.js';
@@ -116,7 +116,7 @@ async function statusOf(ctx: Context, profile: Profile, flags: StatusFlags): Pro
       const discovery = await getDiscovery(ctx, profile.baseUrl!);
       const active = source.kind === 'session' ? source : undefined;
       if (!active) throw new AuthError('PLAT_TOKEN is set');
-      await fetchUserInfo({ fetch: (await ctx.http()).fetch }, discovery.as, credentialsOf(active), source.token);
+      await fetchUserInfo(await ctx.http(), discovery.as, source.token);
       status.works = true;
     } catch (error) {
       status.works = false;

@@ -1,11 +1,11 @@
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import type { ClientCredentials } from '../oauth/client.js';
-import { fetchUserInfo, UserInfoUnauthorizedError, type UserInfo } from '../oauth/tokens.js';
-import { getAccessToken, type TokenSource } from '../session/access.js';
+import { fetchUserInfo, UserInfoUnauthorizedError, type UserInfo } from '../oauth/userinfo.js';
+import { getAccessToken } from '../session/access.js';
 import { getDiscovery } from '../session/discovery-cache.js';
 import { loadProfile, resolveBaseUrl } from '../session/profile.js';
 import { describeUser, printJson, rows } from './format.js';
+import { toProfileUser } from '../oauth/userinfo.js';
 
 export async function run(ctx: Context): Promise<void> {
   let source = await getAccessToken(ctx);
@@ -13,25 +13,17 @@ export async function run(ctx: Context): Promise<void> {
   const baseUrl = source.kind === 'session' ? source.profile.baseUrl! : resolveBaseUrl(ctx, profile);
   if (!baseUrl) throw new UsageError('PLAT_TOKEN is set but no platform is known: pass --base-url or set PLAT_BASE_URL.');
   const discovery = await getDiscovery(ctx, baseUrl);
-  const deps = { fetch: (await ctx.http()).fetch };
-  const credentials = (s: TokenSource): ClientCredentials => ({
-    registration: (s.kind === 'session' ? s.profile.client : undefined) ?? {
-      clientId: 'plat',
-      authMethod: 'none',
-      issuer: discovery.issuer,
-      redirectUris: [],
-      dynamic: false,
-      registeredAt: 0,
-    },
-  });
+  const http = await ctx.http();
+  // The user who signed in, when plat knows it: UserInfo must name the same one (OIDC Core §5.3.4).
+  const expected = source.kind === 'session' ? source.profile.user?.sub : undefined;
   let info: UserInfo;
   try {
-    info = await fetchUserInfo(deps, discovery.as, credentials(source), source.token);
+    info = await fetchUserInfo(http, discovery.as, source.token, expected);
   } catch (error) {
     // One refresh and one retry: the server may have revoked or expired the token early.
     if (!(error instanceof UserInfoUnauthorizedError) || source.kind !== 'session') throw error;
     source = await getAccessToken(ctx, { force: true });
-    info = await fetchUserInfo(deps, discovery.as, credentials(source), source.token);
+    info = await fetchUserInfo(http, discovery.as, source.token, expected);
   }
   if (ctx.globals.json) {
     printJson(ctx.io, info);
@@ -39,7 +31,7 @@ export async function run(ctx: Context): Promise<void> {
   }
   const scopes = source.kind === 'session' ? source.session.scopes.join(' ') : '(from PLAT_TOKEN)';
   const entries: Array<[string, string]> = [
-    ['User', describeUser({ sub: info.sub, name: info.name, email: info.email, preferredUsername: info.preferred_username })],
+    ['User', describeUser(toProfileUser(info))],
     ['Subject', info.sub],
     ['Platform', baseUrl],
     ['Profile', ctx.globals.profile],

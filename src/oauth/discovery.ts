@@ -7,6 +7,7 @@
 import * as oauth from 'oauth4webapi';
 import { PlatError } from '../errors.js';
 import { isSecureOrLoopback } from './base-url.js';
+import { SPEC_PATHS } from './endpoints.js';
 import { toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 
@@ -20,15 +21,6 @@ export interface Discovery {
   filledFromSpec: string[];
   fetchedAt: number;
 }
-
-/** The platform's documented paths (platform-auth.md §4), used only where metadata is silent. */
-export const SPEC_PATHS = {
-  authorization_endpoint: '/oauth/authorize',
-  token_endpoint: '/api/oauth/token',
-  registration_endpoint: '/api/oauth/register',
-  userinfo_endpoint: '/api/oauth/userinfo',
-  revocation_endpoint: '/api/oauth/revoke',
-} as const;
 
 export async function discover(deps: OAuthDeps, baseUrl: string, now: number): Promise<Discovery> {
   const base = new URL(baseUrl);
@@ -103,29 +95,4 @@ function fillFromSpec(as: oauth.AuthorizationServer, baseUrl: string): string[] 
   return filled;
 }
 
-/**
- * PKCE S256 is mandatory: a server that lists code_challenge_methods_supported without S256 is refused before
- * anything is registered or opened; one that lists nothing is used with S256.
- */
-export function assertS256(as: oauth.AuthorizationServer): void {
-  const methods = as.code_challenge_methods_supported;
-  if (Array.isArray(methods) && !methods.includes('S256')) {
-    throw new PlatError(
-      `The authorization server does not support PKCE with S256 (it offers: ${methods.join(', ') || 'none'}). plat requires S256 to keep the login safe, so it stopped before opening anything.`,
-    );
-  }
-}
-
-export function assertSecureEndpoint(as: oauth.AuthorizationServer, name: keyof typeof SPEC_PATHS): URL {
-  const value = (as as unknown as Record<string, unknown>)[name];
-  let url: URL;
-  try {
-    url = new URL(String(value));
-  } catch {
-    throw new PlatError(`The authorization server metadata has an invalid ${name}.`);
-  }
-  if (!isSecureOrLoopback(url)) {
-    throw new PlatError(`The authorization server's ${name} is not https:// (${url.origin}); plat refuses to use it.`);
-  }
-  return url;
-}
+export { assertS256, assertSecureEndpoint, SPEC_PATHS } from './endpoints.js';

@@ -4,16 +4,12 @@
  */
 import * as oauth from 'oauth4webapi';
 import { AuthError, ExitCode, PlatError } from '../errors.js';
+import { sanitize } from './sanitize.js';
 
 /** What plat was doing, for the sentence: "discovering the authorization server", "registering plat", ... */
 export type Step = string;
 
-export function sanitize(text: unknown, max = 200): string {
-  const s = String(text ?? '')
-    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
-    .trim();
-  return s.length > max ? `${s.slice(0, max)}…` : s;
-}
+export { sanitize } from './sanitize.js';
 
 /** The OAuth error body of a failed request, if that is what the error is. */
 export function oauthErrorOf(error: unknown): { error: string; description?: string; status: number } | undefined {

@@ -2,8 +2,9 @@ import * as oauth from 'oauth4webapi';
 import type { Fetch } from '../http.js';
 import { isLoopbackHost } from './base-url.js';
 
-/** OAuth documents and token responses are small; a server that streams megabytes at us is broken or hostile. */
-export const MAX_OAUTH_BODY_BYTES = 1024 * 1024;
+import { MAX_OAUTH_BODY_BYTES } from './limits.js';
+
+export { MAX_OAUTH_BODY_BYTES };
 
 export interface OAuthDeps {
   fetch: Fetch;

@@ -2,17 +2,16 @@
  * Discovery results cached per base URL (which fixes the issuer), so the token path and a second login make no
  * metadata requests while the cache is fresh. A cache that cannot be read is ignored, never fatal.
  */
-import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { Context } from '../context.js';
-import { discover, type Discovery } from '../oauth/discovery.js';
+import type { Discovery } from '../oauth/discovery.js';
 import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
+import { cacheKey } from '../store/paths.js';
 
 export const DISCOVERY_TTL_MS = 60 * 60 * 1000;
 
 function cachePath(configDir: string, baseUrl: string): string {
-  const key = createHash('sha256').update(baseUrl).digest('hex').slice(0, 24);
-  return join(configDir, 'cache', `discovery-${key}.json`);
+  return join(configDir, 'cache', `discovery-${cacheKey(baseUrl)}.json`);
 }
 
 /** `maxAgeMs`: how old a cached document may be (default the TTL; completions take any age). */
@@ -39,6 +38,8 @@ export async function getDiscovery(ctx: Context, baseUrl: string, options: { ref
     if (cached) return cached;
   }
   const http = await ctx.http();
+  // The protocol library is loaded only when discovery really happens, not for a cache hit.
+  const { discover } = await import('../oauth/discovery.js');
   const discovery = await discover({ fetch: http.fetch }, baseUrl, ctx.now());
   if (discovery.filledFromSpec.length > 0 && ctx.globals.verbose) {
     ctx.io.note(`The metadata lacks ${discovery.filledFromSpec.join(', ')}; using the platform's documented paths.`);

@@ -19,7 +19,8 @@ import {
 import { assertS256, type Discovery } from '../oauth/discovery.js';
 import type { OAuthDeps } from '../oauth/options.js';
 import { checkScopesSupported, parseScopeArgs, scopesToRequest } from '../oauth/scopes.js';
-import { ClientRejectedError, exchangeCode, fetchUserInfo } from '../oauth/tokens.js';
+import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
+import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '../store/types.js';
 import { loadSession } from './access.js';
@@ -482,7 +483,7 @@ async function readUser(
   }
   if (!session.scopes.includes('openid') || !discovery.as.userinfo_endpoint) return fromIdToken;
   try {
-    const info = await fetchUserInfo(await deps(ctx), discovery.as, credentials, session.accessToken, known.subject);
+    const info = await fetchUserInfo(await ctx.http(), discovery.as, session.accessToken, known.subject);
     return toProfileUser(info);
   } catch (error) {
     if (error instanceof InterruptedError) throw error;
@@ -491,10 +492,6 @@ async function readUser(
   }
 }
 
-export function toProfileUser(info: { sub: string; name?: unknown; email?: unknown; preferred_username?: unknown }): ProfileUser {
-  const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-  return { sub: info.sub, name: text(info.name), email: text(info.email), preferredUsername: text(info.preferred_username) };
-}
 
 /** Tokens first (one atomic unit), then the profile that points at them; under the profile's lock. */
 async function persist(

@@ -84,3 +84,18 @@ export function validateProfileName(name: string): string {
   }
   return name;
 }
+
+/**
+ * A short, stable file-name key for a URL in cache/ (FNV-1a, 64 bits as hex). Not a security boundary: every cache
+ * entry stores the URL it is for and is ignored when that differs. (node:crypto would cost start-up time here.)
+ */
+export function cacheKey(text: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
+  }
+  return `${h1.toString(16).padStart(8, '0')}${h2.toString(16).padStart(8, '0')}`;
+}

@@ -1,0 +1,44 @@
+/**
+ * Checks on authorization-server metadata that need no protocol library: the platform's documented paths, PKCE
+ * support, and that an endpoint plat is about to send credentials to is https (or loopback). Kept apart from
+ * discovery.ts so the token path (whoami, call) does not load oauth4webapi to use them.
+ */
+import type { AuthorizationServer } from 'oauth4webapi';
+import { PlatError } from '../errors.js';
+import { isSecureOrLoopback } from './base-url.js';
+
+/** The platform's documented paths (platform-auth.md §4), used only where metadata is silent. */
+export const SPEC_PATHS = {
+  authorization_endpoint: '/oauth/authorize',
+  token_endpoint: '/api/oauth/token',
+  registration_endpoint: '/api/oauth/register',
+  userinfo_endpoint: '/api/oauth/userinfo',
+  revocation_endpoint: '/api/oauth/revoke',
+} as const;
+
+/**
+ * PKCE S256 is mandatory: a server that lists code_challenge_methods_supported without S256 is refused before
+ * anything is registered or opened; one that lists nothing is used with S256.
+ */
+export function assertS256(as: AuthorizationServer): void {
+  const methods = as.code_challenge_methods_supported;
+  if (Array.isArray(methods) && !methods.includes('S256')) {
+    throw new PlatError(
+      `The authorization server does not support PKCE with S256 (it offers: ${methods.join(', ') || 'none'}). plat requires S256 to keep the login safe, so it stopped before opening anything.`,
+    );
+  }
+}
+
+export function assertSecureEndpoint(as: AuthorizationServer, name: keyof typeof SPEC_PATHS): URL {
+  const value = (as as unknown as Record<string, unknown>)[name];
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new PlatError(`The authorization server metadata has an invalid ${name}.`);
+  }
+  if (!isSecureOrLoopback(url)) {
+    throw new PlatError(`The authorization server's ${name} is not https:// (${url.origin}); plat refuses to use it.`);
+  }
+  return url;
+}

@@ -1,0 +1,126 @@
+/**
+ * OIDC UserInfo (OpenID Connect Core §5.3): a bearer GET whose JSON answer names the user. Done over plat's
+ * streaming request rather than oauth4webapi's Fetch-based pair, because `plat whoami` is called from scripts and
+ * the Fetch globals alone cost ~20 ms of start-up; the checks are the ones §5.3.2–5.3.4 ask for: status, a JSON
+ * content type, a JSON object with a string `sub`, and that `sub` is the signed-in user.
+ */
+import type { AuthorizationServer } from 'oauth4webapi';
+import { AuthError, PlatError } from '../errors.js';
+import type { ProfileUser } from '../store/types.js';
+import type { Http, HttpResponse } from '../http.js';
+import { assertSecureEndpoint } from './endpoints.js';
+import { MAX_OAUTH_BODY_BYTES } from './limits.js';
+import { sanitize } from './sanitize.js';
+import { parseBearerChallenge } from './www-authenticate.js';
+
+export interface UserInfo {
+  sub: string;
+  name?: string;
+  email?: string;
+  preferred_username?: string;
+  [claim: string]: unknown;
+}
+
+export async function fetchUserInfo(
+  http: Pick<Http, 'request'>,
+  as: AuthorizationServer,
+  accessToken: string,
+  expectedSubject?: string,
+): Promise<UserInfo> {
+  const url = assertSecureEndpoint(as, 'userinfo_endpoint');
+  const response = await http.request({
+    method: 'GET',
+    url,
+    headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+  });
+  const header = (name: string) => {
+    const v = response.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  };
+  if (response.status === 401 || response.status === 403) {
+    response.body.resume();
+    const challenge = parseBearerChallenge(header('www-authenticate'));
+    // A valid token that is not meant for UserInfo (bound to an API with --resource, or without openid) is refused
+    // with 403 insufficient_scope, or by some servers with a 401 that names the audience: refreshing would not help.
+    if (response.status === 403 || /audience/i.test(challenge?.errorDescription ?? '')) throw new UserInfoRefusedError(challenge);
+    throw new UserInfoUnauthorizedError();
+  }
+  const text = await readBounded(response, url);
+  if (response.status !== 200) {
+    throw new PlatError(
+      `While reading your user information, ${url.origin} answered with HTTP ${response.status}${oauthError(text)}. Try again later.`,
+    );
+  }
+  const type = (header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/jwt') {
+    throw new PlatError('The server answers UserInfo with a signed JWT, which plat does not support (it asks for JSON).');
+  }
+  if (type !== 'application/json') {
+    throw new PlatError(`While reading your user information, ${url.origin} did not answer with JSON (it sent ${sanitize(type, 60) || 'no content type'}).`);
+  }
+  let claims: unknown;
+  try {
+    claims = JSON.parse(text);
+  } catch {
+    throw new PlatError(`While reading your user information, ${url.origin} sent JSON that cannot be parsed.`);
+  }
+  if (!claims || typeof claims !== 'object' || Array.isArray(claims) || typeof (claims as UserInfo).sub !== 'string' || !(claims as UserInfo).sub) {
+    throw new PlatError(`While reading your user information, ${url.origin} sent an answer without a subject ("sub").`);
+  }
+  const info = claims as UserInfo;
+  if (expectedSubject !== undefined && info.sub !== expectedSubject) {
+    throw new PlatError('The server\'s UserInfo names a different user than the one who signed in (sub mismatch); plat will not trust it.');
+  }
+  return info;
+}
+
+/** The non-secret facts about the user that the profile keeps. */
+export function toProfileUser(info: UserInfo): ProfileUser {
+  const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+  return { sub: info.sub, name: text(info.name), email: text(info.email), preferredUsername: text(info.preferred_username) };
+}
+
+async function readBounded(response: HttpResponse, url: URL): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_OAUTH_BODY_BYTES) {
+      response.body.destroy();
+      throw new PlatError(`The server at ${url.origin} sent more than ${MAX_OAUTH_BODY_BYTES} bytes of user information.`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function oauthError(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; error_description?: unknown };
+    if (typeof body.error === 'string') {
+      return ` (${sanitize(body.error, 80)}${typeof body.error_description === 'string' ? `: ${sanitize(body.error_description)}` : ''})`;
+    }
+  } catch {
+    // not an OAuth error body
+  }
+  return '';
+}
+
+/** UserInfo refused a token that is valid but not meant for it. */
+export class UserInfoRefusedError extends PlatError {
+  constructor(challenge?: { error?: string; errorDescription?: string }) {
+    const why = challenge?.error ? ` (${sanitize(challenge.error, 80)}${challenge.errorDescription ? `: ${sanitize(challenge.errorDescription)}` : ''})` : '';
+    super(
+      `The server's UserInfo endpoint does not accept this session's access token${why}. A token bound to an API with ` +
+        'plat login --resource is for plat call, not for UserInfo; to use whoami, sign in without --resource (in another profile if you need both).',
+    );
+    this.name = 'UserInfoRefusedError';
+  }
+}
+
+export class UserInfoUnauthorizedError extends AuthError {
+  constructor() {
+    super('The server rejected the access token. Run plat login to sign in again.');
+    this.name = 'UserInfoUnauthorizedError';
+  }
+}
