@@ -36,6 +36,9 @@ try {
     results.rows.push({ figure: 'plat call / HTTPie', target: '≤ 0.5', measured: null, note: 'httpie not installed (apt-get install -y httpie)' });
   }
   row('plat whoami / node -e 0', 1.25, '≤', await ratio([process.execPath, plat, 'whoami'], nodeBare));
+  // The floor: Node itself making the same request and printing the body, with nothing of plat's.
+  const rawGet = `require('http').get(${JSON.stringify(url)},{headers:{authorization:${JSON.stringify(`Bearer ${token}`)}}},r=>r.pipe(process.stdout))`;
+  results.rows.push(reference('floor: node http.get → stdout / node -e 0', await ratio([process.execPath, '-e', rawGet], nodeBare)));
 
   const sizes = quick ? [64, 256] : [64, 256, 1024];
   const downloads = [];
@@ -44,6 +47,8 @@ try {
     results.rows.push({ figure: `${d.mib} MiB through plat call > /dev/null: peak RSS`, target: '≤ 80 MiB', measured: `${d.peakMiB.toFixed(1)} MiB`, ok: d.peakMiB <= 80 });
   }
   const big = downloads.at(-1);
+  const floor = await download(big.mib, token, true);
+  results.rows.push({ figure: `floor: ${big.mib} MiB through node's own http.get().pipe(stdout): peak RSS, speed / curl's`, target: '-', measured: `${floor.peakMiB.toFixed(1)} MiB, ${(floor.platMiBs / floor.curlMiBs).toFixed(2)}` });
   results.rows.push({ figure: `${big.mib} MiB download speed / curl's`, target: '≥ 0.5', measured: (big.platMiBs / big.curlMiBs).toFixed(2), ok: big.platMiBs / big.curlMiBs >= 0.5, detail: `plat ${big.platMiBs.toFixed(0)} MiB/s, curl ${big.curlMiBs.toFixed(0)} MiB/s` });
   results.downloads = downloads;
 
@@ -58,6 +63,10 @@ try {
 
 printTable();
 await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+
+function reference(figure, r) {
+  return { figure, target: '-', measured: r.median.toFixed(2), detail: `A ${r.aMs.toFixed(1)} ms, B ${r.bMs.toFixed(1)} ms (medians of ${RUNS})` };
+}
 
 function row(figure, target, op, r) {
   results.rows.push({ figure, target: `${op} ${target}`, measured: r.median.toFixed(2), ok: op === '≤' ? r.median <= target : r.median >= target, detail: `A ${r.aMs.toFixed(1)} ms, B ${r.bMs.toFixed(1)} ms (medians of ${RUNS})` });
@@ -95,10 +104,13 @@ async function ratio(a, b) {
   return { median: median(ratios), aMs: median(as), bMs: median(bs) };
 }
 
-async function download(mib, token) {
+/** plat (or, for the floor, Node's bare http client) against curl on the same download. */
+async function download(mib, token, bareNode = false) {
   const bytes = mib * 1024 * 1024;
   const url = `${platform.baseUrl}/api/download?bytes=${bytes}`;
-  const platRun = await measure(process.execPath, [plat, 'call', 'GET', `/api/download?bytes=${bytes}`]);
+  const platRun = bareNode
+    ? await measure(process.execPath, ['-e', `require('http').get(${JSON.stringify(url)},r=>r.pipe(process.stdout))`])
+    : await measure(process.execPath, [plat, 'call', 'GET', `/api/download?bytes=${bytes}`]);
   const curlRun = await measure('curl', ['-s', '-o', '/dev/null', '-H', `Authorization: Bearer ${token}`, url]);
   return {
     mib,
