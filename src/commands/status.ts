@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { AuthError, PlatError } from '../errors.js';
-import { fetchUserInfo } from '../oauth/userinfo.js';
+import { fetchUserInfo, UserInfoRefusedError } from '../oauth/userinfo.js';
 import { credentialsOf, getAccessToken, loadSession } from '../session/access.js';
 import { getDiscovery } from '../session/discovery-cache.js';
 import type { Profile, StoredSession } from '../store/types.js';
@@ -119,6 +119,11 @@ async function statusOf(ctx: Context, profile: Profile, flags: StatusFlags): Pro
       await fetchUserInfo(await ctx.http(), discovery.as, source.token);
       status.works = true;
     } catch (error) {
+      if (error instanceof UserInfoRefusedError) {
+        // A token bound to an API (--resource) is valid but not for UserInfo: that says nothing about the token.
+        status.problem = `not checked: UserInfo does not accept tokens bound to ${profile.resource ?? 'an API'}; plat call shows whether it works`;
+        return status;
+      }
       status.works = false;
       status.problem = error instanceof PlatError ? error.message : String(error);
     }

@@ -46,6 +46,15 @@ describe('--resource', () => {
     expect(JSON.parse(call.stdout)).toMatchObject({ anonymous: false, sub: 'user-ada' });
   });
 
+  it('status --check says it cannot check a token bound to an API through UserInfo, rather than calling it broken', async () => {
+    await signIn(home, platform, ['--resource', platform.baseUrl, '--scope', 'openid courses:read']);
+    const result = await home.run(['status', '--check', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const [profile] = JSON.parse(result.stdout).profiles;
+    expect(profile.works).toBeUndefined();
+    expect(profile.problem).toMatch(/^not checked: UserInfo does not accept tokens bound to /);
+  });
+
   it('is sent again on refresh, and a later login without the flag keeps it', async () => {
     await signIn(home, platform, ['--resource', platform.baseUrl, '--scope', 'courses:read']);
     const refresh = await home.run(['refresh', '--verbose']);
