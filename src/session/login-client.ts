@@ -1,0 +1,214 @@
+/**
+ * Which OAuth client a login acts as, and keeping that choice honest: reuse a registration plat made earlier, use
+ * a pre-registered integration (--client-id) or a client ID metadata document, or register anew; drop a stored
+ * registration the server no longer knows, and find out why a login got no answer.
+ */
+import type { Context } from '../context.js';
+import { AuthError, InterruptedError, PlatError, UsageError } from '../errors.js';
+import { probeAuthorization } from '../oauth/authorize.js';
+import { isMetadataDocumentClient, knownClient, registerClient, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
+import type { Discovery } from '../oauth/discovery.js';
+import type { OAuthDeps } from '../oauth/options.js';
+import { ClientRejectedError } from '../oauth/tokens.js';
+import type { LoopbackListener } from '../loopback.js';
+import type { ClientRegistration, Profile } from '../store/types.js';
+import { loadSession } from './access.js';
+import { portOf } from './consent.js';
+import type { LoginOptions } from './login.js';
+
+/**
+ * Which client this login uses. `stored`: a registration plat made earlier at this issuer, reused. `known`: a
+ * client the server knows without a registration (--client-id, --client-metadata-url, or one of those remembered
+ * by the profile, with the port it used last). Neither: plat registers itself.
+ */
+export interface ClientPlan {
+  stored?: ClientRegistration;
+  known?: { clientId: string; secret?: string; port?: number };
+}
+
+/** The client of one authorization attempt, and whether plat registered it during this attempt. */
+export interface SettledClient {
+  credentials: ClientCredentials;
+  fresh: boolean;
+}
+
+/**
+ * The flags name the client when given; otherwise the profile's client at this issuer is used again, whatever
+ * kind it is, so a later `plat login` needs no flags. A confidential integration's secret lives with the session:
+ * a login while signed in (a step-up) reuses it; after logout it must be passed again.
+ */
+export async function planClient(
+  ctx: Context,
+  profile: Profile,
+  stored: ClientRegistration | undefined,
+  discovery: Discovery,
+  options: LoginOptions,
+  given: { secret?: string; metadataUrl?: string },
+): Promise<ClientPlan> {
+  const confidential = stored && !stored.dynamic && stored.authMethod === 'client_secret_post' ? stored : undefined;
+  // The port a client the server knows used last time: a server that matches ports exactly expects it again.
+  const lastPort = (clientId: string) => (stored && !stored.dynamic && stored.clientId === clientId ? portOf(stored.redirectUris[0]) : undefined);
+  if (given.metadataUrl) {
+    if (!supportsClientMetadataDocuments(discovery.as)) {
+      throw new UsageError(
+        `The authorization server ${discovery.issuer} does not support client ID metadata documents (its metadata lacks client_id_metadata_document_supported), so --client-metadata-url cannot be used there. Leave it out to let plat register itself, or use --client-id with a pre-registered client.`,
+      );
+    }
+    return { known: { clientId: given.metadataUrl, port: lastPort(given.metadataUrl) } };
+  }
+  if (options.clientId) {
+    const port = lastPort(options.clientId);
+    if (given.secret) return { known: { clientId: options.clientId, secret: given.secret, port } };
+    if (confidential?.clientId === options.clientId) {
+      return { known: { clientId: options.clientId, secret: await storedSecret(ctx, profile, confidential), port } };
+    }
+    return { known: { clientId: options.clientId, port } };
+  }
+  if (!stored) return {};
+  if (stored.dynamic) return { stored };
+  if (isMetadataDocumentClient(stored) && !supportsClientMetadataDocuments(discovery.as)) {
+    ctx.io.note(`The server no longer supports client ID metadata documents, so plat cannot use ${stored.clientId}; registering itself instead.`);
+    return {};
+  }
+  const port = lastPort(stored.clientId);
+  if (confidential) return { known: { clientId: confidential.clientId, secret: await storedSecret(ctx, profile, confidential), port } };
+  return { known: { clientId: stored.clientId, port } };
+}
+
+export async function storedSecret(ctx: Context, profile: Profile, client: ClientRegistration): Promise<string> {
+  const secret = (await loadSession(ctx, profile))?.session.clientSecret;
+  if (secret) return secret;
+  const which = profile.name === 'default' ? '' : ` --profile ${profile.name}`;
+  throw new UsageError(
+    `Profile ${profile.name} signs in with the confidential integration ${client.clientId}, and its secret went with the last logout. ` +
+      `Pass it again: plat login${which} --client-id ${client.clientId} --client-secret-stdin < secret-file`,
+  );
+}
+
+/**
+ * A stored registration is reused as is on its own port. On another port (the registered one was busy, or --port
+ * names another) plat asks the authorization endpoint once whether it accepts the new redirect URI: servers that
+ * follow RFC 8252 §7.3 accept any loopback port, and then the registration is kept; a server that matches ports
+ * exactly refuses, and then plat registers anew. Without that question the browser would show an error page
+ * plat never sees.
+ */
+export async function settleClient(
+  ctx: Context,
+  discovery: Discovery,
+  listener: LoopbackListener,
+  plan: ClientPlan,
+  scopes: string[],
+): Promise<SettledClient> {
+  if (plan.known) {
+    const { clientId, secret } = plan.known;
+    return { credentials: knownClient({ clientId, secret, issuer: discovery.issuer, redirectUri: listener.redirectUri, now: ctx.now() }), fresh: false };
+  }
+  if (plan.stored) {
+    const registeredPort = portOf(plan.stored.redirectUris[0]);
+    if (registeredPort === listener.port) return { credentials: { registration: plan.stored }, fresh: false };
+    const verdict = await probeAuthorization(await deps(ctx), discovery.as, plan.stored, { redirectUri: listener.redirectUri, scopes });
+    if (verdict !== 'rejected') return { credentials: { registration: plan.stored }, fresh: false };
+    ctx.io.note(
+      `The server does not accept plat's registration on port ${listener.port} (it was made for port ${registeredPort ?? 'another'}); registering again.`,
+    );
+  }
+  const registration = await registerClient(await deps(ctx), discovery.as, {
+    redirectUri: listener.redirectUri,
+    clientName: `plat on ${ctx.hostname()}`,
+    now: ctx.now(),
+  });
+  return { credentials: { registration }, fresh: true };
+}
+
+/**
+ * A login with a client the server should know got no answer (timeout or Ctrl-C). A server that does not accept
+ * the client or its redirect URI shows the browser an error page and never calls back, so plat cannot tell this
+ * apart from a user who walked away — except by asking, which it does now, once (bounded: after Ctrl-C the
+ * process must still end within seconds). A stored registration the server refuses is dropped, so the next
+ * plat login registers anew instead of meeting the same error page.
+ */
+export async function diagnoseNoAnswer(
+  ctx: Context,
+  profile: Profile,
+  discovery: Discovery,
+  credentials: ClientCredentials,
+  request: { redirectUri: string; scopes: string[] },
+  error: PlatError,
+): Promise<void> {
+  const interrupted = error instanceof InterruptedError;
+  let verdict: Awaited<ReturnType<typeof probeAuthorization>> = 'unknown';
+  if (interrupted) {
+    // The context's HTTP client is already aborted by Ctrl-C: ask with a short-lived one of our own.
+    const { createHttp } = await import('../http.js');
+    const http = createHttp({
+      io: ctx.io,
+      env: ctx.env,
+      verbose: ctx.globals.verbose,
+      userAgent: `plat/${ctx.version}`,
+      now: ctx.now,
+      signal: AbortSignal.timeout(1500),
+    });
+    try {
+      verdict = await probeAuthorization({ fetch: http.fetch }, discovery.as, credentials.registration, request);
+    } catch {
+      // no verdict
+    } finally {
+      await http.close().catch(() => {});
+    }
+  } else {
+    verdict = await probeAuthorization(await deps(ctx), discovery.as, credentials.registration, request);
+  }
+  if (verdict !== 'rejected') return;
+
+  const { registration } = credentials;
+  let message: string;
+  if (registration.dynamic) {
+    await forgetRegistration(ctx, profile, registration);
+    message =
+      "The server no longer accepts plat's registration, so the browser showed an error page instead of asking for consent. plat dropped the registration: run plat login again to register anew.";
+  } else if (isMetadataDocumentClient(registration)) {
+    message = `The server does not accept the client ${registration.clientId} with the redirect address ${request.redirectUri}, so the browser showed an error page. Check that the document is reachable from the server, that its client_id is exactly its URL, and that its redirect_uris include http://127.0.0.1/callback.`;
+  } else {
+    message = `The server does not accept the client ${registration.clientId} with the redirect address ${request.redirectUri}, so the browser showed an error page. Check --client-id, and that the client allows loopback redirects (or pass the port it expects with --port).`;
+  }
+  if (interrupted) {
+    ctx.io.warn(message);
+    return;
+  }
+  throw new AuthError(`${error.message} ${message}`, { cause: error });
+}
+
+/** invalid_client from the token endpoint, said for the client that got it. */
+export function clientRejected(client: SettledClient, error: ClientRejectedError): AuthError {
+  const { registration, secret } = client.credentials;
+  const detail = `invalid_client${error.description ? `: ${error.description}` : ''}`;
+  let message: string;
+  if (registration.dynamic) {
+    message = `The server rejected the registration plat had just made (${detail}). Try plat login again later.`;
+  } else if (secret) {
+    message = `The server rejected the credentials of the integration ${registration.clientId} (${detail}). Check --client-id and the secret passed on stdin.`;
+  } else if (isMetadataDocumentClient(registration)) {
+    message = `The server did not accept the client metadata document ${registration.clientId} (${detail}). Check that it is reachable and that its client_id is exactly its URL.`;
+  } else {
+    message = `The server does not accept the client ${registration.clientId} (${detail}). Check --client-id; a confidential integration also needs --client-secret-stdin.`;
+  }
+  return new AuthError(message, { cause: error });
+}
+
+/** Drops the profile's registration, if it is still the one the server refused (another process may have replaced it). */
+export async function forgetRegistration(ctx: Context, profile: Profile, refused: ClientRegistration): Promise<void> {
+  try {
+    await ctx.withLock(profile.name, async () => {
+      const profiles = await ctx.profiles();
+      const current = await profiles.load(profile.name);
+      if (current?.client?.clientId === refused.clientId) await profiles.save({ ...current, client: undefined });
+    });
+  } catch (error) {
+    if (error instanceof PlatError) ctx.io.warn(error.message);
+    else throw error;
+  }
+}
+
+export async function deps(ctx: Context): Promise<OAuthDeps> {
+  return { fetch: (await ctx.http()).fetch };
+}
