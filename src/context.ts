@@ -30,8 +30,8 @@ export interface Context {
   tokenStore(recordedKind?: TokenStoreKind): Promise<TokenStore>;
   http(): Promise<Http>;
   openUrl(url: string): Promise<BrowserResult>;
-  /** Runs `fn` holding the cross-process lock of a profile. */
-  withLock<T>(profile: string, fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn` holding the cross-process lock of a profile (waiting up to `timeoutMs`, default 30 s, for it). */
+  withLock<T>(profile: string, fn: () => Promise<T>, options?: { timeoutMs?: number }): Promise<T>;
   /** Releases what the invocation opened (HTTP connections), so the process can exit at once. */
   dispose(): Promise<void>;
 }
@@ -82,9 +82,9 @@ export function createContext(options: ContextOptions): Context {
       const { openUrl } = await import('./browser.js');
       return openUrl(url, env);
     },
-    withLock: async (profile, fn) => {
+    withLock: async (profile, fn, lockOptions) => {
       const { withProfileLock } = await import('./store/lock.js');
-      return withProfileLock(configDir, profile, fn);
+      return withProfileLock(configDir, profile, fn, { ...lockOptions, signal });
     },
     dispose: async () => {
       if (http) await (await http).close().catch(() => {});

@@ -1,6 +1,7 @@
 import { Chalk } from 'chalk';
 import type { Readable, Writable } from 'node:stream';
 import { importPackage } from './esm.js';
+import { scrubKnownSecrets } from './redact.js';
 
 /**
  * The streams plat talks through, and how it decorates them. Results go to stdout; everything meant for a person
@@ -66,7 +67,8 @@ export function createIO(options: IOOptions): IO {
   const outColor = colorWanted(env, Boolean(stdout.isTTY), options.colorFlag);
   const outPaint = new Chalk({ level: outColor ? 1 : 0 });
   const line = (s: string) => {
-    stderr.write(s.endsWith('\n') ? s : `${s}\n`);
+    const scrubbed = scrubKnownSecrets(s);
+    stderr.write(scrubbed.endsWith('\n') ? scrubbed : `${scrubbed}\n`);
   };
   return {
     stdout,

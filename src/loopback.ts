@@ -42,7 +42,9 @@ export async function startLoopback(options: { port?: number; expectedState: str
 
   const matches = (url: URL) => url.pathname === CALLBACK_PATH && url.searchParams.get('state') === options.expectedState;
 
-  const server = createServer((req, res) => {
+  // Node enforces headersTimeout/requestTimeout only when it checks connections (every 30 s by default): check
+  // every second, so that clients that trickle their headers are dropped after 5 s, not after half a minute.
+  const server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, page(false, 'Method not allowed', 'plat only expects a browser redirect here.'));
     if (url.pathname !== CALLBACK_PATH) return send(res, 404, page(false, 'Not found', 'Nothing here. You can close this tab.'));

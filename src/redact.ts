@@ -18,6 +18,24 @@ const SECRET_PARAMS = [
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'dpop']);
 export const REDACTED = '[redacted]';
 
+/**
+ * The secrets this process holds (the session's tokens, a login's code and verifier, a client secret). Whatever
+ * plat writes to stderr is scrubbed of them, so that a server which quotes a token back in an error description
+ * cannot make plat print it. Short values are not secrets worth the false matches.
+ */
+const known = new Set<string>();
+
+export function rememberSecrets(...values: Array<string | null | undefined>): void {
+  for (const value of values) if (typeof value === 'string' && value.length >= 8) known.add(value);
+}
+
+/** `text` with every known secret replaced by [redacted]. */
+export function scrubKnownSecrets(text: string): string {
+  let out = text;
+  for (const secret of known) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+  return out;
+}
+
 export function isSecretParam(name: string): boolean {
   return SECRET_PARAMS.includes(name.toLowerCase());
 }

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
 import type { HttpResponse } from '../http.js';
-import { AuthError, ExitCode, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
+import { AuthError, ExitCode, InterruptedError, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import { getAccessToken, type TokenSource } from '../session/access.js';
 import { loadProfile, resolveBaseUrl } from '../session/profile.js';
@@ -175,6 +175,11 @@ async function render(ctx: Context, request: PreparedRequest, response: HttpResp
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EPIPE') return; // `plat call … | head` is fine
     if (error instanceof PlatError) throw error;
+    // Ctrl-C and --timeout end the body on purpose: say which, rather than that the server broke off.
+    if (ctx.signal.aborted) throw new InterruptedError();
+    if ((error as Error)?.name === 'TimeoutError') {
+      throw new NetworkError(`The request to ${request.url.origin} timed out while the response arrived. Raise --timeout if it needs longer.`, { cause: error });
+    }
     throw new NetworkError(`The response from ${request.url.origin} broke off before it was complete. Try again.`, { cause: error });
   }
 }

@@ -8,6 +8,7 @@ import * as oauth from 'oauth4webapi';
 import { PlatError, UsageError } from '../errors.js';
 import type { ClientRegistration } from '../store/types.js';
 import { isLoopbackHost } from './base-url.js';
+import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 
@@ -100,6 +101,7 @@ export async function registerClient(
       'The authorization server does not offer dynamic client registration. Use a pre-registered integration: plat login --client-id <id>.',
     );
   }
+  const endpoint = assertSecureEndpoint(as, 'registration_endpoint');
   let client: Awaited<ReturnType<typeof oauth.processDynamicClientRegistrationResponse>>;
   try {
     let response = await oauth.dynamicClientRegistrationRequest(
@@ -112,7 +114,7 @@ export async function registerClient(
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
       },
-      requestOptions(deps, as.registration_endpoint),
+      requestOptions(deps, endpoint),
     );
     // RFC 7591 says 201; some servers answer 200 with the same body, which is just as usable.
     if (response.status === 200) response = new Response(response.body, { status: 201, headers: response.headers });

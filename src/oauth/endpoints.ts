@@ -29,6 +29,11 @@ export function assertS256(as: AuthorizationServer): void {
   }
 }
 
+/**
+ * The endpoint, if plat may send credentials to it: https, or plain http only when the issuer itself is plain http
+ * on loopback (a local test server). An https issuer never sends plat to plain http, not even on loopback, where
+ * any local process could be listening.
+ */
 export function assertSecureEndpoint(as: AuthorizationServer, name: keyof typeof SPEC_PATHS): URL {
   const value = (as as unknown as Record<string, unknown>)[name];
   let url: URL;
@@ -37,8 +42,17 @@ export function assertSecureEndpoint(as: AuthorizationServer, name: keyof typeof
   } catch {
     throw new PlatError(`The authorization server metadata has an invalid ${name}.`);
   }
-  if (!isSecureOrLoopback(url)) {
+  if (!isSecureOrLoopback(url) || (url.protocol === 'http:' && !isLoopbackHttp(as.issuer))) {
     throw new PlatError(`The authorization server's ${name} is not https:// (${url.origin}); plat refuses to use it.`);
   }
   return url;
+}
+
+function isLoopbackHttp(issuer: string): boolean {
+  try {
+    const url = new URL(issuer);
+    return url.protocol === 'http:' && isSecureOrLoopback(url);
+  } catch {
+    return false;
+  }
 }

@@ -3,7 +3,7 @@
  * with the contract's exit codes. Server-supplied text is sanitised (one line, bounded) before it is shown.
  */
 import * as oauth from 'oauth4webapi';
-import { AuthError, ExitCode, PlatError } from '../errors.js';
+import { AuthError, ExitCode, InterruptedError, NetworkError, PlatError } from '../errors.js';
 import { sanitize } from './sanitize.js';
 
 /** What plat was doing, for the sentence: "discovering the authorization server", "registering plat", ... */
@@ -50,7 +50,25 @@ export function toPlatError(error: unknown, step: Step, origin: string): PlatErr
     switch (error.code) {
       case oauth.RESPONSE_IS_NOT_JSON:
       case oauth.PARSE_ERROR: {
+        // Reading the body failed rather than parsing it: it broke off, stalled, was too large, or Ctrl-C.
+        const broken = bodyFailure(error.cause, origin);
+        if (broken) return broken;
         const type = contentTypeOf(error.cause);
+        const status = statusOf(error.cause);
+        if (status !== undefined && status >= 400) {
+          return new PlatError(
+            `While ${step}, ${origin} answered with HTTP ${status}${type ? ` (${type})` : ''} instead of an OAuth response. Try again later, or check the base URL.`,
+            ExitCode.failure,
+            { cause: error },
+          );
+        }
+        if (error.code === oauth.PARSE_ERROR) {
+          return new PlatError(
+            `While ${step}, ${origin} sent JSON that cannot be parsed (cut short, or not JSON at all). Try again later, or check the base URL.`,
+            ExitCode.failure,
+            { cause: error },
+          );
+        }
         return new PlatError(
           `While ${step}, ${origin} did not answer with JSON${type ? ` (it sent ${type})` : ''}. Check that the base URL is the platform API, or try again later.`,
           ExitCode.failure,
@@ -108,6 +126,14 @@ export function toPlatError(error: unknown, step: Step, origin: string): PlatErr
     }
   }
   if (error instanceof oauth.UnsupportedOperationError) {
+    if (/token_type/.test(error.message)) {
+      const type = (error.cause as { body?: { token_type?: unknown } } | undefined)?.body?.token_type;
+      return new PlatError(
+        `While ${step}, the server issued a "${sanitize(type, 40)}" token; plat only supports Bearer tokens. Ask the platform's administrators, or check the base URL.`,
+        ExitCode.failure,
+        { cause: error },
+      );
+    }
     return new PlatError(`While ${step}: ${sanitize(error.message)}.`, ExitCode.failure, { cause: error });
   }
   if (error instanceof TypeError && /^ERR_INVALID_ARG/.test((error as { code?: string }).code ?? '')) {
@@ -128,3 +154,27 @@ function contentTypeOf(cause: unknown): string | undefined {
   const type = headers?.get?.('content-type');
   return type ? sanitize(type.split(';')[0], 60) : undefined;
 }
+
+/**
+ * The error a response body failed with while being read, as plat reports it: our fetch's own (too large) as is, a
+ * socket that broke off or stalled as the network failure it is (exit 3), Ctrl-C as an interruption.
+ */
+function bodyFailure(cause: unknown, origin: string): PlatError | undefined {
+  if (cause instanceof PlatError) return cause;
+  const failure = cause as { code?: unknown; name?: unknown } | undefined;
+  if (failure?.name === 'AbortError') return new InterruptedError();
+  if (typeof failure?.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(failure.code)) {
+    return new NetworkError(
+      `The response from ${origin} broke off before it was complete (${NETWORK_REASONS[failure.code] ?? failure.code}). Check your network and try again.`,
+      { cause, code: failure.code },
+    );
+  }
+  return undefined;
+}
+
+const NETWORK_REASONS: Record<string, string> = {
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was closed',
+  UND_ERR_SOCKET: 'the connection was closed',
+  UND_ERR_BODY_TIMEOUT: 'the server stopped sending it',
+};

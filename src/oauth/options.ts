@@ -12,7 +12,8 @@ export interface OAuthDeps {
 
 /**
  * oauth4webapi's request options: our fetch (timeouts, proxy, tracing, bounded bodies), and plain http allowed
- * only when the server itself is on loopback, so an https issuer can never send us to an http endpoint.
+ * only for a loopback URL. Endpoints from metadata pass assertSecureEndpoint first, which also refuses plain http
+ * for an https issuer.
  */
 export function requestOptions(deps: OAuthDeps, server: string | URL) {
   const url = new URL(String(server));

@@ -5,7 +5,7 @@
  * content type, a JSON object with a string `sub`, and that `sub` is the signed-in user.
  */
 import type { AuthorizationServer } from 'oauth4webapi';
-import { AuthError, PlatError } from '../errors.js';
+import { AuthError, InterruptedError, NetworkError, PlatError } from '../errors.js';
 import type { ProfileUser } from '../store/types.js';
 import type { Http, HttpResponse } from '../http.js';
 import { assertSecureEndpoint } from './endpoints.js';
@@ -83,13 +83,24 @@ export function toProfileUser(info: UserInfo): ProfileUser {
 async function readBounded(response: HttpResponse, url: URL): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of response.body) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_OAUTH_BODY_BYTES) {
-      response.body.destroy();
-      throw new PlatError(`The server at ${url.origin} sent more than ${MAX_OAUTH_BODY_BYTES} bytes of user information.`);
+  try {
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_OAUTH_BODY_BYTES) {
+        response.body.destroy();
+        throw new PlatError(`The server at ${url.origin} sent more than ${MAX_OAUTH_BODY_BYTES} bytes of user information.`);
+      }
+      chunks.push(chunk as Buffer);
     }
-    chunks.push(chunk as Buffer);
+  } catch (error) {
+    if (error instanceof PlatError) throw error;
+    // The body broke off (reset, stalled past the idle timeout) or Ctrl-C ended it: a network failure, not a bug.
+    const { code, name } = error as { code?: string; name?: string };
+    if (name === 'AbortError') throw new InterruptedError();
+    throw new NetworkError(`The response from ${url.origin} broke off before it was complete (${code ?? 'the connection closed'}). Check your network and try again.`, {
+      cause: error,
+      code,
+    });
   }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -7,6 +7,7 @@ import type { Context } from '../context.js';
 import { AuthError } from '../errors.js';
 import type { ClientCredentials } from '../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../store/types.js';
+import { rememberSecrets } from '../redact.js';
 import { loadProfile, notLoggedIn } from './profile.js';
 
 export interface ActiveSession {
@@ -27,13 +28,67 @@ export function needsRefresh(session: StoredSession, now: number): boolean {
   return session.expiresAt - now <= margin;
 }
 
-/** The stored session of the current profile, or undefined when there is none (no error: callers decide). */
-export async function loadSession(ctx: Context, profile?: Profile): Promise<ActiveSession | undefined> {
+/**
+ * The stored session of the current profile, or undefined when there is none (no error: callers decide).
+ *
+ * The session (token store) and the profile (config file) are two writes. A plat killed between them leaves the
+ * profile's copies of expiry and scopes behind the session, or a profile that says logged in over a session that
+ * is gone; the token store is the truth. What is returned follows it, and the profile is repaired on disk under
+ * the lock (`locked`: the caller holds it already and saves the profile itself).
+ */
+export async function loadSession(ctx: Context, profile?: Profile, options: { locked?: boolean } = {}): Promise<ActiveSession | undefined> {
   const p = profile ?? (await loadProfile(ctx));
   if (!p.loggedIn || !p.baseUrl) return undefined;
   const store = await ctx.tokenStore(p.tokenStore);
   const session = await store.get(p.name);
-  return session ? { profile: p, session, store } : undefined;
+  if (session) rememberSecrets(session.accessToken, session.refreshToken, session.idToken, session.clientSecret);
+  if (!session) {
+    // A store that cannot tell "gone" from "out of reach" (a locked keychain) throws here instead.
+    await store.assertWritable?.(p.name);
+    if (!options.locked) await reconcileProfile(ctx, p.name);
+    return undefined;
+  }
+  if (copiesAgree(p, session)) return { profile: p, session, store };
+  if (!options.locked) await reconcileProfile(ctx, p.name);
+  return { profile: { ...p, expiresAt: session.expiresAt, scopes: session.scopes }, session, store };
+}
+
+function copiesAgree(profile: Profile, session: StoredSession): boolean {
+  const scopes = profile.scopes ?? [];
+  return (
+    profile.expiresAt === session.expiresAt &&
+    scopes.length === session.scopes.length &&
+    scopes.every((scope, i) => scope === session.scopes[i])
+  );
+}
+
+/**
+ * Makes the profile agree with the token store again, holding the lock. Best effort: if another plat holds the
+ * lock it is a writer that saves the profile itself, and a read-only config dir only keeps the stale copies.
+ */
+async function reconcileProfile(ctx: Context, name: string): Promise<void> {
+  try {
+    await ctx.withLock(
+      name,
+      async () => {
+        const profiles = await ctx.profiles();
+        const current = await profiles.load(name);
+        if (!current?.loggedIn) return;
+        const store = await ctx.tokenStore(current.tokenStore);
+        const session = await store.get(name);
+        if (!session) {
+          await store.assertWritable?.(name);
+          const { user: _user, expiresAt: _expiresAt, ...rest } = current;
+          await profiles.save({ ...rest, loggedIn: false, updatedAt: ctx.now() });
+        } else if (!copiesAgree(current, session)) {
+          await profiles.save({ ...current, expiresAt: session.expiresAt, scopes: session.scopes, updatedAt: ctx.now() });
+        }
+      },
+      { timeoutMs: 1_000 },
+    );
+  } catch {
+    // the next writer repairs it
+  }
 }
 
 export async function requireSession(ctx: Context): Promise<ActiveSession> {
@@ -62,6 +117,7 @@ export async function getAccessToken(
   options: { optional?: boolean; force?: boolean } = {},
 ): Promise<TokenSource | undefined> {
   const fromEnv = ctx.env.PLAT_TOKEN?.trim();
+  rememberSecrets(fromEnv);
   if (fromEnv) return { kind: 'env', token: fromEnv };
   const profile = await loadProfile(ctx);
   const active = await loadSession(ctx, profile);
@@ -88,7 +144,7 @@ export async function refreshSession(
   return ctx.withLock(found.profile.name, async () => {
     const profiles = await ctx.profiles();
     const profile = (await profiles.load(found.profile.name)) ?? found.profile;
-    const current = await loadSession(ctx, profile);
+    const current = await loadSession(ctx, profile, { locked: true });
     if (!current) throw notLoggedIn(ctx, profile);
     if (options.onlyIfUnchanged && current.session.accessToken !== found.session.accessToken) return current;
     // Loaded only when a refresh happens: a call with a valid token never pays for the protocol library.
@@ -123,18 +179,43 @@ export async function refreshSession(
       }
       throw error;
     }
-    await current.store.set(profile.name, session);
-    const updated: Profile = { ...profile, scopes: session.scopes, expiresAt: session.expiresAt, updatedAt: ctx.now() };
+    rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
+    // The session first: the server has already rotated the refresh token, so the new one must reach the disk
+    // before anything else can fail.
+    const store = await storeRotated(ctx, current, session);
+    const updated: Profile = { ...profile, scopes: session.scopes, expiresAt: session.expiresAt, tokenStore: store.kind, updatedAt: ctx.now() };
     await profiles.save(updated);
-    return { profile: updated, session, store: current.store };
+    return { profile: updated, session, store };
   });
+}
+
+/**
+ * Stores a refreshed session. The old refresh token is spent, so a keychain that fails now (its bus died, it was
+ * locked meanwhile) must not take the session with it: unless PLAT_TOKEN_STORE=keychain forbids it, the session
+ * goes to the 0600 file, the documented fallback, and the profile records the move.
+ */
+async function storeRotated(ctx: Context, current: ActiveSession, session: StoredSession): Promise<TokenStore> {
+  try {
+    await current.store.set(current.profile.name, session);
+    return current.store;
+  } catch (error) {
+    const [{ KeychainUnavailableError }, { parseTokenStoreEnv }] = await Promise.all([import('../store/keychain.js'), import('../store/select.js')]);
+    if (!(error instanceof KeychainUnavailableError) || parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE) === 'keychain') throw error;
+    const file = await ctx.tokenStore('file');
+    await file.set(current.profile.name, session);
+    ctx.io.warn(
+      `The OS keychain failed while plat stored the refreshed session (${error.reason}); it is in ${file.location} (mode 0600) instead, so it is not lost. ` +
+        'The next plat login puts it back in the keychain.',
+    );
+    return file;
+  }
 }
 
 /**
  * Forgets the tokens (and with them a confidential client's secret) but keeps base URL and registration, so the
  * next login needs no flags; `forgetClient` drops the registration too (the server no longer knows it).
  */
-export async function endSession(ctx: Context, active: ActiveSession, options: { forgetClient?: boolean } = {}): Promise<void> {
+export async function endSession(ctx: Context, active: Pick<ActiveSession, 'profile' | 'store'>, options: { forgetClient?: boolean } = {}): Promise<void> {
   await active.store.delete(active.profile.name);
   const profiles = await ctx.profiles();
   const { user: _user, expiresAt: _expiresAt, client, ...rest } = active.profile;

@@ -9,7 +9,7 @@ import type { Context } from '../context.js';
 import { AuthError, InterruptedError, UsageError } from '../errors.js';
 import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '../oauth/authorize.js';
 import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
-import { assertS256, type Discovery } from '../oauth/discovery.js';
+import { assertS256, assertSecureEndpoint, type Discovery } from '../oauth/discovery.js';
 import { checkScopesSupported, parseScopeArgs, scopesToRequest } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
@@ -18,6 +18,7 @@ import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '..
 import { getDiscovery } from './discovery-cache.js';
 import { readStdinLines, type StdinLines } from './paste.js';
 import { loadProfile, requireBaseUrl } from './profile.js';
+import { rememberSecrets } from '../redact.js';
 import { listen, portOf, waitForConsent } from './consent.js';
 import { clientRejected, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
 
@@ -41,8 +42,11 @@ export interface LoginResult {
 
 export async function login(ctx: Context, options: LoginOptions): Promise<LoginResult> {
   const { io } = ctx;
-  const profile = await loadProfile(ctx);
+  const profile = await loadProfile(ctx, { replaceDamaged: true });
   const baseUrl = requireBaseUrl(ctx, profile);
+  // Tokens that cannot be stored are lost after consent: find out before anyone is asked to approve.
+  await (await ctx.profiles()).assertWritable(profile.name);
+  if (ctx.env.PLAT_TOKEN_STORE?.trim().toLowerCase() === 'keychain') await (await ctx.tokenStore()).assertWritable?.(profile.name);
   const sameServer = profile.baseUrl === baseUrl;
   const added = parseScopeArgs(options.addScope);
   if (added.length > 0 && !(sameServer && profile.scopes)) {
@@ -60,7 +64,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   const stdin = readStdinLines(io.stdin);
   let listener: LoopbackListener | undefined;
   try {
-    const secret = options.clientSecretStdin ? await readSecret(stdin) : undefined;
+    const secret = options.clientSecretStdin ? await readSecret(stdin, ctx.signal) : undefined;
     let discovery = await getDiscovery(ctx, baseUrl);
     const stored = profile.client?.issuer === discovery.issuer ? profile.client : undefined;
     const documentClient = metadataUrl ?? (!options.clientId && stored && isMetadataDocumentClient(stored) ? stored.clientId : undefined);
@@ -70,6 +74,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     }
     const { as } = discovery;
     assertS256(as);
+    // An endpoint plat would refuse later is refused before anything is registered or anyone asked to approve.
+    assertSecureEndpoint(as, 'authorization_endpoint');
+    assertSecureEndpoint(as, 'token_endpoint');
     checkScopesSupported(scopes, as.scopes_supported);
     let plan = await planClient(ctx, profile, stored, discovery, options, { secret, metadataUrl });
 
@@ -93,6 +100,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       let exchanged: Awaited<ReturnType<typeof exchangeCode>>;
       try {
         const params = validateCallback(as, registration, callback.url, request.state);
+        rememberSecrets(params.get('code'), request.codeVerifier);
         exchanged = await exchangeCode(await deps(ctx), as, client.credentials, {
           callbackParams: params,
           redirectUri: request.redirectUri,
@@ -124,6 +132,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       listener = undefined;
 
       const session = exchanged.session;
+      rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
       if (client.credentials.secret) session.clientSecret = client.credentials.secret;
       const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, resource });
       return await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
@@ -144,9 +153,17 @@ function validateResource(resource: string): void {
   }
 }
 
-async function readSecret(stdin: StdinLines): Promise<string> {
-  const line = (await stdin.next())?.trim();
+async function readSecret(stdin: StdinLines, signal: AbortSignal): Promise<string> {
+  // Ctrl-C while plat waits for the secret ends the wait (stdin may be a terminal nobody types into).
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new InterruptedError('Login cancelled.'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const line = (await Promise.race([stdin.next(), aborted]).finally(() => signal.removeEventListener('abort', onAbort)))?.trim();
   if (!line) throw new UsageError('--client-secret-stdin expects the client secret on the first line of stdin, and stdin was empty.');
+  rememberSecrets(line);
   return line;
 }
 
@@ -189,7 +206,7 @@ async function persist(
 ): Promise<LoginResult> {
   return ctx.withLock(previous.name, async () => {
     const profiles = await ctx.profiles();
-    const current = (await profiles.load(previous.name)) ?? previous;
+    const current = (await profiles.load(previous.name, { ignoreDamaged: true })) ?? previous;
     const store = await ctx.tokenStore();
     await store.set(current.name, input.session);
     if (current.tokenStore && current.tokenStore !== store.kind) {

@@ -7,6 +7,8 @@ import { InterruptedError } from '../errors.js';
 import { revokeToken } from '../oauth/tokens.js';
 import { credentialsOf, endSession, loadSession } from './access.js';
 import { getDiscovery } from './discovery-cache.js';
+import { DamagedDataError } from '../store/atomic.js';
+import type { Profile } from '../store/types.js';
 
 export interface LogoutResult {
   profile: string;
@@ -19,9 +21,19 @@ export async function logoutProfile(ctx: Context, name: string, options: { revok
   return ctx.withLock(name, async () => {
     const profiles = await ctx.profiles();
     const profile = await profiles.load(name);
-    const active = profile ? await loadSession(ctx, profile) : undefined;
+    let active: Awaited<ReturnType<typeof loadSession>>;
+    try {
+      active = profile ? await loadSession(ctx, profile, { locked: true }) : undefined;
+    } catch (error) {
+      if (!(error instanceof DamagedDataError) || !profile) throw error;
+      // A session plat cannot read cannot be revoked, but logging out must still forget it.
+      const store = await ctx.tokenStore(profile.tokenStore);
+      await endSession(ctx, { profile, store });
+      return { profile: name, wasLoggedIn: true, revoked: false, revocationErrors: ['The stored session was damaged, so plat could not read it to revoke it.'] };
+    }
     if (!profile || !active) {
       if (profile?.loggedIn) await profiles.save({ ...profile, loggedIn: false });
+      await forgetUncommitted(ctx, name, profile);
       return { profile: name, wasLoggedIn: false, revoked: false, revocationErrors: [] };
     }
     const errors: string[] = [];
@@ -51,4 +63,19 @@ export async function logoutProfile(ctx: Context, name: string, options: { revok
     await endSession(ctx, active);
     return { profile: name, wasLoggedIn: true, revoked: options.revoke && errors.length === 0, revocationErrors: errors };
   });
+}
+
+/**
+ * A login killed after storing its tokens but before its profile said so leaves tokens that no profile points to.
+ * A logout removes them too: it is what someone runs to be sure nothing is left. The keychain is asked only when
+ * the profile recorded it (or PLAT_TOKEN_STORE names it), so a logout when logged out stays cheap.
+ */
+async function forgetUncommitted(ctx: Context, name: string, profile: Profile | undefined): Promise<void> {
+  const { parseTokenStoreEnv } = await import('../store/select.js');
+  const kind = parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE) ?? profile?.tokenStore ?? 'file';
+  try {
+    await (await ctx.tokenStore(kind)).delete(name);
+  } catch {
+    // nothing there to remove, or a store out of reach: nothing a logged-out profile can do about it
+  }
 }

@@ -1,12 +1,23 @@
 import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { parseBaseUrl } from '../oauth/base-url.js';
+import { DamagedDataError } from '../store/atomic.js';
 import type { Profile } from '../store/types.js';
 
-/** The profile named by --profile / PLAT_PROFILE, as stored (or a fresh one that is not saved yet). */
-export async function loadProfile(ctx: Context): Promise<Profile> {
+/**
+ * The profile named by --profile / PLAT_PROFILE, as stored (or a fresh one that is not saved yet).
+ * `replaceDamaged` (login): a damaged profile file is replaced by the new sign-in, as its error message promises,
+ * instead of stopping it.
+ */
+export async function loadProfile(ctx: Context, options: { replaceDamaged?: boolean } = {}): Promise<Profile> {
   const profiles = await ctx.profiles();
-  return (await profiles.load(ctx.globals.profile)) ?? { name: ctx.globals.profile };
+  try {
+    return (await profiles.load(ctx.globals.profile)) ?? { name: ctx.globals.profile };
+  } catch (error) {
+    if (!options.replaceDamaged || !(error instanceof DamagedDataError)) throw error;
+    ctx.io.warn(`${profiles.pathOf(ctx.globals.profile)} is damaged; this sign-in replaces it (and registers plat anew if it must).`);
+    return { name: ctx.globals.profile };
+  }
 }
 
 /** --base-url, then PLAT_BASE_URL, then what the profile remembered at login. */

@@ -94,6 +94,38 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
     throw storageError(file, error);
   }
   await fsyncDir(dir);
+  await removeStaleTemps(file);
+}
+
+/**
+ * Removes the temporary siblings of `file` that a plat killed mid-write left behind (their process is gone). They
+ * can hold a whole session, so they must not outlive the next write or a logout. Best effort.
+ */
+export async function removeStaleTemps(file: string): Promise<void> {
+  const dir = path.dirname(file);
+  const prefix = `.${path.basename(file)}.`;
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const pid = Number(name.slice(prefix.length).split('.')[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue;
+    await fs.rm(path.join(dir, name), { force: true }).catch(() => undefined);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, owned by someone else.
+    return errorCode(error) === 'EPERM';
+  }
 }
 
 async function fsyncDir(dir: string): Promise<void> {
@@ -133,8 +165,19 @@ export async function readJsonFile(file: string, options: ReadJsonOptions = {}):
   }
 }
 
+/**
+ * Stored data plat cannot use (a file cut short or edited by hand, a foreign keychain entry), as opposed to one it
+ * cannot reach: the commands that replace or forget it (login, logout) carry on past it.
+ */
+export class DamagedDataError extends PlatError {
+  constructor(message: string) {
+    super(message, ExitCode.failure);
+    this.name = 'DamagedDataError';
+  }
+}
+
 /** The error for a file whose content plat cannot use; never quotes the content, which may hold a token. */
-export function corruptFileError(file: string, what: string, fix?: string): PlatError {
+export function corruptFileError(file: string, what: string, fix?: string): DamagedDataError {
   const todo = fix ?? 'Delete it or run `plat login` again.';
-  return new PlatError(`${file} ${what} (it may have been edited by hand or cut short). ${todo}`, ExitCode.failure);
+  return new DamagedDataError(`${file} ${what} (it may have been edited by hand or cut short). ${todo}`);
 }

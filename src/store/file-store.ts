@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { corruptFileError, ensurePrivateDir, readJsonFile, storageError, writeFileAtomic } from './atomic.js';
+import { corruptFileError, ensurePrivateDir, readJsonFile, removeStaleTemps, storageError, writeFileAtomic } from './atomic.js';
 import { tokenFilePath, tokensDir } from './paths.js';
 import { isStoredSession } from './session-shape.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
@@ -56,6 +56,7 @@ export class FileTokenStore implements TokenStore {
     } catch (error) {
       throw storageError(file, error, 'delete');
     }
+    await removeStaleTemps(file);
   }
 
   /** A token file someone loosened (a copy, a restore from backup) is still read, and closed again. */

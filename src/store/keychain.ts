@@ -1,4 +1,5 @@
 import { ExitCode, PlatError } from '../errors.js';
+import { DamagedDataError } from './atomic.js';
 import { validateProfileName } from './paths.js';
 import { isStoredSession } from './session-shape.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
@@ -29,9 +30,9 @@ export class KeychainUnavailableError extends PlatError {
    * event loop alive, so the process must end with process.exit() rather than wait for the loop to drain.
    */
   readonly timedOut: boolean;
-  constructor(reason: string, options?: { cause?: unknown; timedOut?: boolean }) {
+  constructor(reason: string, options?: { cause?: unknown; timedOut?: boolean; hint?: string }) {
     super(
-      `The OS keychain is not available (${reason}). Set PLAT_TOKEN_STORE=file to keep tokens in a 0600 file instead.`,
+      `The OS keychain is not available (${reason}). ${options?.hint ?? 'Set PLAT_TOKEN_STORE=file to keep tokens in a 0600 file instead.'}`,
       ExitCode.failure,
       options?.cause !== undefined ? { cause: options.cause } : undefined,
     );
@@ -118,7 +119,7 @@ export class KeychainTokenStore implements TokenStore {
       data = undefined;
     }
     if (!isStoredSession(data)) {
-      throw new PlatError(
+      throw new DamagedDataError(
         `The session stored in the OS keychain for profile ${account} (service "${this.service}") is damaged. ` +
           `Run \`plat login --profile ${account}\` again.`,
       );
@@ -136,6 +137,26 @@ export class KeychainTokenStore implements TokenStore {
     const account = this.accountOf(profile);
     // keytar answers false for an entry that is not there: deleting nothing is not an error.
     await this.call('delete', (api) => api.deletePassword(this.service, account));
+  }
+
+  /**
+   * Writes and removes a throwaway entry. A locked Secret Service collection answers reads with nothing (libsecret
+   * cannot unlock it without a prompt), exactly as if the entry were gone; a write, though, fails with "locked".
+   * So when a read finds nothing, this tells "gone" from "out of reach": saying "not logged in" (or forgetting the
+   * session) about a session in a locked keychain would be wrong.
+   */
+  async assertWritable(profile: string): Promise<void> {
+    const probe = `${this.accountOf(profile)}.probe`;
+    try {
+      await this.call('write', (api) => api.setPassword(this.service, probe, 'plat checks whether the keychain is unlocked'));
+      await this.call('delete', (api) => api.deletePassword(this.service, probe));
+    } catch (error) {
+      if (!(error instanceof KeychainUnavailableError) || !/locked/i.test(error.reason)) throw error;
+      throw new KeychainUnavailableError('it is locked', {
+        cause: error,
+        hint: 'Unlock it (sign in to your desktop session, or unlock the "login" keyring) and run the command again; nothing kept there is lost.',
+      });
+    }
   }
 
   accountOf(profile: string): string {

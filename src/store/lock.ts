@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import lockfile from 'proper-lockfile';
-import { ExitCode, PlatError } from '../errors.js';
+import { ExitCode, InterruptedError, PlatError } from '../errors.js';
 import { ensurePrivateDir, storageError } from './atomic.js';
 import { lockTargetPath, locksDir } from './paths.js';
 
@@ -12,6 +12,8 @@ export interface ProfileLockOptions {
    * (SIGKILL, power loss). The holder touches it every `staleMs / 2`. Default 10 s; proper-lockfile's floor is 2 s.
    */
   staleMs?: number;
+  /** Ends a wait for a lock another process holds (Ctrl-C) with an InterruptedError; a free lock is still taken. */
+  signal?: AbortSignal;
 }
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
@@ -43,7 +45,7 @@ export async function withProfileLock<T>(
   await ensurePrivateDir(locksDir(configDir));
 
   const lost = new AbortController();
-  const release = await acquire(target, lockPath, profile, timeoutMs, {
+  const release = await acquire(target, lockPath, profile, timeoutMs, options.signal, {
     realpath: false,
     stale: staleMs,
     update: staleMs / 2,
@@ -67,6 +69,7 @@ async function acquire(
   lockPath: string,
   profile: string,
   timeoutMs: number,
+  signal: AbortSignal | undefined,
   lockOptions: lockfile.LockOptions,
 ): Promise<() => Promise<void>> {
   const deadline = Date.now() + timeoutMs;
@@ -77,6 +80,8 @@ async function acquire(
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw storageError(lockPath, error, 'create the lock');
     }
+    // Ctrl-C ends a wait for another process, not the taking of a free lock (cleanup after Ctrl-C needs that).
+    if (signal?.aborted) throw new InterruptedError();
     const remaining = deadline - Date.now();
     if (remaining <= 0) {
       throw new PlatError(
@@ -87,7 +92,15 @@ async function acquire(
     }
     // Jittered exponential backoff: waiters that started together do not retry in lockstep.
     const wait = Math.min(remaining, delay + randomInt(0, delay + 1));
-    await new Promise((resolve) => setTimeout(resolve, wait));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, wait);
+      signal?.addEventListener('abort', done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+    });
     delay = Math.min(delay * 2, MAX_RETRY_MS);
   }
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PlatError } from '../errors.js';
-import { corruptFileError, ensurePrivateDir, readJsonFile, storageError, writeFileAtomic } from './atomic.js';
+import { corruptFileError, DamagedDataError, ensurePrivateDir, readJsonFile, storageError, writeFileAtomic } from './atomic.js';
 import { profilePath, profilesDir, validateProfileName } from './paths.js';
 import type { Profile } from './types.js';
 
@@ -43,11 +43,17 @@ export class ProfileStore {
     return profilePath(this.configDir, name);
   }
 
-  async load(name: string): Promise<Profile | undefined> {
+  /** `ignoreDamaged`: a damaged file reads as no profile (for a login, which replaces it). */
+  async load(name: string, options: { ignoreDamaged?: boolean } = {}): Promise<Profile | undefined> {
     const file = this.pathOf(name);
-    const data = await readJsonFile(file, { fix: PROFILE_FIX });
-    if (data === undefined) return undefined;
-    return toProfile(data, name, file);
+    try {
+      const data = await readJsonFile(file, { fix: PROFILE_FIX });
+      if (data === undefined) return undefined;
+      return toProfile(data, name, file);
+    } catch (error) {
+      if (options.ignoreDamaged && error instanceof DamagedDataError) return undefined;
+      throw error;
+    }
   }
 
   async save(profile: Profile): Promise<void> {
@@ -55,6 +61,23 @@ export class ProfileStore {
     await ensurePrivateDir(this.configDir);
     await ensurePrivateDir(this.dir);
     await writeFileAtomic(file, `${JSON.stringify(profile, null, 2)}\n`, 0o600);
+  }
+
+  /**
+   * Fails with the storage error a save would meet (an unwritable or read-only config dir), without changing
+   * anything: a login checks this before it asks anyone to approve, rather than lose the tokens afterwards.
+   */
+  async assertWritable(name: string): Promise<void> {
+    await ensurePrivateDir(this.configDir);
+    await ensurePrivateDir(this.dir);
+    // Named like a temporary file of the profile's own writes, so one left by a killed plat is swept with them.
+    const probe = path.join(this.dir, `.${path.basename(this.pathOf(name))}.${process.pid}.write-check.tmp`);
+    try {
+      await (await fs.open(probe, 'wx', 0o600)).close();
+    } catch (error) {
+      throw storageError(this.dir, error, 'write in');
+    }
+    await fs.rm(probe, { force: true }).catch(() => undefined);
   }
 
   /** Every readable profile, sorted by name; unreadable ones are skipped with a warning. */
@@ -106,11 +129,35 @@ export class ProfileStore {
 }
 
 function toProfile(data: unknown, name: string, file: string): Profile {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw corruptFileError(file, 'does not hold a profile', PROFILE_FIX);
-  }
+  if (!isProfileShape(data)) throw corruptFileError(file, 'does not hold a profile', PROFILE_FIX);
   // The file name is authoritative: a copied or renamed file belongs to the profile it is now named after.
   return { ...(data as Partial<Profile>), name };
+}
+
+/**
+ * The members plat reads have the types it expects (each may be absent): a hand-edited `"scopes": "openid"` or
+ * `"baseUrl": 42` is a damaged profile with a sentence, not a crash somewhere later.
+ */
+function isProfileShape(data: unknown): boolean {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return false;
+  const p = data as Record<string, unknown>;
+  const optional = (value: unknown, check: (v: unknown) => boolean) => value === undefined || check(value);
+  const string = (v: unknown) => typeof v === 'string';
+  const url = (v: unknown) => typeof v === 'string' && /^https?:$/.test(URL.parse(v)?.protocol ?? '');
+  const strings = (v: unknown) => Array.isArray(v) && v.every(string);
+  const object = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  return (
+    optional(p.baseUrl, url) &&
+    optional(p.issuer, url) &&
+    optional(p.resource, string) &&
+    optional(p.scopes, strings) &&
+    optional(p.expiresAt, (v) => typeof v === 'number') &&
+    optional(p.updatedAt, (v) => typeof v === 'number') &&
+    optional(p.loggedIn, (v) => typeof v === 'boolean') &&
+    optional(p.tokenStore, (v) => v === 'keychain' || v === 'file') &&
+    optional(p.user, (v) => object(v) && string(v.sub)) &&
+    optional(p.client, (v) => object(v) && string(v.clientId) && strings(v.redirectUris) && string(v.issuer))
+  );
 }
 
 function isValidProfileName(name: string): boolean {

@@ -105,6 +105,10 @@ export class AutoTokenStore implements TokenStore {
     return this.run(profile, (store) => store.delete(profile));
   }
 
+  async assertWritable(profile: string): Promise<void> {
+    await this.active.assertWritable?.(profile);
+  }
+
   private async run<T>(profile: string, operation: (store: TokenStore) => Promise<T>): Promise<T> {
     if (this.active === this.keychain) {
       try {

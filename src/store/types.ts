@@ -66,4 +66,10 @@ export interface TokenStore {
   set(profile: string, session: StoredSession): Promise<void>;
   /** Removes it; deleting what is not there is not an error. */
   delete(profile: string): Promise<void>;
+  /**
+   * Throws if a session could not be written now. Asked when `get` found nothing where a session should be (a
+   * locked keychain reads as empty, so "nothing" is only believed from a store that works), and before a login
+   * that must store in this store asks anyone to approve.
+   */
+  assertWritable?(profile: string): Promise<void>;
 }

@@ -28,6 +28,9 @@ export interface RunOptions {
   /** Called with the growing stderr; lets a test react (approve consent, send a signal). */
   onStderr?: (stderr: string, child: ChildProcess) => void;
   timeoutMs?: number;
+  /** Run as this user and group (root only), e.g. to meet permissions that do not stop root. */
+  uid?: number;
+  gid?: number;
 }
 
 export interface Home {
@@ -99,6 +102,7 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
     const child = spawn(process.execPath, [platBin, ...args], {
       env: env as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
     });
     let stdout = '';
     let stderr = '';

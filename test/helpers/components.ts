@@ -94,3 +94,8 @@ export const chromium = Object.assign(
   ),
   { path: CHROMIUM_PATH },
 );
+
+export const OPENSSL_INSTALL = 'apt-get install -y openssl';
+
+/** openssl, to make a throwaway certificate for an https reference platform. */
+export const openssl = component('openssl', onPath('openssl'), `no openssl on PATH; install with: ${OPENSSL_INSTALL}`, OPENSSL_INSTALL);

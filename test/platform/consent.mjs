@@ -3,6 +3,7 @@
 // deliberately free of oidc-provider imports so the browser command starts fast.
 
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 
 const MAX_HOPS = 20;
 
@@ -13,15 +14,22 @@ const MAX_HOPS = 20;
 /**
  * Minimal HTTP client: no redirect following, no body decoding beyond UTF-8. Plain node:http keeps the
  * exchange fully visible (every Set-Cookie, every Location) and avoids any connection pooling between runs.
+ * `ca`: the certificate(s) to trust for an https platform with a private CA (tests' TLS platform).
  * @param {URL} url
- * @param {{ method?: string, headers?: Record<string, string>, body?: string }} [init]
+ * @param {{ method?: string, headers?: Record<string, string>, body?: string, ca?: string }} [init]
  * @returns {Promise<RawResponse>}
  */
 function send(url, init = {}) {
   return new Promise((resolve, reject) => {
-    const req = request(
+    const tls = url.protocol === 'https:';
+    const req = (tls ? httpsRequest : request)(
       url,
-      { method: init.method ?? 'GET', headers: { ...init.headers, connection: 'close' }, agent: false },
+      {
+        method: init.method ?? 'GET',
+        headers: { ...init.headers, connection: 'close' },
+        agent: false,
+        ...(tls && init.ca ? { ca: init.ca } : {}),
+      },
       (res) => {
         /** @type {Buffer[]} */
         const chunks = [];
@@ -123,7 +131,7 @@ function isPlatformHop(/** @type {URL} */ url, /** @type {URL} */ start) {
  * Follows the authorization request through the consent page and returns the address the authorization
  * server finally redirects to (the client's redirect_uri with code/error, state and iss), without requesting it.
  * @param {string} authorizeUrl
- * @param {{ deny?: boolean }} [options]
+ * @param {{ deny?: boolean, ca?: string }} [options]  ca: trust this PEM for an https platform
  * @returns {Promise<string>}
  */
 export async function driveConsent(authorizeUrl, options = {}) {
@@ -140,7 +148,7 @@ export async function driveConsent(authorizeUrl, options = {}) {
     const cookie = jar.header();
     if (cookie) headers.cookie = cookie;
     if (next.contentType) headers['content-type'] = next.contentType;
-    const res = await send(url, { method: next.method, headers, ...(next.body !== undefined ? { body: next.body } : {}) });
+    const res = await send(url, { method: next.method, headers, ca: options.ca, ...(next.body !== undefined ? { body: next.body } : {}) });
     jar.store(res.headers);
 
     if (res.status >= 300 && res.status < 400) {

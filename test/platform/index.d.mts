@@ -11,10 +11,17 @@ export interface PlatformOptions {
   refreshTokenTtl?: number;
   /** Extra static (pre-registered) client metadata, passed to oidc-provider's `clients`. */
   clients?: Array<Record<string, unknown>>;
+  /**
+   * Serve https with this PEM key and certificate (which must name IP 127.0.0.1): baseUrl and issuer become
+   * https://127.0.0.1:<port>. Clients must trust the certificate (plat: NODE_EXTRA_CA_CERTS); approve() does.
+   */
+  tls?: { key: string; cert: string };
 }
 
 export type MetadataKnob = 'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint';
 export type RegistrationKnob = 'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id';
+/** How a successful token response is mangled after the server issued (and rotated) the tokens. */
+export type TokenResponseKnob = 'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in';
 
 export interface Knobs {
   /** Seconds; read whenever an access token is issued. */
@@ -27,6 +34,8 @@ export interface Knobs {
   grantScopes: ((requested: string[]) => string[]) | null;
   /** Applies to both /.well-known/oauth-authorization-server and /.well-known/openid-configuration. */
   metadata: MetadataKnob;
+  /** Members set on both metadata documents after `metadata` applies (a null value deletes the member); null = none. */
+  metadataOverrides: Record<string, unknown> | null;
   protectedResourceMetadata: 'ok' | 'missing';
   /** Advertised code_challenge_methods_supported: undefined = oidc-provider's (['S256']), null = omit the field. */
   codeChallengeMethods: string[] | null | undefined;
@@ -35,6 +44,8 @@ export interface Knobs {
   registration: RegistrationKnob;
   /** 'omitted' = token responses (code and refresh) carry no `scope` member; default 'granted'. */
   tokenResponseScope: 'granted' | 'omitted';
+  /** Faults in successful token responses (code exchange and refresh); default 'ok'. */
+  tokenResponse: TokenResponseKnob;
   /**
    * Client ID Metadata Documents: advertise `client_id_metadata_document_supported: true` and accept an https URL
    * as client_id, resolved by fetching its document (oidc-provider's own implementation). Default false.
@@ -70,7 +81,7 @@ export interface PlatformStats {
 export type OverrideHandler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
 export interface Platform {
-  /** http://127.0.0.1:<port>, no trailing slash; also the issuer and the protected resource identifier. */
+  /** http://127.0.0.1:<port> (https with `tls`), no trailing slash; also the issuer and the protected resource identifier. */
   baseUrl: string;
   issuer: string;
   knobs: Knobs;

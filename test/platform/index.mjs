@@ -4,6 +4,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 
 import { createApi } from './api.mjs';
 import { driveConsent } from './consent.mjs';
@@ -18,11 +19,15 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {boolean} strictRedirectPort  true = loopback redirect URIs must match including the port
  * @property {((requested: string[]) => string[]) | null} grantScopes  narrows what Approve grants
  * @property {'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint'} metadata
+ * @property {Record<string, unknown> | null} metadataOverrides  members set on both metadata documents after the
+ *   `metadata` knob (null = delete the member); null = none
  * @property {'ok' | 'missing'} protectedResourceMetadata
  * @property {string[] | null | undefined} codeChallengeMethods  undefined = as oidc-provider says; null = omit
  * @property {boolean} issParameterSupported
  * @property {'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id'} registration
  * @property {'granted' | 'omitted'} tokenResponseScope  'omitted' = token responses carry no `scope` member
+ * @property {TokenResponseKnob} tokenResponse  how successful token responses (code and refresh) are mangled after
+ *   the server issued the tokens: 'ok', or one fault
  * @property {boolean} clientIdMetadataDocuments  advertise client_id_metadata_document_supported and resolve https
  *   URL client_ids by fetching their documents
  * @property {boolean} clientIdMetadataDocumentsOverHttp  test-only: also http://127.0.0.1 documents
@@ -32,6 +37,7 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
 
 /**
  * @typedef {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean | Promise<boolean>} OverrideHandler
+ * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in'} TokenResponseKnob
  */
 
 /** @returns {Knobs} */
@@ -42,11 +48,13 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     strictRedirectPort: false,
     grantScopes: null,
     metadata: 'ok',
+    metadataOverrides: null,
     protectedResourceMetadata: 'ok',
     codeChallengeMethods: undefined,
     issParameterSupported: true,
     registration: 'ok',
     tokenResponseScope: 'granted',
+    tokenResponse: 'ok',
     clientIdMetadataDocuments: false,
     clientIdMetadataDocumentsOverHttp: false,
     unknownClients: [],
@@ -114,7 +122,8 @@ async function readJsonQuietly(req) {
 }
 
 /**
- * @param {{ port?: number, host?: '127.0.0.1', accessTokenTtl?: number, refreshTokenTtl?: number, clients?: object[] }} [options]
+ * @param {{ port?: number, host?: '127.0.0.1', accessTokenTtl?: number, refreshTokenTtl?: number, clients?: object[], tls?: { key: string, cert: string } }} [options]
+ *   tls: serve https with this key and certificate (for 127.0.0.1); baseUrl and issuer are then https://127.0.0.1:<port>
  */
 export async function startPlatform(options = {}) {
   const knobs = defaultKnobs(options.accessTokenTtl ?? 3600);
@@ -135,7 +144,7 @@ export async function startPlatform(options = {}) {
     if (typeof value === 'string' && value) secretValues.add(value);
   };
 
-  const server = createServer();
+  const server = options.tls ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }) : createServer();
   server.keepAliveTimeout = 5_000;
   await new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -146,7 +155,7 @@ export async function startPlatform(options = {}) {
   });
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('platform server has no TCP address');
-  const baseUrl = `http://127.0.0.1:${address.port}`;
+  const baseUrl = `${options.tls ? 'https' : 'http'}://127.0.0.1:${address.port}`;
   const issuer = baseUrl;
 
   let provider;
@@ -206,6 +215,7 @@ export async function startPlatform(options = {}) {
         if (ctx.status === 200 && typeof response.access_token === 'string' && typeof response.expires_in === 'number') {
           accessTokenExpiry.set(response.access_token, Date.now() + response.expires_in * 1000);
         }
+        if (ctx.status === 200) applyTokenResponseKnob(response, knobs.tokenResponse);
         if (grantType === 'refresh_token' && typeof body.refresh_token === 'string') {
           if (usedRefreshTokens.has(body.refresh_token)) stats.bump('refresh-replay', ctx.method, ctx.path);
           if (ctx.status === 200) usedRefreshTokens.add(body.refresh_token);
@@ -321,7 +331,7 @@ export async function startPlatform(options = {}) {
     },
     /** @param {string} authorizeUrl @param {{ deny?: boolean }} [opts] */
     async approve(authorizeUrl, opts = {}) {
-      const callback = await driveConsent(authorizeUrl, opts);
+      const callback = await driveConsent(authorizeUrl, { ...opts, ca: options.tls?.cert });
       remember(URL.parse(callback)?.searchParams.get('code'));
       return callback;
     },
@@ -418,5 +428,36 @@ function applyMetadataKnobs(ctx, knobs) {
       break;
     default:
   }
+  for (const [name, value] of Object.entries(knobs.metadataOverrides ?? {})) {
+    if (value === null) delete doc[name];
+    else doc[name] = value;
+  }
   ctx.body = doc;
+}
+
+/**
+ * Mangles a successful token response the way a broken server would; the tokens were issued (and a refresh token
+ * rotated) before this runs, exactly as on a server whose response is wrong.
+ * @param {Record<string, unknown>} response
+ * @param {TokenResponseKnob} knob
+ */
+function applyTokenResponseKnob(response, knob) {
+  switch (knob) {
+    case 'no-access-token':
+      delete response.access_token;
+      break;
+    case 'token-type-mac':
+      response.token_type = 'mac';
+      break;
+    case 'negative-expires-in':
+      response.expires_in = -3600;
+      break;
+    case 'string-expires-in':
+      response.expires_in = String(response.expires_in);
+      break;
+    case 'no-expires-in':
+      delete response.expires_in;
+      break;
+    default:
+  }
 }

@@ -169,10 +169,16 @@ describe('assertS256', () => {
 });
 
 describe('assertSecureEndpoint', () => {
-  it('returns https and loopback-http endpoints as URLs', () => {
-    const as = { issuer: BASE, token_endpoint: `${BASE}/t`, revocation_endpoint: 'http://127.0.0.1:5/r' } as oauth.AuthorizationServer;
+  it('returns https endpoints, and loopback-http ones of a loopback-http issuer, as URLs', () => {
+    const as = { issuer: BASE, token_endpoint: `${BASE}/t` } as oauth.AuthorizationServer;
     expect(assertSecureEndpoint(as, 'token_endpoint')).toEqual(new URL(`${BASE}/t`));
-    expect(assertSecureEndpoint(as, 'revocation_endpoint').port).toBe('5');
+    const local = { issuer: 'http://127.0.0.1:4', revocation_endpoint: 'http://127.0.0.1:5/r' } as oauth.AuthorizationServer;
+    expect(assertSecureEndpoint(local, 'revocation_endpoint').port).toBe('5');
+  });
+
+  it('refuses a plain-http endpoint of an https issuer even on loopback (any local process could listen there)', () => {
+    const as = { issuer: BASE, revocation_endpoint: 'http://127.0.0.1:5/r' } as oauth.AuthorizationServer;
+    expect(() => assertSecureEndpoint(as, 'revocation_endpoint')).toThrow(/revocation_endpoint is not https:\/\/ \(http:\/\/127\.0\.0\.1:5\)/);
   });
 
   it('refuses a missing or malformed endpoint as invalid', () => {

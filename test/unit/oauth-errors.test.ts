@@ -63,13 +63,13 @@ describe('toPlatError', () => {
     expect(result.cause).toBe(error);
   });
 
-  it('a JSON content type with a body that does not parse is reported as not JSON, without a type', async () => {
+  it('a JSON content type with a body that does not parse is reported as JSON that cannot be parsed', async () => {
     const error = await thrownBy(() =>
       oauth.processDiscoveryResponse(new URL(ISSUER), new Response('{"issuer":', { status: 200, headers: { 'content-type': 'application/json' } })),
     );
     expect((error as oauth.OperationProcessingError).code).toBe(oauth.PARSE_ERROR);
     const result = mapped(error);
-    expect(result.message).toContain('did not answer with JSON.');
+    expect(result.message).toContain('sent JSON that cannot be parsed');
     expect(result.message).not.toContain('it sent');
   });
 

@@ -1,0 +1,353 @@
+/**
+ * A hostile or broken authorization server: bad metadata, failed registration, malformed token responses, a
+ * callback that is missing `iss` or carries the wrong one, a second or forged callback. Each case: the contract's
+ * exit code, a sentence on stderr, no stack trace, and no session written (or, for a session that exists, none
+ * destroyed) wrongly.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeHome, type Home, type PlatResult } from '../helpers/cli.js';
+import { startPlatform, type Knobs, type Platform, type TokenResponseKnob } from '../platform/index.mjs';
+import {
+  approveFirst,
+  AUTHORIZE_URL,
+  callbackPort,
+  expectConsistent,
+  expectFailure,
+  expectSuccess,
+  listFiles,
+  readState,
+  resetter,
+  sessionBytes,
+  signIn,
+} from './helpers.js';
+
+let platform: Platform;
+let reset: () => void;
+let home: Home;
+
+beforeAll(async () => {
+  platform = await startPlatform();
+  reset = resetter(platform);
+});
+afterAll(async () => {
+  await platform.close();
+});
+beforeEach(async () => {
+  reset();
+  home = await makeHome();
+});
+afterEach(async () => {
+  await home.cleanup();
+});
+
+/** A login that approves consent if a URL is printed; `deliver` hands the callback over (default: the browser lands). */
+function login(args: string[] = [], deliver?: (callback: string, authorizeUrl: string) => Promise<void>): Promise<PlatResult> {
+  const approval = approveFirst(platform, deliver ? (cb, _child, url) => deliver(cb, url) : undefined);
+  return home.run(['login', '--no-browser', '--base-url', platform.baseUrl, ...args], { onStderr: approval.onStderr });
+}
+
+/** Nothing of a session on disk: no token file, no logged-in profile (the metadata cache may remain). */
+async function expectNoSession(h: Home = home) {
+  expect(await listFiles(`${h.configDir}/tokens`)).toEqual([]);
+  const { profile } = await readState(h);
+  expect(profile?.loggedIn ?? false).toBe(false);
+  expect(await expectConsistent(h)).not.toBe('logged-in');
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (_req: unknown, res: import('node:http').ServerResponse) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(typeof body === 'string' ? body : JSON.stringify(body));
+  return true;
+};
+
+describe('metadata', () => {
+  it.each<[string, Partial<Knobs> | (() => void), RegExp]>([
+    ['an HTML page', { metadata: 'html' }, /did not answer with JSON \(it sent text\/html\)/],
+    ['truncated JSON', { metadata: 'truncated' }, /reading the authorization server metadata, .* (did not answer with JSON|JSON that cannot be parsed)/],
+    ['another issuer', { metadata: 'wrong-issuer' }, /names a different issuer than the one it is served for; plat will not trust it/],
+    ['HTTP 500', () => platform.override('/.well-known/oauth-authorization-server', json(500, 'oops')), /unexpected HTTP 500/],
+    ['an HTML protected-resource document', () => platform.override('/.well-known/oauth-protected-resource', (_q, s) => (s.writeHead(200, { 'content-type': 'text/html' }), s.end('<html>'), true)), /protected-resource metadata, .* did not answer with JSON \(it sent text\/html\)/],
+    ['a protected-resource document naming an http:// server', () => platform.override('/.well-known/oauth-protected-resource', json(200, { resource: platform.baseUrl, authorization_servers: ['http://auth.example.test'] })), /authorization server that is not https:\/\/ \(http:\/\/auth\.example\.test\); plat refuses to use it/],
+    ['a protected-resource document naming a server that is not a URL', () => platform.override('/.well-known/oauth-protected-resource', json(200, { resource: platform.baseUrl, authorization_servers: ['not a url'] })), /names an authorization server that is not a URL/],
+    ['a protected-resource document for another API', () => platform.override('/.well-known/oauth-protected-resource', json(200, { resource: 'https://other.example.test', authorization_servers: [platform.baseUrl] })), /protected-resource metadata/],
+    ['a JSON array', () => platform.override('/.well-known/oauth-authorization-server', json(200, [1, 2])), /authorization server metadata/],
+  ])('%s: login exits 1 before registering or opening anything, storing nothing', async (_what, setup, message) => {
+    if (typeof setup === 'function') setup();
+    else Object.assign(platform.knobs, setup);
+    const result = await login();
+    expectFailure(result, 1, message);
+    expect(result.stderr).not.toMatch(AUTHORIZE_URL);
+    expect(platform.stats.count('register')).toBe(0);
+    await expectNoSession();
+    // discover says the same, and caches nothing it could not use
+    const discover = await home.run(['discover', '--base-url', platform.baseUrl]);
+    expectFailure(discover, 1, message);
+    expect(await listFiles(`${home.configDir}/cache`)).toEqual([]);
+  });
+
+  it('missing authorization and token endpoints are filled from the documented paths: login works there, discover says so', async () => {
+    platform.knobs.metadata = 'missing-endpoints';
+    const result = await login(['--verbose']);
+    expectSuccess(result);
+    expect(result.stderr).toMatch(/The metadata lacks authorization_endpoint, token_endpoint; using the platform's documented paths/);
+    expect(new URL(AUTHORIZE_URL.exec(result.stderr)![1]!).pathname).toBe('/oauth/authorize');
+    expect(platform.stats.count('token:authorization_code')).toBe(1);
+    const discover = JSON.parse((await home.run(['discover', '--json', '--refresh'])).stdout);
+    expect(discover.filledFromSpec.sort()).toEqual(['authorization_endpoint', 'token_endpoint']);
+    expect(discover.endpoints.token).toBe(`${platform.baseUrl}/api/oauth/token`);
+    expect(await expectConsistent(home)).toBe('logged-in');
+  });
+
+  it('a missing endpoint the server does not serve at the documented path either: UserInfo (login warns, still signs in)', async () => {
+    platform.knobs.metadataOverrides = { userinfo_endpoint: null };
+    platform.override('/api/oauth/userinfo', json(404, { error: 'not_found' }));
+    const result = await login();
+    expectSuccess(result);
+    expect(result.stderr).toMatch(/warning: Signed in, but could not read your user information: .*HTTP 404/);
+    expect(result.stdout).toMatch(/as user-ada/); // from the ID token's subject
+    expect(await expectConsistent(home)).toBe('logged-in');
+  });
+
+  it('a missing endpoint the server does not serve at the documented path either: revocation (logout warns, forgets the tokens)', async () => {
+    await signIn(home, platform);
+    platform.knobs.metadataOverrides = { revocation_endpoint: null };
+    platform.override('/api/oauth/revoke', json(404, { error: 'not_found' }));
+    expectSuccess(await home.run(['discover', '--refresh']));
+    const result = await home.run(['logout']);
+    expectSuccess(result);
+    expect(result.stderr).toMatch(/warning: Could not revoke the tokens of profile default at the server: .*They were removed from this machine anyway/);
+    expect(await expectConsistent(home)).toBe('logged-out');
+  });
+
+  it('a token endpoint on plain http (not loopback): refused before anything opens, so no code exists to send there', async () => {
+    platform.knobs.metadata = 'http-endpoint';
+    const result = await login();
+    expectFailure(result, 1, /token_endpoint is not https:\/\/ \(http:\/\/platform\.example\.test\); plat refuses to use it/);
+    expect(result.stderr).not.toMatch(AUTHORIZE_URL);
+    expect(platform.stats.count('register')).toBe(0);
+    await expectNoSession();
+  });
+});
+
+describe('registration', () => {
+  it.each<[Knobs['registration'], RegExp]>([
+    ['error-500', /While registering plat as a client, .* answered with an unexpected HTTP 500/],
+    ['error-400-oauth', /The server refused to register plat \(invalid_client_metadata: client registration rejected by policy\)\. Try again later, or use a pre-registered integration with --client-id/],
+    ['error-400-plain', /While registering plat as a client, .*HTTP 400/],
+    ['no-client-id', /While registering plat as a client, the server broke the protocol \(the response body "client_id" property must be a string\)/],
+  ])('%s: exit 1 before opening anything, nothing stored', async (knob, message) => {
+    platform.knobs.registration = knob;
+    const result = await login();
+    expectFailure(result, 1, message);
+    expect(result.stderr).not.toMatch(AUTHORIZE_URL);
+    expect(platform.stats.count('register')).toBe(1);
+    await expectNoSession();
+  });
+
+  it('a stored registration is kept when a new one would fail: a failed registration destroys nothing', async () => {
+    await signIn(home, platform);
+    platform.stats.reset();
+    const before = await sessionBytes(home);
+    platform.knobs.registration = 'error-500';
+    // a login with the stored registration needs no registration at all
+    const again = await login();
+    expectSuccess(again);
+    expect(platform.stats.count('register')).toBe(0);
+    platform.knobs.registration = 'error-400-oauth';
+    const other = await home.run(['login', '--no-browser', '--profile', 'other', '--base-url', platform.baseUrl]);
+    expectFailure(other, 1, /refused to register plat/);
+    expect((await readState(home)).profile!.client.clientId).toBe(JSON.parse(before.profile!).client.clientId);
+    expect(await expectConsistent(home)).toBe('logged-in');
+  });
+});
+
+describe('token responses', () => {
+  it.each<[TokenResponseKnob, RegExp]>([
+    ['no-access-token', /While exchanging the sign-in code for tokens, the server broke the protocol \(the response body "access_token" property must be a string\)/],
+    ['token-type-mac', /not a Bearer token|only supports Bearer/],
+    ['negative-expires-in', /"expires_in" property must be a non-negative number/],
+  ])('code exchange answered with %s: exit 1 after consent, nothing stored', async (knob, message) => {
+    platform.knobs.tokenResponse = knob;
+    const result = await login();
+    expectFailure(result, 1, message);
+    expect(platform.stats.count('token:authorization_code')).toBe(1);
+    await expectNoSession();
+  });
+
+  it('without expires_in: signed in with an unknown expiry, never refreshed before use', async () => {
+    platform.knobs.tokenResponse = 'no-expires-in';
+    const result = await login(['--scope', 'courses:read']);
+    expectSuccess(result);
+    expect(result.stderr).toMatch(/Token unknown \(the server did not say\)/);
+    expect((await readState(home)).session!.expiresAt).toBeUndefined();
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expectSuccess(call);
+    expect(JSON.parse(call.stdout).anonymous).toBe(false);
+    expect(platform.stats.count('token:refresh_token')).toBe(0);
+    const status = JSON.parse((await home.run(['status', '--json'])).stdout);
+    expect(status.profiles[0]).toMatchObject({ loggedIn: true, expiresAt: null });
+    expect(await expectConsistent(home)).toBe('logged-in');
+  });
+
+  it('with expires_in as a numeric string: taken as the number (lenient, as oauth4webapi is)', async () => {
+    platform.knobs.tokenResponse = 'string-expires-in';
+    expectSuccess(await login());
+    const session = (await readState(home)).session!;
+    expect(session.expiresAt - session.obtainedAt).toBe(3_600_000);
+  });
+
+  it.each<[string, Parameters<Platform['override']>[1], number, RegExp]>([
+    ['an HTML page', (_q, s) => (s.writeHead(200, { 'content-type': 'text/html' }), s.end('<html>'), true), 1, /did not answer with JSON \(it sent text\/html\)/],
+    ['HTTP 500 without a body', (_q, s) => (s.writeHead(500), s.end(), true), 1, /unexpected HTTP 500/],
+    ['invalid_grant', json(400, { error: 'invalid_grant', error_description: 'code expired' }), 4, /did not accept the sign-in code \(invalid_grant\)\. Run plat login again/],
+    ['a redirect to another origin', (_q, s) => (s.writeHead(307, { location: 'http://127.0.0.2:9/steal' }), s.end(), true), 1, /unexpected HTTP 307/],
+  ])('code exchange answered with %s: the contract exit code, nothing stored', async (_what, handler, code, message) => {
+    platform.override('/api/oauth/token', handler);
+    const result = await login();
+    expectFailure(result, code, message);
+    await expectNoSession();
+  });
+});
+
+describe('refresh responses (the session exists and must survive what the server gets wrong)', () => {
+  it.each<[string, Parameters<Platform['override']>[1], RegExp]>([
+    ['no access_token', json(200, { token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt-from-a-broken-server-0000' }), /"access_token" property must be a string/],
+    ['token_type mac', json(200, { access_token: 'at-from-a-broken-server-0000', token_type: 'mac', expires_in: 3600 }), /not a Bearer token|only supports Bearer/],
+    ['a negative expires_in', json(200, { access_token: 'at-from-a-broken-server-0000', token_type: 'Bearer', expires_in: -5 }), /"expires_in" property must be a non-negative number/],
+    ['an HTML page', (_q, s) => (s.writeHead(200, { 'content-type': 'text/html' }), s.end('<html>'), true), /did not answer with JSON \(it sent text\/html\)/],
+    ['HTTP 503', (_q, s) => (s.writeHead(503), s.end(), true), /unexpected HTTP 503/],
+    ['an OAuth error other than invalid_grant', json(400, { error: 'temporarily_unavailable', error_description: 'try later' }), /refused refreshing the access token \(temporarily_unavailable: try later\)/],
+  ])('%s: exit 1, the stored session is untouched, and refresh works once the server is fixed', async (_what, handler, message) => {
+    await signIn(home, platform);
+    const before = await sessionBytes(home);
+    platform.override('/api/oauth/token', handler);
+    expectFailure(await home.run(['refresh']), 1, message);
+    expect(await sessionBytes(home)).toEqual(before);
+    platform.clearOverrides();
+    expectSuccess(await home.run(['refresh']));
+    expect(await expectConsistent(home)).toBe('logged-in');
+  });
+
+  it('invalid_grant ends the session cleanly (exit 4), keeping the registration for the next login', async () => {
+    await signIn(home, platform);
+    const clientId = (await readState(home)).profile!.client.clientId;
+    platform.override('/api/oauth/token', json(400, { error: 'invalid_grant' }));
+    expectFailure(await home.run(['refresh']), 4, /The session has expired or was revoked \(the refresh token was rejected\)\. Run plat login/);
+    expect(await expectConsistent(home)).toBe('logged-out');
+    expect((await readState(home)).profile!.client.clientId).toBe(clientId);
+  });
+
+  it('invalid_client ends the session and drops the registration the server forgot (exit 4)', async () => {
+    await signIn(home, platform);
+    platform.override('/api/oauth/token', json(401, { error: 'invalid_client', error_description: 'client is unknown' }));
+    expectFailure(await home.run(['refresh']), 4, /no longer recognises plat's registration \(invalid_client: client is unknown\)/);
+    expect(await expectConsistent(home)).toBe('logged-out');
+    expect((await readState(home)).profile!.client).toBeUndefined();
+  });
+
+  it('a server that rotates the refresh token and then answers wrongly: plat keeps what it had, and the next refresh says the session is over', async () => {
+    await signIn(home, platform);
+    const before = await sessionBytes(home);
+    platform.knobs.tokenResponse = 'no-access-token';
+    expectFailure(await home.run(['refresh']), 1, /"access_token" property must be a string/);
+    expect(await sessionBytes(home)).toEqual(before);
+    platform.knobs.tokenResponse = 'ok';
+    // The server spent the refresh token plat still holds: it refuses it (and revokes the grant), plat says so.
+    expectFailure(await home.run(['refresh']), 4, /run plat login/i);
+    expect(platform.stats.count('refresh-replay')).toBe(1);
+    expect(await expectConsistent(home)).toBe('logged-out');
+  });
+});
+
+describe('the callback', () => {
+  const withParams = (edit: (url: URL) => void) => async (callback: string) => {
+    const url = new URL(callback);
+    edit(url);
+    await fetch(url).then((r) => r.text());
+  };
+
+  it.each<[string, boolean, (url: URL) => void, RegExp]>([
+    ['iss missing though the server advertises it', true, (u) => u.searchParams.delete('iss'), /lacks the "iss" parameter that the server announced/],
+    ['iss naming another server', true, (u) => u.searchParams.set('iss', 'https://evil.example.test'), /iss mismatch/],
+    ['iss naming another server that does not advertise iss', false, (u) => u.searchParams.set('iss', 'https://evil.example.test'), /iss mismatch/],
+    ['an error from the server (server_error)', true, (u) => (u.searchParams.delete('code'), u.searchParams.set('error', 'server_error'), u.searchParams.set('error_description', 'db down')), /returned an error instead of a code: server_error \(db down\)/],
+    ['access_denied', true, (u) => (u.searchParams.delete('code'), u.searchParams.set('error', 'access_denied')), /Access was denied in the browser/],
+  ])('%s: exit 4, the code is never exchanged, nothing stored', async (_what, advertised, edit, message) => {
+    platform.knobs.issParameterSupported = advertised;
+    const result = await login([], withParams(edit));
+    expectFailure(result, 4, message);
+    expect(platform.stats.count('token:authorization_code')).toBe(0);
+    await expectNoSession();
+  });
+
+  it('iss missing from a server that does not advertise it: accepted', async () => {
+    platform.knobs.issParameterSupported = false;
+    expectSuccess(await login([], withParams((u) => u.searchParams.delete('iss'))));
+    expect(await expectConsistent(home)).toBe('logged-in');
+  });
+
+  it('a callback without a code: exit 1 or 4 with a sentence, nothing exchanged or stored', async () => {
+    const result = await login([], withParams((u) => u.searchParams.delete('code')));
+    expect([1, 4]).toContain(result.code);
+    expectFailure(result, result.code!, /code/);
+    expect(platform.stats.count('token:authorization_code')).toBe(0);
+    await expectNoSession();
+  });
+
+  it('a valid code from another authorization request (another PKCE challenge): the server refuses it, exit 4', async () => {
+    // The same client and redirect address, but a challenge plat's verifier does not answer: PKCE must fail.
+    const result = await login([], async (callback, authorizeUrl) => {
+      const foreignRequest = new URL(authorizeUrl);
+      foreignRequest.searchParams.set('code_challenge', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+      foreignRequest.searchParams.set('state', 'foreign-state');
+      const foreign = new URL(await platform.approve(foreignRequest.href));
+      const mine = new URL(callback);
+      mine.searchParams.set('code', foreign.searchParams.get('code')!);
+      await fetch(mine).then((r) => r.text());
+    });
+    expectFailure(result, 4, /did not accept the sign-in code \(invalid_grant\)/);
+    await expectNoSession();
+  });
+
+  it('forged callbacks (no state, empty, another value, a state with extra characters) are refused and the login goes on', async () => {
+    const statuses: number[] = [];
+    const result = await login([], async (callback) => {
+      const real = new URL(callback);
+      const forge = async (edit: (u: URL) => void) => {
+        const forged = new URL(real);
+        edit(forged);
+        const response = await fetch(forged);
+        statuses.push(response.status);
+        await response.text();
+      };
+      await forge((u) => u.searchParams.delete('state'));
+      await forge((u) => u.searchParams.set('state', ''));
+      await forge((u) => u.searchParams.set('state', 'forged'));
+      await forge((u) => u.searchParams.set('state', `${real.searchParams.get('state')}x`));
+      await forge((u) => (u.searchParams.set('state', 'forged'), u.searchParams.set('error', 'access_denied'), u.searchParams.delete('code')));
+      await fetch(real).then((r) => r.text());
+    });
+    expect(statuses).toEqual([400, 400, 400, 400, 400]);
+    expectSuccess(result);
+    expect(platform.stats.count('token:authorization_code')).toBe(1);
+    expect(await expectConsistent(home)).toBe('logged-in');
+  });
+
+  it('a second callback after the first is refused (409 or closed); the code is exchanged once', async () => {
+    let second: number | string = 'not tried';
+    const result = await login([], async (callback) => {
+      const first = await fetch(callback);
+      expect(first.status).toBe(200);
+      await first.text();
+      second = await fetch(callback).then(
+        async (r) => (await r.text(), r.status),
+        (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? e.message,
+      );
+    });
+    expectSuccess(result);
+    expect([409, 'ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET']).toContain(second);
+    expect(platform.stats.count('token:authorization_code')).toBe(1);
+    const port = callbackPort(AUTHORIZE_URL.exec(result.stderr)![1]!);
+    await expect(fetch(`http://127.0.0.1:${port}/callback`)).rejects.toThrow();
+  });
+});
