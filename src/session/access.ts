@@ -212,10 +212,22 @@ async function storeRotated(ctx: Context, current: ActiveSession, session: Store
 }
 
 /**
- * Forgets the tokens (and with them a confidential client's secret) but keeps base URL and registration, so the
- * next login needs no flags; `forgetClient` drops the registration too (the server no longer knows it).
+ * Forgets the tokens but keeps base URL and registration (and a confidential client's secret, in the token store),
+ * so the next login needs no flags; `forgetClient` drops the registration and its secret too (the server no longer
+ * knows it).
  */
-export async function endSession(ctx: Context, active: Pick<ActiveSession, 'profile' | 'store'>, options: { forgetClient?: boolean } = {}): Promise<void> {
+export async function endSession(
+  ctx: Context,
+  active: Pick<ActiveSession, 'profile' | 'store'> & { session?: StoredSession },
+  options: { forgetClient?: boolean } = {},
+): Promise<void> {
+  const secret = active.session?.clientSecret;
+  const { keepClientSecret, dropKeptClientSecret } = await import('./client-secret.js');
+  if (secret && !options.forgetClient && active.profile.client?.authMethod === 'client_secret_post') {
+    await keepClientSecret(ctx, active.store, active.profile.name, secret);
+  } else if (options.forgetClient) {
+    await dropKeptClientSecret(ctx, active.store, active.profile.name);
+  }
   await active.store.delete(active.profile.name);
   const profiles = await ctx.profiles();
   const { user: _user, expiresAt: _expiresAt, client, ...rest } = active.profile;

@@ -13,6 +13,7 @@ import { ClientRejectedError } from '../oauth/tokens.js';
 import type { LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile } from '../store/types.js';
 import { loadSession } from './access.js';
+import { readKeptClientSecret } from './client-secret.js';
 import { portOf } from './consent.js';
 import type { LoginOptions } from './login.js';
 
@@ -76,7 +77,7 @@ export async function planClient(
 }
 
 export async function storedSecret(ctx: Context, profile: Profile, client: ClientRegistration): Promise<string> {
-  const secret = (await loadSession(ctx, profile))?.session.clientSecret;
+  const secret = (await loadSession(ctx, profile))?.session.clientSecret ?? (await readKeptClientSecret(ctx, profile));
   if (secret) return secret;
   const which = profile.name === 'default' ? '' : ` --profile ${profile.name}`;
   throw new UsageError(

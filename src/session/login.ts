@@ -209,10 +209,14 @@ async function persist(
     const current = (await profiles.load(previous.name, { ignoreDamaged: true })) ?? previous;
     const store = await ctx.tokenStore();
     await store.set(current.name, input.session);
+    // A secret kept across a logout is beside the tokens again: the kept copy goes, wherever it was.
+    const { dropKeptClientSecret } = await import('./client-secret.js');
+    await dropKeptClientSecret(ctx, store, current.name);
     if (current.tokenStore && current.tokenStore !== store.kind) {
       // The session moved (say, the keychain became available): do not leave the old copy behind.
       const old = await ctx.tokenStore(current.tokenStore).catch(() => undefined);
       await old?.delete(current.name).catch(() => {});
+      if (old) await dropKeptClientSecret(ctx, old, current.name);
     }
     const profile: Profile = {
       ...current,

@@ -130,9 +130,14 @@ describe('the secret sweep', () => {
     expect(secrets).toContain(platform.preRegistered.confidentialClientSecret);
     expect(secrets.length).toBeGreaterThan(15);
     const outputs = out.sweep(secrets);
-    // After logout --all nothing holds a secret: not the token files (gone), not the profiles, not the caches.
-    const files = await expectNoSecretInFiles(home.dir, secrets);
-    expect(await listFiles(path.join(home.configDir, 'tokens'))).toEqual([]);
+    // After logout --all nothing holds a secret — not the profiles, not the caches, no token — but the confidential
+    // integration's client secret, kept for the next login in its own 0600 entry of the token store.
+    const kept = path.join(home.configDir, 'tokens', 'bot.client-secret.json');
+    const files = await expectNoSecretInFiles(home.dir, secrets, { except: (file) => file === path.relative(home.dir, kept) });
+    const { readFile } = await import('node:fs/promises');
+    const keptText = await readFile(kept, 'utf8');
+    expect(secrets.filter((s) => keptText.includes(s))).toEqual([platform.preRegistered.confidentialClientSecret]);
+    expect((await listFiles(path.join(home.configDir, 'tokens'))).map((f) => path.basename(f))).toEqual(['bot.client-secret.json']);
     expect(outputs).toBeGreaterThan(50);
     expect(files).toBeGreaterThan(4);
     console.log(`secrets.test.ts: ${secrets.length} secrets, ${outputs} outputs and ${files} files swept (file store)`);

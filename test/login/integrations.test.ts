@@ -165,7 +165,7 @@ describe('a confidential integration (--client-id with --client-secret-stdin), f
     expect(holders).toEqual([tokenFile]);
   });
 
-  it('refreshes and logs out (revoking both tokens) with the secret, then forgets it', async () => {
+  it('refreshes and logs out (revoking both tokens) with the secret, then keeps only the secret, in the 0600 token store', async () => {
     expect((await confidentialLogin(['--scope', 'courses:read'])).code).toBe(0);
     const before = await readStoredSession(home);
     const refresh = await home.run(['refresh', '--verbose']);
@@ -190,11 +190,18 @@ describe('a confidential integration (--client-id with --client-secret-stdin), f
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: after.refreshToken, client_id: confidentialId, client_secret: secret }),
     });
     expect(((await replay.json()) as { error: string }).error).toBe('invalid_grant');
-    const everything = (await filesWithText(home.dir)).map(({ text }) => text).join('\n');
-    expect(everything).not.toContain(secret);
+    // The tokens are gone; the integration's secret is kept (a later login needs no flags), in its own 0600 entry.
+    const kept = path.join(home.configDir, 'tokens', 'default.client-secret.json');
+    const holders = (await filesWithText(home.dir)).filter(({ text }) => text.includes(secret)).map(({ file }) => file);
+    expect(holders).toEqual([kept]);
+    expect((await stat(kept)).mode & 0o777).toBe(0o600);
+    const keptEntry = JSON.parse(await readFile(kept, 'utf8'));
+    expect(keptEntry).toMatchObject({ accessToken: '', clientSecret: secret });
+    expect(keptEntry.refreshToken).toBeUndefined();
+    expect((await home.run(['token'])).code).toBe(4);
   });
 
-  it('a step-up while signed in reuses the stored secret; after logout plat asks for it again before opening anything', async () => {
+  it('a step-up while signed in reuses the stored secret; after logout a plain plat login needs no flags', async () => {
     expect((await confidentialLogin(['--scope', 'courses:read'])).code).toBe(0);
     const stepUp = await home.run(['login', '--add-scope', 'analytics:read'], { env: { PLAT_BROWSER: APPROVING_BROWSER } });
     expect(stepUp.code, stepUp.stderr).toBe(0);
@@ -203,11 +210,15 @@ describe('a confidential integration (--client-id with --client-secret-stdin), f
     expect((await readStoredSession(home)).clientSecret).toBe(secret);
 
     expect((await home.run(['logout'])).code).toBe(0);
-    const again = await home.run(['login'], { env: { PLAT_BROWSER: APPROVING_BROWSER } });
-    expect(again.code).toBe(2);
-    expect(again.stderr).toContain(`plat login --client-id ${confidentialId} --client-secret-stdin`);
-    expect(again.stderr).not.toContain('/oauth/authorize');
-    expect((await confidentialLogin()).code).toBe(0);
+    const again = await home.run(['login', '--verbose'], { env: { PLAT_BROWSER: APPROVING_BROWSER } });
+    expect(again.code, again.stderr).toBe(0);
+    expect(param([...again.stderr.matchAll(AUTHORIZE_URL)][0]![1]!, 'client_id')).toBe(confidentialId);
+    expect(again.stderr).toMatch(/^> .*grant_type=authorization_code.*client_secret=\[redacted\]/m);
+    expect(platform.stats.count('register')).toBe(0);
+    // the secret is beside the tokens again, and only there
+    expect((await readStoredSession(home)).clientSecret).toBe(secret);
+    const holders = (await filesWithText(home.dir)).filter(({ text }) => text.includes(secret)).map(({ file }) => file);
+    expect(holders).toEqual([path.join(home.configDir, 'tokens', 'default.json')]);
   });
 
   it('a wrong secret is refused by the server (exit 4), nothing is stored and nothing is registered', async () => {
