@@ -284,5 +284,11 @@ describe.skipIf(keyring.skip)(keyring.title('a confidential integration with the
     expect(logout.stdout).toMatch(/the tokens were revoked at the server/);
     expect(await apiStatus(platform, token)).toBe(401);
     await noSecretInFiles();
+
+    // The secret was kept across logout in the keychain itself: a plain login needs no flags and no file.
+    const again = await home.run(['login'], { env: { PLAT_BROWSER: APPROVING_BROWSER } });
+    expect(again.code, again.stderr).toBe(0);
+    expect(platform.stats.count('register')).toBe(0);
+    await noSecretInFiles();
   });
 });
