@@ -3,7 +3,7 @@
  * cancellation, config dir, stores, HTTP, browser. Heavy pieces are created on first use so a command pays only for
  * what it touches (`plat --version` touches nothing).
  */
-import { homedir, hostname } from 'node:os';
+import { hostname } from 'node:os';
 import type { BrowserResult } from './browser.js';
 import type { Http } from './http.js';
 import type { IO } from './io.js';
@@ -93,4 +93,3 @@ export function createContext(options: ContextOptions): Context {
   return ctx;
 }
 
-export const defaultHome = homedir;

@@ -11,6 +11,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { InterruptedError, NetworkError, PlatError } from './errors.js';
+import { describeNetworkCode } from './network-codes.js';
 import type { IO } from './io.js';
 import { redactBody, redactHeaderValue, redactUrl } from './redact.js';
 
@@ -201,24 +202,6 @@ function limitBody(response: HttpResponse, max: number, url: URL): Readable {
   return limited;
 }
 
-const CODE_MESSAGES: Record<string, string> = {
-  ECONNREFUSED: 'the connection was refused',
-  ECONNRESET: 'the connection was reset',
-  EPIPE: 'the connection was closed',
-  ENOTFOUND: 'the host name could not be resolved',
-  EAI_AGAIN: 'the host name could not be resolved',
-  EHOSTUNREACH: 'the host is unreachable',
-  ENETUNREACH: 'the network is unreachable',
-  ETIMEDOUT: 'the connection timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
-  UND_ERR_HEADERS_TIMEOUT: 'the server did not answer in time',
-  UND_ERR_BODY_TIMEOUT: 'the server stopped sending the response',
-  UND_ERR_SOCKET: 'the connection was closed unexpectedly',
-  UND_ERR_CLOSED: 'the connection was closed unexpectedly',
-  UND_ERR_HEADERS_OVERFLOW: 'the server sent response headers that are too large',
-  HPE_HEADER_OVERFLOW: 'the server sent response headers that are too large',
-  UND_ERR_RES_EXCEEDED_MAX_SIZE: 'the server sent a response that is too large',
-};
 
 /** Turns whatever the transport threw into a sentence with the contract's exit code. */
 export function toNetworkError(error: unknown, url: URL, interrupt?: AbortSignal): PlatError {
@@ -236,7 +219,7 @@ export function toNetworkError(error: unknown, url: URL, interrupt?: AbortSignal
       { cause: error, code },
     );
   }
-  const what = CODE_MESSAGES[code] ?? (code ? `network error ${code}` : 'the request failed');
+  const what = describeNetworkCode(code) ?? (code ? `network error ${code}` : 'the request failed');
   return new NetworkError(`Could not reach ${url.origin}: ${what}. Check the base URL and your network (or proxy settings).`, {
     cause: error,
     code: code || undefined,

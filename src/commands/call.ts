@@ -51,7 +51,7 @@ export async function run(ctx: Context, method: string, target: string, flags: C
 
   let source: TokenSource | undefined;
   if (!flags.anonymous && request.sameOrigin) {
-    source = await getAccessToken(ctx, { optional: true });
+    source = await getAccessToken(ctx, { optional: true, profile });
     if (!source) io.note('Not logged in: calling anonymously. Run plat login to call as yourself.');
   } else if (!flags.anonymous && !request.sameOrigin) {
     io.note(`${request.url.origin} is not the platform's origin: calling it without your token.`);

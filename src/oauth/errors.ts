@@ -5,6 +5,7 @@
 import * as oauth from 'oauth4webapi';
 import { AuthError, ExitCode, InterruptedError, NetworkError, PlatError } from '../errors.js';
 import { sanitize } from './sanitize.js';
+import { describeNetworkCode } from '../network-codes.js';
 
 /** What plat was doing, for the sentence: "discovering the authorization server", "registering plat", ... */
 export type Step = string;
@@ -165,16 +166,10 @@ function bodyFailure(cause: unknown, origin: string): PlatError | undefined {
   if (failure?.name === 'AbortError') return new InterruptedError();
   if (typeof failure?.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(failure.code)) {
     return new NetworkError(
-      `The response from ${origin} broke off before it was complete (${NETWORK_REASONS[failure.code] ?? failure.code}). Check your network and try again.`,
+      `The response from ${origin} broke off before it was complete (${describeNetworkCode(failure.code) ?? failure.code}). Check your network and try again.`,
       { cause, code: failure.code },
     );
   }
   return undefined;
 }
 
-const NETWORK_REASONS: Record<string, string> = {
-  ECONNRESET: 'the connection was reset',
-  EPIPE: 'the connection was closed',
-  UND_ERR_SOCKET: 'the connection was closed',
-  UND_ERR_BODY_TIMEOUT: 'the server stopped sending it',
-};

@@ -110,16 +110,17 @@ export function credentialsOf(active: ActiveSession): ClientCredentials {
  * A usable token. `optional`: without PLAT_TOKEN or a session, resolve to undefined instead of failing (anonymous
  * calls). `force`: refresh even if the token looks valid (after a 401).
  */
-export async function getAccessToken(ctx: Context, options: { optional: true; force?: boolean }): Promise<TokenSource | undefined>;
-export async function getAccessToken(ctx: Context, options?: { optional?: false; force?: boolean }): Promise<TokenSource>;
+export async function getAccessToken(ctx: Context, options: { optional: true; force?: boolean; profile?: Profile }): Promise<TokenSource | undefined>;
+export async function getAccessToken(ctx: Context, options?: { optional?: false; force?: boolean; profile?: Profile }): Promise<TokenSource>;
 export async function getAccessToken(
   ctx: Context,
-  options: { optional?: boolean; force?: boolean } = {},
+  options: { optional?: boolean; force?: boolean; profile?: Profile } = {},
 ): Promise<TokenSource | undefined> {
   const fromEnv = ctx.env.PLAT_TOKEN?.trim();
   rememberSecrets(fromEnv);
   if (fromEnv) return { kind: 'env', token: fromEnv };
-  const profile = await loadProfile(ctx);
+  // A caller that has read the profile already passes it: the token path reads each file once.
+  const profile = options.profile ?? (await loadProfile(ctx));
   const active = await loadSession(ctx, profile);
   if (!active) {
     if (options.optional) return undefined;

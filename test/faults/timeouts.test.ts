@@ -142,7 +142,7 @@ describe('createHttp deadlines (injected short)', () => {
     const { fetch } = http({ bodyTimeoutMs: 300 });
     const { error } = await failure(discover({ fetch }, stallingUrl, Date.now()));
     expect(error).toBeInstanceOf(NetworkError);
-    expect(error.message).toMatch(/broke off before it was complete \(the server stopped sending it\)/);
+    expect(error.message).toMatch(/broke off before it was complete \(the server stopped sending the response\)/);
   });
 
   it('headers, on the OAuth path: discovery against a silent server fails after the deadline (exit 3)', async () => {

@@ -1,0 +1,23 @@
+/** What a socket-level error code means, in words a user can act on; one table for every place that reports one. */
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'the connection was refused',
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was closed',
+  ENOTFOUND: 'the host name could not be resolved',
+  EAI_AGAIN: 'the host name could not be resolved',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+  ETIMEDOUT: 'the connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+  UND_ERR_HEADERS_TIMEOUT: 'the server did not answer in time',
+  UND_ERR_BODY_TIMEOUT: 'the server stopped sending the response',
+  UND_ERR_SOCKET: 'the connection was closed unexpectedly',
+  UND_ERR_CLOSED: 'the connection was closed unexpectedly',
+  UND_ERR_HEADERS_OVERFLOW: 'the server sent response headers that are too large',
+  HPE_HEADER_OVERFLOW: 'the server sent response headers that are too large',
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: 'the server sent a response that is too large',
+};
+
+export function describeNetworkCode(code: string | undefined): string | undefined {
+  return code ? REASONS[code] : undefined;
+}
