@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
-import type { HttpResponse } from '../http.js';
+import type { HttpResponse } from '../http/types.js';
 import { AuthError, ExitCode, InterruptedError, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import { getAccessToken, type TokenSource } from '../session/access.js';

@@ -7,7 +7,8 @@
 import type { AuthorizationServer } from 'oauth4webapi';
 import { AuthError, InterruptedError, NetworkError, PlatError } from '../errors.js';
 import type { ProfileUser } from '../store/types.js';
-import type { Http, HttpResponse } from '../http.js';
+import type { Http } from '../http/index.js';
+import type { HttpResponse } from '../http/types.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { MAX_OAUTH_BODY_BYTES } from './limits.js';
 import { sanitize } from '../text.js';

@@ -140,7 +140,7 @@ export async function diagnoseNoAnswer(
   let verdict: Awaited<ReturnType<typeof probeAuthorization>> = 'unknown';
   if (interrupted) {
     // The context's HTTP client is already aborted by Ctrl-C: ask with a short-lived one of our own.
-    const { createHttp } = await import('../http.js');
+    const { createHttp } = await import('../http/index.js');
     const http = createHttp({
       io: ctx.io,
       env: ctx.env,
