@@ -6,12 +6,12 @@
  */
 import type { AuthorizationServer } from 'oauth4webapi';
 import { AuthError, InterruptedError, NetworkError, PlatError } from '../errors.js';
-import type { ProfileUser } from '../store/types.js';
 import type { Http } from '../http/index.js';
 import type { HttpResponse } from '../http/types.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { MAX_OAUTH_BODY_BYTES } from './limits.js';
 import { sanitize } from '../text.js';
+import type { UserIdentity } from './types.js';
 import { parseBearerChallenge } from './www-authenticate.js';
 
 export interface UserInfo {
@@ -76,7 +76,7 @@ export async function fetchUserInfo(
 }
 
 /** The non-secret facts about the user that the profile keeps. */
-export function toProfileUser(info: UserInfo): ProfileUser {
+export function toProfileUser(info: UserInfo): UserIdentity {
   const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
   return { sub: info.sub, name: text(info.name), email: text(info.email), preferredUsername: text(info.preferred_username) };
 }

@@ -131,9 +131,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       await listener.close();
       listener = undefined;
 
-      const session = exchanged.session;
+      // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
+      const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
       rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
-      if (client.credentials.secret) session.clientSecret = client.credentials.secret;
       const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, resource });
       return await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
     }
