@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Platform } from '../platform/index.mjs';
+import { readablePlatBin } from './readable-copy.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const platBin = path.join(repoRoot, 'bin', 'plat.js');
@@ -99,7 +100,9 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
   return new Promise((resolve, reject) => {
     // An undefined value means "unset": spawn would pass the string "undefined".
     const env = Object.fromEntries(Object.entries(options.env ?? process.env).filter(([, v]) => v !== undefined));
-    const child = spawn(process.execPath, [platBin, ...args], {
+    // Another user may not be able to enter the checkout (a clone in /root or a 0700 directory): give it a copy.
+    const otherUser = options.uid !== undefined && options.uid !== process.getuid?.();
+    const child = spawn(process.execPath, [otherUser ? readablePlatBin(repoRoot) : platBin, ...args], {
       env: env as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
