@@ -134,7 +134,7 @@ describe('a session belongs to one issuer', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/now names another authorization server/);
     expect(hostile.leaks(platform.secrets())).toEqual([]);
-    expect((await readState(home)).tokens ?? null).toBeNull();
+    expect((await readState(home)).session).toBeUndefined();
   });
 
   it('whoami sends the token to no other UserInfo', async () => {
@@ -175,7 +175,7 @@ describe('no endpoint is guessed for an authorization server on another origin',
     expect(out.stdout).not.toMatch(/revoked at the server/);
     expect(Object.keys(platform.stats.keys()).filter((k) => k.includes('revoke'))).toEqual([]);
     expect(hostile.leaks(platform.secrets())).toEqual([]);
-    expect((await readState(home)).tokens ?? null).toBeNull();
+    expect((await readState(home)).session).toBeUndefined();
   });
 });
 
@@ -261,7 +261,7 @@ describe('nothing a server sends drives the terminal or the shell', () => {
     });
     (globalThis as { approved?: boolean }).approved = false;
     expectFailure(result, 1, /access_token with characters a token cannot contain \(RFC 6749 Appendix A/);
-    expect((await readState(home)).tokens ?? null).toBeNull();
+    expect((await readState(home)).session).toBeUndefined();
   });
 });
 
