@@ -3,7 +3,7 @@
  * logs every request with its Authorization header and body) next to the reference platform. Each case reads
  * what was sent where from the servers' own records, and checks the exit code, the sentence and the disk.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -304,6 +304,24 @@ describe('the machine: other users, loose modes', () => {
     execFileSync('chown', ['65534', file]);
     const result = await home.run(['call', 'GET', '/api/courses']);
     expectFailure(result, 1, /belongs to another user \(uid 65534\), so plat will not trust what it holds/);
+  });
+
+  it.runIf(process.getuid?.() === 0)('http:// to a name that resolves off loopback is refused before any request (checked in a mount namespace whose /etc/hosts says so)', async () => {
+    const hosts = path.join(home.dir, 'hosts');
+    // 0.0.0.0 is not loopback, yet stays on this machine should the check ever fail.
+    await writeFile(hosts, `0.0.0.0 school.localhost\n127.0.0.1 localhost\n`);
+    const port = new URL(hostile.baseUrl).port;
+    const bin = path.resolve('bin/plat.js');
+    const script = `mount --bind "$1" /etc/hosts && exec "$2" "$3" call GET "http://school.localhost:$4/api/x"`;
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', hosts, process.execPath, bin, port], { env: home.env });
+        let stderr = '';
+        child.stderr.on('data', (c: Buffer) => (stderr += c));
+        child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toMatch(/resolves to an address that is not loopback/);
+    expect(hostile.log).toEqual([]);
   });
 
   it('new directories are created 0700', async () => {
