@@ -15,7 +15,7 @@ import type { ClientRegistration, Profile } from '../store/types.js';
 import { loadSession } from './access.js';
 import { readKeptClientSecret } from './client-secret.js';
 import { portOf } from './consent.js';
-import type { LoginOptions } from './login.js';
+import type { LoginOptions } from './login-options.js';
 
 /**
  * Which client this login uses. `stored`: a registration plat made earlier at this issuer, reused. `known`: a

@@ -45,21 +45,7 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
  * Violations that in-flight work removes (issue 15): the lead empties this list. An entry that no longer occurs
  * fails the test too, so the list can only shrink; a violation not on it fails at once.
  */
-const KNOWN_VIOLATIONS: readonly string[] = [
-  // Commands doing session work: the authenticated-request path (session/request.ts) takes these over.
-  'commands → protocol: src/commands/call.ts → src/oauth/www-authenticate.ts',
-  'commands → protocol: src/commands/status.ts → src/oauth/userinfo.ts',
-  'commands → protocol: src/commands/whoami.ts → src/oauth/userinfo.ts',
-  'commands → store: src/commands/status.ts → src/store/types.ts',
-  'commands → store: src/commands/format.ts → src/store/types.ts',
-  // The login flow passes its whole options bag down and imports the type back (issue 15 item 3: a small typed
-  // request per step instead).
-  'cycle: src/session/consent.ts → src/session/login.ts',
-  'cycle: src/session/login-client.ts → src/session/consent.ts',
-  'cycle: src/session/login-client.ts → src/session/login.ts',
-  'cycle: src/session/login.ts → src/session/consent.ts',
-  'cycle: src/session/login.ts → src/session/login-client.ts',
-];
+const KNOWN_VIOLATIONS: readonly string[] = [];
 
 interface Import {
   from: string;
