@@ -6,7 +6,8 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError, NetworkError } from '../../src/errors.js';
-import { getAccessToken, loadSession, refreshSession } from '../../src/session/access.js';
+import { loadSession, refreshSession } from '../../src/session/access.js';
+import { bindSession, getAccessToken } from '../../src/session/binding.js';
 import { signIn } from '../helpers/consent.js';
 import { testContext, type TestContext } from '../helpers/context.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
@@ -27,7 +28,7 @@ async function signedIn(env: Record<string, string | undefined> = {}): Promise<T
   return t;
 }
 
-describe('getAccessToken', () => {
+describe('getAccessToken and bindSession', () => {
   it('hands out the stored token while it is fresh, and refreshes once it is inside the margin', async () => {
     const { ctx, clock, stderr } = await signedIn();
     const stored = await readStoredSession(home);
@@ -49,15 +50,33 @@ describe('getAccessToken', () => {
   it('PLAT_TOKEN wins over the stored session without reading it', async () => {
     const { ctx } = await signedIn({ PLAT_TOKEN: '  token-from-the-environment  ' });
     await rm(tokenPath(home)); // were the store read, this session would be found missing and the profile repaired
-    expect(await getAccessToken(ctx)).toEqual({ kind: 'env', token: 'token-from-the-environment' });
+    expect(await getAccessToken(ctx)).toMatchObject({ kind: 'env', token: 'token-from-the-environment' });
     expect((await readProfile(home)).loggedIn).toBe(true);
   });
 
-  it('without PLAT_TOKEN or a session: undefined when optional, else "Not logged in" with the command to run', async () => {
+  it('without PLAT_TOKEN or a session: no binding, and "Not logged in" with the command to run', async () => {
     t = testContext(home);
-    expect(await getAccessToken(t.ctx, { optional: true })).toBeUndefined();
+    expect(await bindSession(t.ctx)).toMatchObject({ kind: 'none', reason: 'not-logged-in' });
     await expect(getAccessToken(t.ctx)).rejects.toThrow(AuthError);
     await expect(getAccessToken(t.ctx)).rejects.toThrow(/^Not logged in\. Run: plat login --base-url <url>$/);
+  });
+});
+
+describe('bindSession: a session belongs to its platform, and an ended one is not replaced', () => {
+  it('a profile signed in elsewhere gives no token for the platform named by --base-url, and says which one it is for', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    t = testContext(home, { globals: { baseUrl: 'http://127.0.0.1:9' } });
+    expect(await bindSession(t.ctx)).toMatchObject({ kind: 'none', reason: 'other-platform', baseUrl: 'http://127.0.0.1:9' });
+    await expect(getAccessToken(t.ctx)).rejects.toThrow(`Profile default is signed in to ${platform.baseUrl}, not to http://127.0.0.1:9`);
+  });
+
+  it('a session that ended without the user\'s word stays ended: no anonymous fallback, and the way out named', async () => {
+    const { ctx } = await signedIn();
+    const session = await readStoredSession(home);
+    await writeFile(tokenPath(home), JSON.stringify({ ...session, refreshToken: 'not-a-refresh-token-the-server-issued' }));
+    await expect(refreshSession(ctx, (await loadSession(ctx))!, { onlyIfUnchanged: false })).rejects.toThrow(AuthError);
+    expect(await bindSession(ctx)).toMatchObject({ kind: 'none', reason: 'ended' });
+    await expect(getAccessToken(ctx)).rejects.toThrow(/The session of profile default at .* ended: .*Sign in again with plat login, or run plat logout/);
   });
 });
 
