@@ -4,30 +4,20 @@
  */
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, repoRoot, type Home } from '../helpers/cli.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { repoRoot } from '../helpers/cli.js';
 import { chromium } from '../helpers/components.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
 const outputDir = path.join(repoRoot, 'test-output');
 const browserScript = path.join(repoRoot, 'test', 'platform', 'chromium-browser.mjs');
 
 describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium)'), () => {
+  beforeEach(() => chromium.require());
+  const platform = usePlatform();
+  const home = useHome();
   beforeAll(async () => {
-    platform = await startPlatform();
     await mkdir(outputDir, { recursive: true });
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
-  beforeEach(async () => {
-    chromium.require();
-    home = await makeHome();
-  });
-  afterEach(async () => {
-    await home.cleanup();
   });
 
   async function loginWithChromium(consent: 'approve' | 'deny') {

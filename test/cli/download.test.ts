@@ -8,20 +8,18 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, platBin, repoRoot, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
+const platform = usePlatform();
 let home: Home;
 
 beforeAll(async () => {
-  platform = await startPlatform();
   home = await makeHome();
   const login = await home.login(platform, ['--scope', 'courses:read']);
   expect(login.code, login.stderr).toBe(0);
 });
 afterAll(async () => {
   await home.cleanup();
-  await platform.close();
 });
 
 async function download(bytes: number): Promise<{ code: number | null; received: number; peakKiB: number; checksumOk: boolean }> {

@@ -4,20 +4,14 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeHome, type Home } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
+const platform = usePlatform();
 let home: Home;
 
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
 afterEach(async () => {
   await home?.cleanup();
 });

@@ -1,36 +1,12 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { describe, expect, it } from 'vitest';
+import { expectCleanError, type Home } from '../helpers/cli.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  platform.clearOverrides();
-  Object.assign(platform.knobs, {
-    metadata: 'ok',
-    protectedResourceMetadata: 'ok',
-    codeChallengeMethods: undefined,
-    issParameterSupported: true,
-    registration: 'ok',
-    grantScopes: null,
-    accessTokenTtl: 3600,
-  });
-  platform.stats.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 async function filesUnder(dir: string): Promise<string[]> {
   try {

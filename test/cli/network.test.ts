@@ -3,26 +3,12 @@
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectCleanError } from '../helpers/cli.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  platform.clearOverrides();
-  home = await makeHome({ PLAT_BASE_URL: platform.baseUrl });
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome(() => ({ PLAT_BASE_URL: platform.baseUrl }));
 
 describe('plat call over an unreliable network', () => {
   it('retries a GET whose connection is reset, and succeeds', async () => {

@@ -59,11 +59,14 @@ export function usePlatform(options: UsePlatformOptions = {}): Platform {
   return lateBound('the platform', () => platform);
 }
 
-/** A fresh home (config dir, HOME, file token store) for each test of this file, removed after it. */
-export function useHome(extraEnv: Record<string, string | undefined> = {}): Home {
+/**
+ * A fresh home (config dir, HOME, file token store) for each test of this file, removed after it. `extraEnv` may be
+ * a function, read before each test (for values known only then, such as the platform's address).
+ */
+export function useHome(extraEnv: Record<string, string | undefined> | (() => Record<string, string | undefined>) = {}): Home {
   let home: Home | undefined;
   beforeEach(async () => {
-    home = await makeHome(extraEnv);
+    home = await makeHome(typeof extraEnv === 'function' ? extraEnv() : extraEnv);
   });
   afterEach(async () => {
     await home?.cleanup();
