@@ -8,8 +8,19 @@ import type { ChildProcess } from 'node:child_process';
 import type { Home, PlatResult, RunOptions } from './cli.js';
 import type { Platform } from '../platform/index.mjs';
 
-/** An authorization URL of the reference platform (http, or https when it serves TLS). */
-export const AUTHORIZE_URL = /(https?:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/g;
+/** An authorization URL of the reference platform (http, or https when it serves TLS); group 1 is the URL. */
+export const AUTHORIZE_URL = /(https?:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/;
+
+/** Every authorization URL in `text`, in order. */
+export function authorizeUrls(text: string): string[] {
+  return [...text.matchAll(new RegExp(AUTHORIZE_URL.source, 'g'))].map((match) => match[1]!);
+}
+
+/** A query parameter of a URL. */
+export const param = (url: string, name: string) => new URL(url).searchParams.get(name);
+
+/** The port of the redirect URI an authorization URL names. */
+export const redirectPort = (authorizeUrl: string) => Number(new URL(param(authorizeUrl, 'redirect_uri')!).port);
 
 /** How the callback reaches plat after consent. */
 export type Deliver = (callbackUrl: string, child: ChildProcess, authorizeUrl: string) => Promise<void> | void;
@@ -53,8 +64,7 @@ export function approving(platform: Platform, options: ConsentOptions = {}): Con
     callbacks: [],
     errors: [],
     onStderr(stderr, child) {
-      for (const match of stderr.matchAll(AUTHORIZE_URL)) {
-        const url = match[1]!;
+      for (const url of authorizeUrls(stderr)) {
         if (consent.urls.includes(url)) continue;
         consent.urls.push(url);
         options.onUrl?.(url, child);

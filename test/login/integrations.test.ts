@@ -6,24 +6,14 @@
 import { readFile, stat } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import {
-  APPROVING_BROWSER,
-  AUTHORIZE_URL,
-  apiStatus,
-  approving,
-  filesWithText,
-  param,
-  paste,
-  readProfile,
-  readStoredSession,
-  redirectPort,
-  sessionFiles,
-  signIn,
-} from './helpers.js';
+import { startPlatform } from '../platform/index.mjs';
+import { approving, authorizeUrls, param, paste, redirectPort, signIn } from '../helpers/consent.js';
+import { filesWithText, readProfile, readStoredSession, sessionFiles } from '../helpers/state.js';
+import { APPROVING_BROWSER, apiStatus } from './helpers.js';
+import { usePlatform } from '../helpers/platform.js';
 
 /** A port nothing listens on right now. */
 async function freePort(): Promise<number> {
@@ -34,23 +24,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-let platform: Platform;
+const platform = usePlatform();
 let home: Home;
 let publicId: string;
 let confidentialId: string;
 let secret: string;
 
-beforeAll(async () => {
-  platform = await startPlatform();
+beforeAll(() => {
   ({ publicClientId: publicId, confidentialClientId: confidentialId, confidentialClientSecret: secret } = platform.preRegistered);
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  platform.clearOverrides();
-  Object.assign(platform.knobs, { unknownClients: [], unknownClientsAt: 'everywhere' });
-  platform.stats.reset();
 });
 afterEach(async () => {
   await home?.cleanup();
@@ -71,7 +52,7 @@ describe('a pre-registered public client (--client-id)', () => {
   });
 
   it('signs in without registering, refreshes, is reused by a plain plat login, and logs out with revocation', async () => {
-    const { result, approval } = await signIn(home, platform, ['--client-id', publicId, '--scope', 'courses:read']);
+    const { result, consent: approval } = await signIn(home, platform, ['--client-id', publicId, '--scope', 'courses:read']);
     expect(JSON.parse((await home.run(['status', '--json'])).stdout).profiles[0].clientId).toBe(publicId);
     expect(param(approval.urls[0]!, 'client_id')).toBe(publicId);
     expect(result.stdout).toMatch(/Scopes: openid courses:read/);
@@ -82,7 +63,7 @@ describe('a pre-registered public client (--client-id)', () => {
     expect(platform.stats.count('token:refresh_token')).toBe(1);
 
     const again = await signIn(home, platform);
-    expect(param(again.approval.urls[0]!, 'client_id')).toBe(publicId);
+    expect(param(again.consent.urls[0]!, 'client_id')).toBe(publicId);
     expect(platform.stats.count('register')).toBe(0);
 
     const { accessToken } = await readStoredSession(home);
@@ -100,7 +81,7 @@ describe('a pre-registered public client (--client-id)', () => {
     try {
       strict.knobs.strictRedirectPort = true;
       const first = await signIn(home, strict, ['--client-id', 'fixed-port-app', '--port', String(port)]);
-      expect(redirectPort(first.approval.urls[0]!)).toBe(port);
+      expect(redirectPort(first.consent.urls[0]!)).toBe(port);
       const approval = approving(strict);
       const again = await home.run(['login', '--no-browser'], { onStderr: approval.onStderr });
       expect(again.code, again.stderr).toBe(0);
@@ -161,7 +142,7 @@ describe('a confidential integration (--client-id with --client-secret-stdin), f
     const tokenFile = path.join(home.configDir, 'tokens', 'default.json');
     expect((await stat(tokenFile)).mode & 0o777).toBe(0o600);
     expect((await readStoredSession(home)).clientSecret).toBe(secret);
-    const holders = (await filesWithText(home.dir)).filter(({ text }) => text.includes(secret)).map(({ file }) => file);
+    const holders = (await filesWithText(home.dir)).filter(({ text }) => text.includes(secret)).map(({ file }) => path.join(home.dir, file));
     expect(holders).toEqual([tokenFile]);
   });
 
@@ -192,7 +173,7 @@ describe('a confidential integration (--client-id with --client-secret-stdin), f
     expect(((await replay.json()) as { error: string }).error).toBe('invalid_grant');
     // The tokens are gone; the integration's secret is kept (a later login needs no flags), in its own 0600 entry.
     const kept = path.join(home.configDir, 'tokens', 'default.client-secret.json');
-    const holders = (await filesWithText(home.dir)).filter(({ text }) => text.includes(secret)).map(({ file }) => file);
+    const holders = (await filesWithText(home.dir)).filter(({ text }) => text.includes(secret)).map(({ file }) => path.join(home.dir, file));
     expect(holders).toEqual([kept]);
     expect((await stat(kept)).mode & 0o777).toBe(0o600);
     const keptEntry = JSON.parse(await readFile(kept, 'utf8'));
@@ -205,19 +186,19 @@ describe('a confidential integration (--client-id with --client-secret-stdin), f
     expect((await confidentialLogin(['--scope', 'courses:read'])).code).toBe(0);
     const stepUp = await home.run(['login', '--add-scope', 'analytics:read'], { env: { PLAT_BROWSER: APPROVING_BROWSER } });
     expect(stepUp.code, stepUp.stderr).toBe(0);
-    expect(param([...stepUp.stderr.matchAll(AUTHORIZE_URL)][0]![1]!, 'client_id')).toBe(confidentialId);
+    expect(param(authorizeUrls(stepUp.stderr)[0]!, 'client_id')).toBe(confidentialId);
     expect((await home.run(['call', 'GET', '/api/analytics'])).code).toBe(0);
     expect((await readStoredSession(home)).clientSecret).toBe(secret);
 
     expect((await home.run(['logout'])).code).toBe(0);
     const again = await home.run(['login', '--verbose'], { env: { PLAT_BROWSER: APPROVING_BROWSER } });
     expect(again.code, again.stderr).toBe(0);
-    expect(param([...again.stderr.matchAll(AUTHORIZE_URL)][0]![1]!, 'client_id')).toBe(confidentialId);
+    expect(param(authorizeUrls(again.stderr)[0]!, 'client_id')).toBe(confidentialId);
     expect(again.stderr).toMatch(/^> .*grant_type=authorization_code.*client_secret=\[redacted\]/m);
     expect(platform.stats.count('register')).toBe(0);
     // the secret is beside the tokens again, and only there
     expect((await readStoredSession(home)).clientSecret).toBe(secret);
-    const holders = (await filesWithText(home.dir)).filter(({ text }) => text.includes(secret)).map(({ file }) => file);
+    const holders = (await filesWithText(home.dir)).filter(({ text }) => text.includes(secret)).map(({ file }) => path.join(home.dir, file));
     expect(holders).toEqual([path.join(home.configDir, 'tokens', 'default.json')]);
   });
 
@@ -232,7 +213,7 @@ describe('a confidential integration (--client-id with --client-secret-stdin), f
   });
 
   it('the secret is the first line of stdin and a pasted redirect address may follow', async () => {
-    const approval = approving(platform, paste);
+    const approval = approving(platform, { deliver: paste });
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--client-id', confidentialId, '--client-secret-stdin'], {
       stdin: `${secret}\n`,
       keepStdinOpen: true,

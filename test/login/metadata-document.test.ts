@@ -5,13 +5,15 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { apiStatus, approving, param, readProfile, readStoredSession, sessionFiles, signIn } from './helpers.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectCleanError } from '../helpers/cli.js';
+import { approving, param, signIn } from '../helpers/consent.js';
+import { readProfile, readStoredSession, sessionFiles } from '../helpers/state.js';
+import { apiStatus } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
+const platform = usePlatform({ knobs: { clientIdMetadataDocuments: true, clientIdMetadataDocumentsOverHttp: true } });
+const home = useHome();
 let documentServer: Server;
 let documentUrl: string;
 let documentRequests = 0;
@@ -29,7 +31,6 @@ const publishedDocument = (url: string) => ({
 });
 
 beforeAll(async () => {
-  platform = await startPlatform();
   documentServer = createServer((req, res) => {
     documentRequests++;
     if (req.url !== '/plat/client.json') {
@@ -43,23 +44,16 @@ beforeAll(async () => {
   documentUrl = `http://127.0.0.1:${(documentServer.address() as AddressInfo).port}/plat/client.json`;
 });
 afterAll(async () => {
-  await platform.close();
   await new Promise((resolve) => documentServer.close(resolve));
 });
-beforeEach(async () => {
-  Object.assign(platform.knobs, { clientIdMetadataDocuments: true, clientIdMetadataDocumentsOverHttp: true });
+beforeEach(() => {
   documentBody = publishedDocument;
   documentRequests = 0;
-  platform.stats.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
 });
 
 describe('--client-metadata-url', () => {
   it('uses the document URL as the client_id: no registration; refresh, a later plain login and logout work', async () => {
-    const { result, approval } = await signIn(home, platform, ['--client-metadata-url', documentUrl, '--scope', 'courses:read']);
+    const { result, consent: approval } = await signIn(home, platform, ['--client-metadata-url', documentUrl, '--scope', 'courses:read']);
     expect(param(approval.urls[0]!, 'client_id')).toBe(documentUrl);
     expect(platform.stats.count('register')).toBe(0);
     expect(documentRequests).toBeGreaterThan(0); // the server resolved the client from the document
@@ -70,7 +64,7 @@ describe('--client-metadata-url', () => {
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
 
     const again = await signIn(home, platform);
-    expect(param(again.approval.urls[0]!, 'client_id')).toBe(documentUrl);
+    expect(param(again.consent.urls[0]!, 'client_id')).toBe(documentUrl);
     expect(platform.stats.count('register')).toBe(0);
 
     const { accessToken } = await readStoredSession(home);
@@ -84,7 +78,7 @@ describe('--client-metadata-url', () => {
     await signIn(home, platform); // caches metadata without client_id_metadata_document_supported
     platform.knobs.clientIdMetadataDocuments = true;
     platform.stats.reset();
-    const { approval } = await signIn(home, platform, ['--client-metadata-url', documentUrl]);
+    const { consent: approval } = await signIn(home, platform, ['--client-metadata-url', documentUrl]);
     expect(param(approval.urls[0]!, 'client_id')).toBe(documentUrl);
     expect(platform.stats.count('GET /.well-known/oauth-authorization-server')).toBe(1);
   });

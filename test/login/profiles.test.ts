@@ -2,29 +2,15 @@
  * Several accounts side by side: --profile (or PLAT_PROFILE) on every command, each profile with its own
  * platform, registration and tokens; plat status lists them all; plat logout --all revokes at each server.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { apiStatus, approving, readProfile, signIn } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { approving, signIn } from '../helpers/consent.js';
+import { readProfile } from '../helpers/state.js';
+import { apiStatus } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let school: Platform;
-let district: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  [school, district] = await Promise.all([startPlatform(), startPlatform()]);
-});
-afterAll(async () => {
-  await Promise.all([school.close(), district.close()]);
-});
-beforeEach(async () => {
-  school.stats.reset();
-  district.stats.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const school = usePlatform();
+const district = usePlatform();
+const home = useHome();
 
 describe('two accounts on two platforms', () => {
   it('keeps them apart across every command, lists both, and logs out of both with revocation at each server', async () => {

@@ -5,30 +5,18 @@
  * A normal second login adds no request.
  */
 import { createServer, type Server } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { AUTHORIZE_URL, approving, param, readProfile, redirectPort, signIn } from './helpers.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { expectCleanError } from '../helpers/cli.js';
+import { approving, authorizeUrls, param, redirectPort, signIn } from '../helpers/consent.js';
+import { readProfile } from '../helpers/state.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
+const platform = usePlatform();
+const home = useHome();
 const blockers: Server[] = [];
 
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  platform.clearOverrides();
-  Object.assign(platform.knobs, { strictRedirectPort: false, unknownClients: [], unknownClientsAt: 'everywhere' });
-  platform.stats.reset();
-  home = await makeHome();
-});
 afterEach(async () => {
   await Promise.all(blockers.splice(0).map((b) => new Promise((r) => b.close(r))));
-  await home.cleanup();
 });
 
 /** Occupies a port on 127.0.0.1 (as another program would). */
@@ -43,7 +31,7 @@ async function occupy(port: number): Promise<void> {
 
 /** Signs in once; returns the stored registration's client id and port. */
 async function registered(): Promise<{ clientId: string; port: number }> {
-  const { approval } = await signIn(home, platform);
+  const { consent: approval } = await signIn(home, platform);
   platform.stats.reset();
   return { clientId: param(approval.urls[0]!, 'client_id')!, port: redirectPort(approval.urls[0]!) };
 }
@@ -162,7 +150,7 @@ describe('a registration the server no longer knows', () => {
     let started = false;
     const result = await home.run(['login', '--no-browser'], {
       onStderr: (stderr, child) => {
-        const url = [...stderr.matchAll(AUTHORIZE_URL)][0]?.[1];
+        const url = authorizeUrls(stderr)[0];
         if (!url || started) return;
         started = true;
         // the browser shows an error page instead of the consent page, and the person presses Ctrl-C

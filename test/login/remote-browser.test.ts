@@ -3,28 +3,14 @@
  * the browser ended on, pasted there, completes the login with the same state, iss and PKCE checks as the listener.
  */
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { AUTHORIZE_URL, approving, param, paste, redirectPort, sessionFiles } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectCleanError } from '../helpers/cli.js';
+import { approving, authorizeUrls, param, paste, redirectPort } from '../helpers/consent.js';
+import { sessionFiles } from '../helpers/state.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  platform.clearOverrides();
-  platform.stats.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 /** An SSH session on a machine without a display: no PLAT_BROWSER, no BROWSER, no DISPLAY. */
 const SSH_SESSION = { SSH_CONNECTION: '203.0.113.7 50022 192.0.2.10 22', SSH_TTY: '/dev/pts/4', DISPLAY: undefined, WAYLAND_DISPLAY: undefined };
@@ -50,7 +36,7 @@ async function abandonedCallback(): Promise<string> {
 
 describe('a browser on another machine', () => {
   it('in an SSH session plat opens nothing, explains the paste and ssh -L, and one pasted address completes the login', async () => {
-    const approval = approving(platform, paste);
+    const approval = approving(platform, { deliver: paste });
     const result = await home.run(['login', '--base-url', platform.baseUrl, '--scope', 'openid profile email courses:read'], {
       env: SSH_SESSION,
       keepStdinOpen: true,
@@ -72,9 +58,9 @@ describe('a browser on another machine', () => {
   });
 
   it('--no-browser explains the same, and the pasted address also works wrapped in quotes and spaces', async () => {
-    const approval = approving(platform, (cb, child) => {
+    const approval = approving(platform, { deliver: (cb, child) => {
       child.stdin!.write(`   "${cb}"  \n`);
-    });
+    } });
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { keepStdinOpen: true, onStderr: approval.onStderr });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/Not opening a browser/);
@@ -83,7 +69,7 @@ describe('a browser on another machine', () => {
   });
 
   it('a browser command that fails says so and explains the paste', async () => {
-    const approval = approving(platform, paste);
+    const approval = approving(platform, { deliver: paste });
     const result = await home.run(['login', '--base-url', platform.baseUrl], {
       env: { PLAT_BROWSER: '/nonexistent/browser --new-window' },
       keepStdinOpen: true,
@@ -101,7 +87,7 @@ describe('a browser on another machine', () => {
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], {
       keepStdinOpen: true,
       onStderr: (stderr, child) => {
-        const url = [...stderr.matchAll(AUTHORIZE_URL)][0]?.[1];
+        const url = authorizeUrls(stderr)[0];
         if (!url || authorizeUrl) return;
         authorizeUrl = url;
         void (async () => {
@@ -128,11 +114,11 @@ describe('a browser on another machine', () => {
   });
 
   it('a pasted address with this login\'s state but another issuer is refused like the listener does (exit 4), nothing stored', async () => {
-    const approval = approving(platform, (cb, child) => {
+    const approval = approving(platform, { deliver: (cb, child) => {
       const bad = new URL(cb);
       bad.searchParams.set('iss', 'https://evil.example');
       child.stdin!.write(`${bad.href}\n`);
-    });
+    } });
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { keepStdinOpen: true, onStderr: approval.onStderr });
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/iss mismatch/);
@@ -148,7 +134,7 @@ describe('a browser on another machine', () => {
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], {
       keepStdinOpen: true,
       onStderr: (stderr, child: ChildProcess) => {
-        const url = [...stderr.matchAll(AUTHORIZE_URL)][0]?.[1];
+        const url = authorizeUrls(stderr)[0];
         if (!url || sent) return;
         sent = true;
         // the other attempt's code on this listener's address, with this attempt's state: only PKCE (and the
@@ -167,10 +153,10 @@ describe('a browser on another machine', () => {
   });
 
   it('ignores end-of-file on stdin (</dev/null): it keeps waiting and the listener completes the login', async () => {
-    const approval = approving(platform, async (cb) => {
+    const approval = approving(platform, { deliver: async (cb) => {
       await new Promise((r) => setTimeout(r, 500));
       await fetch(cb).then((r) => r.text());
-    });
+    } });
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { stdin: '', onStderr: approval.onStderr });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/warning/);

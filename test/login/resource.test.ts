@@ -3,34 +3,21 @@
  * with the profile and reused. The platform then issues an API-audience token, which its UserInfo refuses: login
  * does not ask UserInfo, and whoami says why it cannot answer.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { approving, param, readProfile, sessionFiles, signIn } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectCleanError } from '../helpers/cli.js';
+import { approving, param, signIn } from '../helpers/consent.js';
+import { readProfile, sessionFiles } from '../helpers/state.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  platform.stats.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 /** The form bodies plat sent to the token endpoint, from its --verbose trace. */
 const tokenRequestBodies = (stderr: string) => stderr.match(/^> (?=.*grant_type=)[^\n]*$/gm) ?? [];
 
 describe('--resource', () => {
   it('is sent on authorize and token requests and stored; login does not ask UserInfo and the API accepts the token', async () => {
-    const { result, approval } = await signIn(home, platform, ['--resource', platform.baseUrl, '--scope', 'openid profile courses:read', '--verbose']);
+    const { result, consent: approval } = await signIn(home, platform, ['--resource', platform.baseUrl, '--scope', 'openid profile courses:read', '--verbose']);
     expect(param(approval.urls[0]!, 'resource')).toBe(platform.baseUrl);
     const [exchange] = tokenRequestBodies(result.stderr);
     expect(exchange).toMatch(/grant_type=authorization_code/);
@@ -64,7 +51,7 @@ describe('--resource', () => {
     expect(body).toContain(`resource=${encodeURIComponent(platform.baseUrl)}`);
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
 
-    const { approval } = await signIn(home, platform, ['--add-scope', 'analytics:read']);
+    const { consent: approval } = await signIn(home, platform, ['--add-scope', 'analytics:read']);
     expect(param(approval.urls[0]!, 'resource')).toBe(platform.baseUrl);
     expect((await home.run(['call', 'GET', '/api/analytics'])).code).toBe(0);
   });
@@ -85,7 +72,7 @@ describe('--resource', () => {
   });
 
   it('without --resource nothing is sent, and UserInfo names the user', async () => {
-    const { result, approval } = await signIn(home, platform, ['--verbose']);
+    const { result, consent: approval } = await signIn(home, platform, ['--verbose']);
     expect(param(approval.urls[0]!, 'resource')).toBeNull();
     expect(tokenRequestBodies(result.stderr).join('\n')).not.toContain('resource=');
     expect(result.stdout).toContain('as Ada Lovelace');

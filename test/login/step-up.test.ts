@@ -3,28 +3,14 @@
  * 403 insufficient_scope prints is exactly that command. Granted scopes come from the token response (falling
  * back to the requested ones) and are stored per profile.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { APPROVING_BROWSER, AUTHORIZE_URL, readProfile, readStoredSession, requestedScopes, signIn } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { authorizeUrls, signIn } from '../helpers/consent.js';
+import { readProfile, readStoredSession } from '../helpers/state.js';
+import { APPROVING_BROWSER, requestedScopes } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  Object.assign(platform.knobs, { grantScopes: null, tokenResponseScope: 'granted' });
-  platform.stats.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 /** The command a failed call tells the user to run, split into plat's arguments (without "plat"). */
 function printedCommand(stderr: string): string[] {
@@ -50,7 +36,7 @@ describe('step-up with --add-scope', () => {
 
     const stepUp = await runAsPrinted(command);
     expect(stepUp.code, stepUp.stderr).toBe(0);
-    const [authorizeUrl] = [...stepUp.stderr.matchAll(AUTHORIZE_URL)].map((m) => m[1]!);
+    const [authorizeUrl] = authorizeUrls(stepUp.stderr);
     // the union of what was granted and what was added; nothing else
     expect(requestedScopes(authorizeUrl!)).toEqual(['analytics:read', 'courses:read', 'openid', 'profile']);
     expect(stepUp.stdout).toMatch(/Scopes: openid profile courses:read analytics:read/);
@@ -87,7 +73,7 @@ describe('step-up with --add-scope', () => {
     platform.knobs.grantScopes = null;
     const stepUp = await runAsPrinted(['login', '--add-scope', 'analytics:read']);
     expect(stepUp.code, stepUp.stderr).toBe(0);
-    const [authorizeUrl] = [...stepUp.stderr.matchAll(AUTHORIZE_URL)].map((m) => m[1]!);
+    const [authorizeUrl] = authorizeUrls(stepUp.stderr);
     expect(requestedScopes(authorizeUrl!)).toEqual(['analytics:read', 'courses:read', 'openid']);
   });
 
