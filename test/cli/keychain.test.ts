@@ -2,12 +2,13 @@
  * The session in the real OS keychain (gnome-keyring on a private D-Bus session started by `npm test`), and the
  * fallback to the 0600 file when no keychain can be reached.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeHome, type Home } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
 import { usePlatform } from '../helpers/platform.js';
+import { filesWithText } from '../helpers/state.js';
 
 const platform = usePlatform();
 let home: Home;
@@ -17,9 +18,7 @@ afterEach(async () => {
 });
 
 async function everyFileText(dir: string): Promise<string> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const files = entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
-  return (await Promise.all(files.map((f) => readFile(f, 'utf8')))).join('\n');
+  return (await filesWithText(dir)).map(({ text }) => text).join('\n');
 }
 
 describe.skipIf(keyring.skip)(keyring.title('login with the real keychain'), () => {

@@ -1,29 +1,16 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectCleanError, type Home } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { profilePath, sessionFiles } from '../helpers/state.js';
 
 const platform = usePlatform();
 const home = useHome();
 
-async function filesUnder(dir: string): Promise<string[]> {
-  try {
-    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-    return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name));
-  } catch {
-    return [];
-  }
-}
-
-async function profileFile(h: Home, name = 'default') {
-  return path.join(h.configDir, 'profiles', `${name}.json`);
-}
-
 async function expectNothingStored(h: Home) {
-  const files = await filesUnder(h.configDir);
-  expect(files.filter((f) => !f.includes(`${path.sep}cache${path.sep}`) && !f.includes(`${path.sep}locks${path.sep}`))).toEqual([]);
+  expect(await sessionFiles(h)).toEqual([]);
 }
 
 describe('plat login: the happy path', () => {
@@ -33,14 +20,14 @@ describe('plat login: the happy path', () => {
     expect(result.stdout).toContain(`Logged in to ${platform.baseUrl} as`);
     expect(result.stdout).toMatch(/Scopes: openid courses:read/);
     expect(result.stderr).toContain('/oauth/authorize?');
-    const profile = JSON.parse(await readFile(await profileFile(home), 'utf8'));
+    const profile = JSON.parse(await readFile(profilePath(home), 'utf8'));
     expect(profile).toMatchObject({ baseUrl: platform.baseUrl, issuer: platform.issuer, loggedIn: true, tokenStore: 'file' });
-    expect((await stat(await profileFile(home))).mode & 0o777).toBe(0o600);
+    expect((await stat(profilePath(home))).mode & 0o777).toBe(0o600);
     expect((await stat(home.configDir)).mode & 0o777).toBe(0o700);
     const tokenFile = path.join(home.configDir, 'tokens', 'default.json');
     expect((await stat(tokenFile)).mode & 0o777).toBe(0o600);
     // the non-secret profile holds no secret
-    const profileText = await readFile(await profileFile(home), 'utf8');
+    const profileText = await readFile(profilePath(home), 'utf8');
     for (const secret of platform.secrets()) expect(profileText).not.toContain(secret);
   });
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome } from '../helpers/cli.js';
 import { startPlatform } from '../platform/index.mjs';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { readStoredSession } from '../helpers/state.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -14,7 +15,7 @@ async function loggedIn(args: string[] = ['--scope', 'courses:read']) {
   platform.stats.reset();
 }
 
-const storedSession = async () => JSON.parse(await readFile(path.join(home.configDir, 'tokens', 'default.json'), 'utf8'));
+const storedSession = () => readStoredSession(home);
 
 describe('plat whoami', () => {
   it('prints the user for people', async () => {

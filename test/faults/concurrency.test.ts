@@ -5,44 +5,17 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdir, utimes } from 'node:fs/promises';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { withProfileLock } from '../../src/store/lock.js';
-import { makeHome, platBin, type Home, type PlatResult } from '../helpers/cli.js';
+import { platBin, type Home, type PlatResult } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import {
-  approveFirst,
-  exists,
-  expectConsistent,
-  expectFailure,
-  expectSuccess,
-  lockPath,
-  readState,
-  resetter,
-  signIn,
-  sleep,
-  until,
-  type Consistency,
-} from './helpers.js';
+import { approving, signIn } from '../helpers/consent.js';
+import { exists, lockPath, readState } from '../helpers/state.js';
+import { expectConsistent, expectFailure, expectSuccess, sleep, until, type Consistency } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-  reset = resetter(platform);
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 /** Signs in with a one-second access token, lets it expire at the server too, and resets the counters. */
 async function expiredSession(h: Home, env: Record<string, string | undefined> = {}) {
@@ -125,7 +98,7 @@ describe('parallel login, logout, refresh and call on one profile', () => {
       const runs = ops.map(async (op) => {
         let result: PlatResult;
         if (op === 'login') {
-          const approval = approveFirst(platform);
+          const approval = approving(platform, { firstOnly: true });
           result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], { onStderr: approval.onStderr, timeoutMs: 60_000 });
         } else if (op === 'call') {
           result = await home.run(['call', 'GET', '/api/courses'], { timeoutMs: 60_000 });

@@ -1,27 +1,15 @@
 /**
- * What the fault suite shares: resetting the reference platform between cases, reading what plat left on disk and
- * checking it is one consistent session (or cleanly none), the "failed cleanly" assertion, a secret sweep, and
- * small process helpers (wait for a line, kill at a moment the server signals).
+ * What the fault suite shares beyond the suite's own toolkit (usePlatform, the consent driver and the state readers
+ * in test/helpers/): checking that what plat left on disk is one consistent session (or cleanly none), the "failed
+ * cleanly" assertion, a secret sweep, an unprivileged home, and small process helpers.
  */
 import type { ChildProcess } from 'node:child_process';
-import { chmod, chown, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { expectCleanError, makeHome, type Home, type PlatResult, type RunOptions } from '../helpers/cli.js';
-import type { Knobs, Platform } from '../platform/index.mjs';
-
-export const AUTHORIZE_URL = /(https?:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/;
-
-/** Captures the platform's knobs as they are now; the returned function restores them, clears overrides and stats. */
-export function resetter(platform: Platform): () => void {
-  const defaults: Knobs = { ...platform.knobs, unknownClients: [...platform.knobs.unknownClients], extraResources: [...platform.knobs.extraResources] };
-  return () => {
-    platform.clearOverrides();
-    Object.assign(platform.knobs, defaults, { unknownClients: [...defaults.unknownClients], extraResources: [...defaults.extraResources] });
-    platform.stats.reset();
-  };
-}
+import { expectCleanError, makeHome, type Home, type PlatResult } from '../helpers/cli.js';
+import { filesWithText, listFiles, readState, type SessionState } from '../helpers/state.js';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -56,50 +44,6 @@ export function expectFailure(result: PlatResult, code: number, message: RegExp,
 export function expectSuccess(result: PlatResult): void {
   expect(result.code, `exit code (stderr: ${result.stderr})`).toBe(0);
   expectCleanError(result);
-}
-
-/** Every file under `dir`, relative, sorted. */
-export async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
-    .sort();
-}
-
-/** Every file under `dir` with its bytes as text (binary files too: a secret is ASCII either way). */
-export async function filesWithText(dir: string): Promise<Array<{ file: string; text: string }>> {
-  const files = await listFiles(dir);
-  return Promise.all(files.map(async (file) => ({ file, text: await readFile(path.join(dir, file), 'latin1').catch(() => '') })));
-}
-
-export const profilePath = (home: Home, name = 'default') => path.join(home.configDir, 'profiles', `${name}.json`);
-export const tokenPath = (home: Home, name = 'default') => path.join(home.configDir, 'tokens', `${name}.json`);
-export const lockPath = (home: Home, name = 'default') => path.join(home.configDir, 'locks', `${name}.lock`);
-
-async function readJsonOrUndefined(file: string): Promise<Record<string, any> | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new Error(`${file} is not valid JSON (a torn write?):\n${text}`);
-  }
-}
-
-export interface SessionState {
-  profile: Record<string, any> | undefined;
-  session: Record<string, any> | undefined;
-}
-
-/** The profile file and the file-store session (PLAT_TOKEN_STORE=file), parsed; a torn file fails the test. */
-export async function readState(home: Home, name = 'default'): Promise<SessionState> {
-  return { profile: await readJsonOrUndefined(profilePath(home, name)), session: await readJsonOrUndefined(tokenPath(home, name)) };
 }
 
 export type Consistency = 'logged-in' | 'logged-out' | 'absent';
@@ -196,62 +140,6 @@ export async function portOpen(port: number, host = '127.0.0.1'): Promise<boolea
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** The redirect URI's port in an authorization URL. */
-export const callbackPort = (authorizeUrl: string) => Number(new URL(new URL(authorizeUrl).searchParams.get('redirect_uri')!).port);
-
-/**
- * A run option that approves consent (over HTTP, as a browser would) for the first authorization URL plat prints
- * and hands the callback to `deliver` (default: the browser lands on it).
- */
-export function approveFirst(
-  platform: Platform,
-  deliver: (callback: string, child: ChildProcess, authorizeUrl: string) => Promise<void> | void = async (cb) => {
-    await fetch(cb).then((r) => r.text());
-  },
-  options: { deny?: boolean; onUrl?: (url: string, child: ChildProcess) => void } = {},
-): Pick<RunOptions, 'onStderr'> & { errors: string[]; url?: string } {
-  const state: Pick<RunOptions, 'onStderr'> & { errors: string[]; url?: string } = {
-    errors: [],
-    onStderr(stderr, child) {
-      const match = AUTHORIZE_URL.exec(stderr);
-      if (!match || state.url) return;
-      const url = match[1]!;
-      state.url = url;
-      options.onUrl?.(url, child);
-      void (async () => {
-        try {
-          const callback = await platform.approve(url, { deny: options.deny });
-          await deliver(callback, child, url);
-        } catch (error) {
-          state.errors.push((error as Error).message);
-        }
-      })();
-    },
-  };
-  return state;
-}
-
-/** Signs in with the file store and fails the test if that does not work. */
-export async function signIn(home: Home, platform: Platform, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<PlatResult> {
-  const approval = approveFirst(platform);
-  const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, ...args], { env, onStderr: approval.onStderr });
-  if (result.code !== 0) throw new Error(`login failed (${result.code}):\n${result.stderr}\n${approval.errors.join('\n')}`);
-  return result;
-}
-
-/** Byte-for-byte contents of the session files (profile, tokens), for "nothing changed" checks. */
-export async function sessionBytes(home: Home, name = 'default'): Promise<{ profile: string | null; tokens: string | null }> {
-  const read = (file: string) => readFile(file, 'utf8').catch(() => null);
-  return { profile: await read(profilePath(home, name)), tokens: await read(tokenPath(home, name)) };
-}
-
-export async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
 }
 
 /** ANSI escape sequences: none may appear when no terminal is attached. */

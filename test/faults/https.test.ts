@@ -9,15 +9,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, type Home } from '../helpers/cli.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openssl } from '../helpers/components.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { approveFirst, AUTHORIZE_URL, expectConsistent, expectFailure, expectSuccess, listFiles, readState, resetter, signIn } from './helpers.js';
+import { approving, AUTHORIZE_URL, signIn } from '../helpers/consent.js';
+import { listFiles, readState } from '../helpers/state.js';
+import { expectConsistent, expectFailure, expectSuccess } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
-let home: Home;
 let certDir: string;
 let certFile: string;
 /** A plain TCP listener standing in for an http:// endpoint: it counts connections and answers nothing. */
@@ -35,8 +33,6 @@ describe.skipIf(openssl.skip)(openssl.title('an https issuer'), () => {
       'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
       '-subj', '/CN=plat test platform', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile,
     ], { stdio: 'ignore' });
-    platform = await startPlatform({ tls: { key: await readFile(keyFile, 'utf8'), cert: await readFile(certFile, 'utf8') } });
-    reset = resetter(platform);
     trap = createServer((socket) => {
       trapConnections++;
       socket.destroy();
@@ -44,23 +40,21 @@ describe.skipIf(openssl.skip)(openssl.title('an https issuer'), () => {
     await new Promise<void>((resolve) => trap.listen(0, '127.0.0.1', resolve));
     trapUrl = `http://127.0.0.1:${(trap.address() as import('node:net').AddressInfo).port}`;
   });
+  const platform = usePlatform(async () => {
+    openssl.require(); // in CI, a missing openssl fails every case instead of skipping them
+    return { tls: { key: await readFile(path.join(certDir, 'key.pem'), 'utf8'), cert: await readFile(certFile, 'utf8') } };
+  });
+  const home = useHome(() => ({ NODE_EXTRA_CA_CERTS: certFile }));
   afterAll(async () => {
-    await platform?.close();
     await new Promise((resolve) => (trap ? trap.close(resolve) : resolve(undefined)));
     if (certDir) await rm(certDir, { recursive: true, force: true });
   });
-  beforeEach(async () => {
-    openssl.require();
-    reset();
+  beforeEach(() => {
     trapConnections = 0;
-    home = await makeHome({ NODE_EXTRA_CA_CERTS: certFile });
-  });
-  afterEach(async () => {
-    await home.cleanup();
   });
 
   async function login() {
-    const approval = approveFirst(platform);
+    const approval = approving(platform, { firstOnly: true });
     return home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], { onStderr: approval.onStderr });
   }
 

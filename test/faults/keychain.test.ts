@@ -6,39 +6,22 @@
  * to a file without saying so.
  */
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeHome, type Home } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import {
-  approveFirst,
-  AUTHORIZE_URL,
-  expectFailure,
-  expectNoSecretInFiles,
-  expectSuccess,
-  listFiles,
-  readState,
-  resetter,
-  sessionBytes,
-} from './helpers.js';
+import { approving, AUTHORIZE_URL } from '../helpers/consent.js';
+import { listFiles, readState, sessionBytes } from '../helpers/state.js';
+import { expectFailure, expectNoSecretInFiles, expectSuccess } from './helpers.js';
 import { startPrivateKeyring, type PrivateKeyring } from './keyring.js';
+import { usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
 let home: Home;
 let kr: PrivateKeyring;
 
 describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing, frozen or dying'), () => {
-  beforeAll(async () => {
-    platform = await startPlatform();
-    reset = resetter(platform);
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  beforeEach(() => keyring.require());
+  const platform = usePlatform();
   beforeEach(async () => {
-    keyring.require();
-    reset();
     kr = await startPrivateKeyring();
     home = await makeHome({ PLAT_TOKEN_STORE: undefined, ...kr.env });
   });
@@ -48,7 +31,7 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
   });
 
   async function login(env: Record<string, string | undefined> = {}) {
-    const approval = approveFirst(platform);
+    const approval = approving(platform, { firstOnly: true });
     return home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], { env, onStderr: approval.onStderr });
   }
   async function keychainSession() {
@@ -101,7 +84,7 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
 
     it('a new login falls back to the 0600 file, says so, and works', async () => {
       kr.lock();
-      const result = await home.run(['login', '--no-browser', '--profile', 'second', '--base-url', platform.baseUrl], { onStderr: approveFirst(platform).onStderr });
+      const result = await home.run(['login', '--no-browser', '--profile', 'second', '--base-url', platform.baseUrl], { onStderr: approving(platform, { firstOnly: true }).onStderr });
       expectSuccess(result);
       expect(result.stderr).toMatch(/warning: No OS keychain available \(.*locked.*\); keeping tokens in .*tokens.second\.json \(mode 0600\)/);
       expect((await readState(home, 'second')).profile!.tokenStore).toBe('file');

@@ -11,47 +11,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { makeHome, platBin, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import {
-  AUTHORIZE_URL,
-  approveFirst,
-  classifyRaw,
-  exists,
-  expectConsistent,
-  expectFailure,
-  expectSuccess,
-  listFiles,
-  lockPath,
-  makeUnprivilegedHome,
-  profilePath,
-  readState,
-  resetter,
-  signIn,
-  sleep,
-  type Consistency,
-  type RawState,
-} from './helpers.js';
+import { approving, AUTHORIZE_URL, signIn } from '../helpers/consent.js';
+import { exists, listFiles, lockPath, profilePath, readState } from '../helpers/state.js';
+import { classifyRaw, expectConsistent, expectFailure, expectSuccess, makeUnprivilegedHome, sleep, type Consistency, type RawState } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-  reset = resetter(platform);
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 /** Starts plat; resolves when it has exited (killed or not). */
 function start(h: Home, args: string[]): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>; stderr: () => string } {
@@ -322,7 +290,7 @@ describe('what a killed write leaves behind, made on purpose', () => {
         res.on('finish', () => chmodSync(path.join(h.configDir, 'profiles'), 0o500));
         return false;
       });
-      const approval = approveFirst(platform);
+      const approval = approving(platform, { firstOnly: true });
       const login = await h.run(['login', '--no-browser', '--base-url', platform.baseUrl], { onStderr: approval.onStderr });
       expectFailure(login, 1, /Cannot write .*profiles.default\.json: permission denied\. Fix its permissions/);
       expect(platform.stats.count('token:authorization_code')).toBe(1);

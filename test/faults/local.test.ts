@@ -9,47 +9,18 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, platBin, type Home, type PlatResult } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import {
-  ANSI,
-  approveFirst,
-  AUTHORIZE_URL,
-  expectConsistent,
-  expectFailure,
-  expectSuccess,
-  listFiles,
-  makeUnprivilegedHome,
-  profilePath,
-  resetter,
-  sessionBytes,
-  signIn,
-  tokenPath,
-  type UnprivilegedHome,
-} from './helpers.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { platBin, type Home, type PlatResult } from '../helpers/cli.js';
+import { approving, AUTHORIZE_URL, signIn } from '../helpers/consent.js';
+import { listFiles, profilePath, sessionBytes, tokenPath } from '../helpers/state.js';
+import { ANSI, expectConsistent, expectFailure, expectSuccess, makeUnprivilegedHome, type UnprivilegedHome } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-  reset = resetter(platform);
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 function login(h: Home, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<PlatResult> {
-  const approval = approveFirst(platform);
+  const approval = approving(platform, { firstOnly: true });
   return h.run(['login', '--no-browser', '--base-url', platform.baseUrl, ...args], { env, onStderr: approval.onStderr });
 }
 
@@ -314,7 +285,7 @@ describe('stdin closed, and no terminal', () => {
       expect(output.stderr).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
     }
     // stdin is a pipe that stays open and silent: login still finishes through the listener, without a prompt.
-    const approval = approveFirst(platform);
+    const approval = approving(platform, { firstOnly: true });
     const again = await home.run(['login', '--no-browser'], { keepStdinOpen: true, onStderr: approval.onStderr });
     expectSuccess(again);
   });

@@ -8,29 +8,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import net from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, platBin, type Home, type PlatResult } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { AUTHORIZE_URL, callbackPort, expectConsistent, expectNoSecret, expectSuccess, portOpen, resetter, sleep, until } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { platBin, type PlatResult } from '../helpers/cli.js';
+import { AUTHORIZE_URL, redirectPort } from '../helpers/consent.js';
+import { expectConsistent, expectNoSecret, expectSuccess, portOpen, sleep, until } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-  reset = resetter(platform);
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 interface Waiting {
   child: ChildProcess;
@@ -56,7 +41,7 @@ async function waitingLogin(): Promise<Waiting> {
   const authorizeUrl = await until(() => AUTHORIZE_URL.exec(stderr)?.[1], 'the authorization URL');
   return {
     child,
-    port: callbackPort(authorizeUrl),
+    port: redirectPort(authorizeUrl),
     authorizeUrl,
     state: new URL(authorizeUrl).searchParams.get('state')!,
     done,

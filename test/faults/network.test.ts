@@ -5,22 +5,21 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { approveFirst, expectConsistent, expectFailure, expectSuccess, listFiles, readState, resetter, sessionBytes, signIn } from './helpers.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Home } from '../helpers/cli.js';
+import { approving, signIn } from '../helpers/consent.js';
+import { listFiles, readState, sessionBytes } from '../helpers/state.js';
+import { expectConsistent, expectFailure, expectSuccess } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
-let home: Home;
+const platform = usePlatform();
+const home = useHome();
 /** Another origin on loopback that records every request: what a redirect would lead to. */
 let elsewhere: Server;
 let seenElsewhere: Array<{ url: string; authorization?: string }> = [];
 let elsewhereUrl: string;
 
 beforeAll(async () => {
-  platform = await startPlatform();
-  reset = resetter(platform);
   elsewhere = createServer((req, res) => {
     seenElsewhere.push({ url: req.url ?? '', authorization: req.headers.authorization });
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -30,16 +29,10 @@ beforeAll(async () => {
   elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await platform.close();
   await new Promise((resolve) => elsewhere.close(resolve));
 });
-beforeEach(async () => {
-  reset();
+beforeEach(() => {
   seenElsewhere = [];
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
 });
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -78,7 +71,7 @@ const LOGIN_ENDPOINTS: Array<[string, string]> = [
 ];
 
 async function login(h: Home = home) {
-  const approval = approveFirst(platform);
+  const approval = approving(platform, { firstOnly: true });
   return h.run(['login', '--no-browser', '--base-url', platform.baseUrl], { onStderr: approval.onStderr });
 }
 

@@ -6,23 +6,17 @@
  * token file of the file store is where the session lives, and is checked to be the only file that does.
  */
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeHome, type Home, type PlatResult } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { approveFirst, expectNoSecret, expectNoSecretInFiles, listFiles, resetter } from './helpers.js';
+import { approving } from '../helpers/consent.js';
+import { listFiles } from '../helpers/state.js';
+import { expectNoSecret, expectNoSecretInFiles } from './helpers.js';
+import { usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
+const platform = usePlatform();
 let home: Home;
 
-beforeAll(async () => {
-  platform = await startPlatform();
-  reset = resetter(platform);
-});
-afterAll(async () => {
-  await platform.close();
-});
 afterEach(async () => {
   await home.cleanup();
 });
@@ -48,7 +42,7 @@ async function journey(h: Home, out: Outputs, env: Record<string, string | undef
       return r;
     });
   const login = (label: string, args: string[], options: Parameters<Home['run']>[1] = {}) => {
-    const approval = approveFirst(platform);
+    const approval = approving(platform, { firstOnly: true });
     return run(label, ['login', '--no-browser', '--base-url', platform.baseUrl, ...args], { ...options, onStderr: approval.onStderr });
   };
   const ok = (r: PlatResult) => expect(r.code, r.stderr).toBe(0);
@@ -90,13 +84,13 @@ async function journey(h: Home, out: Outputs, env: Record<string, string | undef
   platform.override('/api/oauth/userinfo', (req) => (req.socket.destroy(), true));
   expect((await run('whoami reset', ['whoami'])).code).toBe(3);
   platform.clearOverrides();
-  const iss = approveFirst(platform, async (cb) => {
+  const iss = approving(platform, { firstOnly: true, deliver: async (cb) => {
     const u = new URL(cb);
     u.searchParams.set('iss', 'https://evil.example.test');
     await fetch(u).then((r) => r.text());
-  });
+  } });
   expect((await run('login iss mismatch', ['login', '--no-browser', '--profile', 'other', '--base-url', platform.baseUrl], { onStderr: iss.onStderr })).code).toBe(4);
-  const denied = approveFirst(platform, undefined, { deny: true });
+  const denied = approving(platform, { firstOnly: true, deny: true });
   expect((await run('login denied', ['login', '--no-browser', '--profile', 'other', '--base-url', platform.baseUrl], { onStderr: denied.onStderr })).code).toBe(4);
   platform.knobs.tokenResponse = 'token-type-mac';
   expect((await login('login with a broken token response', ['--profile', 'other'])).code).toBe(1);
@@ -116,10 +110,6 @@ async function journey(h: Home, out: Outputs, env: Record<string, string | undef
 }
 
 describe('the secret sweep', () => {
-  beforeEach(async () => {
-    reset();
-  });
-
   it('file store: no secret in any output of any command, and after logout none in any file', async () => {
     home = await makeHome();
     const env = { XDG_CACHE_HOME: path.join(home.dir, '.cache') };
@@ -146,7 +136,7 @@ describe('the secret sweep', () => {
   it('while logged in, the token file is the only file that holds a secret, and after a refresh not the spent one', async () => {
     home = await makeHome();
     home.env.XDG_CACHE_HOME = path.join(home.dir, '.cache');
-    const approval = approveFirst(platform);
+    const approval = approving(platform, { firstOnly: true });
     expect((await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--verbose'], { onStderr: approval.onStderr })).code).toBe(0);
     const tokenFile = path.join(home.configDir, 'tokens', 'default.json');
     const { readFile } = await import('node:fs/promises');
@@ -175,10 +165,10 @@ describe('the secret sweep', () => {
     const bearer = (req: import('node:http').IncomingMessage) => String(req.headers.authorization ?? '').replace(/^Bearer /, '');
 
     platform.override('/api/oauth/token', echo(400, (_req, body) => `code ${body.get('code')} with verifier ${body.get('code_verifier')}`));
-    const approval = approveFirst(platform);
+    const approval = approving(platform, { firstOnly: true });
     out.add('login, the code and verifier quoted back', await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--verbose'], { onStderr: approval.onStderr }));
     platform.clearOverrides();
-    const signedIn = approveFirst(platform);
+    const signedIn = approving(platform, { firstOnly: true });
     expect((await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], { onStderr: signedIn.onStderr })).code).toBe(0);
 
     platform.override('/api/oauth/token', echo(400, (_req, body) => `refresh token ${body.get('refresh_token')}`));
@@ -218,7 +208,7 @@ describe('the secret sweep', () => {
     it('keychain, while logged in: no file holds any secret', async () => {
       home = await makeHome({ PLAT_TOKEN_STORE: undefined });
       home.env.XDG_CACHE_HOME = path.join(home.dir, '.cache');
-      const approval = approveFirst(platform);
+      const approval = approving(platform, { firstOnly: true });
       expect((await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { onStderr: approval.onStderr })).code).toBe(0);
       expect((await home.run(['refresh'])).code).toBe(0);
       expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(5);

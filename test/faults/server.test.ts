@@ -4,45 +4,20 @@
  * exit code, a sentence on stderr, no stack trace, and no session written (or, for a session that exists, none
  * destroyed) wrongly.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, type Home, type PlatResult } from '../helpers/cli.js';
-import { startPlatform, type Knobs, type Platform, type TokenResponseKnob } from '../platform/index.mjs';
-import {
-  approveFirst,
-  AUTHORIZE_URL,
-  callbackPort,
-  expectConsistent,
-  expectFailure,
-  expectSuccess,
-  listFiles,
-  readState,
-  resetter,
-  sessionBytes,
-  signIn,
-} from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { type Home, type PlatResult } from '../helpers/cli.js';
+import { type Knobs, type Platform, type TokenResponseKnob } from '../platform/index.mjs';
+import { approving, AUTHORIZE_URL, redirectPort, signIn } from '../helpers/consent.js';
+import { listFiles, readState, sessionBytes } from '../helpers/state.js';
+import { expectConsistent, expectFailure, expectSuccess } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-  reset = resetter(platform);
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 /** A login that approves consent if a URL is printed; `deliver` hands the callback over (default: the browser lands). */
 function login(args: string[] = [], deliver?: (callback: string, authorizeUrl: string) => Promise<void>): Promise<PlatResult> {
-  const approval = approveFirst(platform, deliver ? (cb, _child, url) => deliver(cb, url) : undefined);
+  const approval = approving(platform, { firstOnly: true, ...(deliver ? { deliver: (cb: string, _child: unknown, url: string) => deliver(cb, url) } : {}) });
   return home.run(['login', '--no-browser', '--base-url', platform.baseUrl, ...args], { onStderr: approval.onStderr });
 }
 
@@ -347,7 +322,7 @@ describe('the callback', () => {
     expectSuccess(result);
     expect([409, 'ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET']).toContain(second);
     expect(platform.stats.count('token:authorization_code')).toBe(1);
-    const port = callbackPort(AUTHORIZE_URL.exec(result.stderr)![1]!);
+    const port = redirectPort(AUTHORIZE_URL.exec(result.stderr)![1]!);
     await expect(fetch(`http://127.0.0.1:${port}/callback`)).rejects.toThrow();
   });
 });

@@ -6,45 +6,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { withProfileLock } from '../../src/store/lock.js';
-import { makeHome, platBin, type Home, type PlatResult } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import {
-  AUTHORIZE_URL,
-  callbackPort,
-  exists,
-  expectFailure,
-  listFiles,
-  lockPath,
-  portOpen,
-  profilePath,
-  resetter,
-  sessionBytes,
-  signIn,
-  sleep,
-  tokenPath,
-  until,
-} from './helpers.js';
+import { platBin, type PlatResult } from '../helpers/cli.js';
+import { AUTHORIZE_URL, redirectPort, signIn } from '../helpers/consent.js';
+import { exists, listFiles, lockPath, profilePath, sessionBytes, tokenPath } from '../helpers/state.js';
+import { expectFailure, portOpen, sleep, until } from './helpers.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-  reset = resetter(platform);
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 interface Running {
   child: ChildProcess;
@@ -111,7 +82,7 @@ async function interruptedLogin(
   const result = await interrupt(run, ready, `plat waiting on ${path ?? 'consent'}`);
   expect(await sessionBytes(home)).toEqual(before);
   const url = AUTHORIZE_URL.exec(result.stderr)?.[1];
-  if (url) expect(await portOpen(callbackPort(url)), 'the callback listener is closed').toBe(false);
+  if (url) expect(await portOpen(redirectPort(url)), 'the callback listener is closed').toBe(false);
   return result;
 }
 

@@ -14,7 +14,8 @@ import { createHttp, type Http } from '../../src/http/index.js';
 import { createIO } from '../../src/io.js';
 import { discover } from '../../src/oauth/discovery.js';
 import { makeHome, type Home } from '../helpers/cli.js';
-import { expectFailure, listFiles } from './helpers.js';
+import { listFiles } from '../helpers/state.js';
+import { expectFailure } from './helpers.js';
 
 /**
  * A port on 127.0.0.1 that accepts no more connections: a child process listens with a backlog of one and then

@@ -6,33 +6,26 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
-import { expectFailure, expectSuccess, readState, resetter, sessionBytes, signIn } from './helpers.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Platform } from '../platform/index.mjs';
+import { signIn } from '../helpers/consent.js';
+import { readState, sessionBytes } from '../helpers/state.js';
+import { expectFailure, expectSuccess } from './helpers.js';
 import { sendJson, startHostile, type Hostile } from './hostile.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let reset: () => void;
+const platform = usePlatform();
+const home = useHome();
 let hostile: Hostile;
-let home: Home;
 
 beforeAll(async () => {
-  platform = await startPlatform();
-  reset = resetter(platform);
   hostile = await startHostile();
 });
 afterAll(async () => {
   await hostile.close();
-  await platform.close();
 });
-beforeEach(async () => {
-  reset();
+beforeEach(() => {
   hostile.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
 });
 
 const ESCAPES = /[\u001b\u009b\u0007\r]/;
@@ -186,7 +179,7 @@ describe('nothing a server sends drives the terminal or the shell', () => {
       res.end(JSON.stringify({ sub: 'user-ada', name: 'Ada\u001b]0;owned\u0007\u001b[2J Lovelace\u009b31m', email: 'ada@example.com\r' }));
       return true;
     });
-    const login = await signIn(home, platform, ['--scope', 'openid profile email']);
+    const { result: login } = await signIn(home, platform, ['--scope', 'openid profile email']);
     expect(login.stdout + login.stderr).not.toMatch(ESCAPES);
     expect(JSON.stringify((await readState(home)).profile)).not.toMatch(/\\u001b|\\u009b|\\u0007|\\r/);
     for (const args of [['whoami'], ['status']]) {

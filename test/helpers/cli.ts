@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Platform } from '../platform/index.mjs';
 import { readablePlatBin } from './readable-copy.js';
+import { approving } from './consent.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const platBin = path.join(repoRoot, 'bin', 'plat.js');
@@ -71,23 +72,17 @@ export async function makeHome(extraEnv: Record<string, string | undefined> = {}
     env,
     run: (args, options = {}) => runPlat(args, { ...options, env: { ...env, ...options.env } }),
     login: (platform, args = [], options = {}) => {
-      let started = false;
+      const consent = approving(platform, {
+        firstOnly: true,
+        deny: options.deny,
+        ...(options.callback ? { deliver: (callback: string) => options.callback!(callback) } : {}),
+        onError: (error, child) => child.stderr?.emit('data', `\n[test] consent failed: ${error.message}\n`),
+      });
       return home.run(['login', '--no-browser', '--base-url', platform.baseUrl, ...args], {
         ...options,
         onStderr: (stderr, child) => {
           options.onStderr?.(stderr, child);
-          const match = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(stderr);
-          if (!match || started) return;
-          started = true;
-          void (async () => {
-            try {
-              const callback = await platform.approve(match[1]!, { deny: options.deny });
-              if (options.callback) await options.callback(callback);
-              else await fetch(callback).then((r) => r.text());
-            } catch (error) {
-              child.stderr?.emit('data', `\n[test] consent failed: ${(error as Error).message}\n`);
-            }
-          })();
+          consent.onStderr(stderr, child);
         },
       });
     },

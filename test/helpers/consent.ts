@@ -42,6 +42,8 @@ export interface ConsentOptions {
   firstOnly?: boolean;
   /** Called with each new URL as soon as it is seen, before consent (to act at that moment: a signal, a lock). */
   onUrl?: (url: string, child: ChildProcess) => void;
+  /** Called when consenting fails (besides recording it in `errors`). */
+  onError?: (error: Error, child: ChildProcess) => void;
 }
 
 export interface Consent extends Required<Pick<RunOptions, 'onStderr'>> {
@@ -76,6 +78,7 @@ export function approving(platform: Platform, options: ConsentOptions = {}): Con
             await deliver(callback, child, url);
           } catch (error) {
             consent.errors.push((error as Error).message);
+            options.onError?.(error as Error, child);
           }
         })();
       }

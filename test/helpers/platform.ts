@@ -41,11 +41,17 @@ export interface UsePlatformOptions extends PlatformOptions {
   knobs?: Partial<Knobs>;
 }
 
-/** The reference platform for this file: started before its first test, reset before each, closed after the last. */
-export function usePlatform(options: UsePlatformOptions = {}): Platform {
-  const { knobs, ...platformOptions } = options;
+/**
+ * The reference platform for this file (or describe block): started before its first test, reset before each, closed
+ * after the last. `options` may be a function, called when the platform starts (for options made by an earlier
+ * beforeAll, such as a TLS certificate).
+ */
+export function usePlatform(options: UsePlatformOptions | (() => UsePlatformOptions | Promise<UsePlatformOptions>) = {}): Platform {
   let platform: Platform | undefined;
+  let knobs: Partial<Knobs> | undefined;
   beforeAll(async () => {
+    const { knobs: fileKnobs, ...platformOptions } = typeof options === 'function' ? await options() : options;
+    knobs = fileKnobs;
     platform = await startPlatform(platformOptions);
   });
   afterAll(async () => {
