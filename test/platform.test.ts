@@ -1,9 +1,9 @@
 // The reference platform, exercised over real HTTP with oauth4webapi the way plat will talk to it.
 
 import * as oauth from 'oauth4webapi';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
-import { startPlatform, type Platform } from './platform/index.mjs';
+import { usePlatform } from './helpers/platform.js';
 
 // The spec's scope table (section 5), written out independently of the platform's own copy.
 const SPEC_SCOPES = [
@@ -18,34 +18,15 @@ const SPEC_SCOPES = [
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
-let platform: Platform;
+const platform = usePlatform();
 let as: oauth.AuthorizationServer;
 
 beforeAll(async () => {
-  platform = await startPlatform();
   const issuer = new URL(platform.issuer);
   as = await oauth.processDiscoveryResponse(
     issuer,
     await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
   );
-});
-
-afterAll(async () => {
-  await platform?.close();
-});
-
-afterEach(() => {
-  platform.clearOverrides();
-  Object.assign(platform.knobs, {
-    accessTokenTtl: 3600,
-    strictRedirectPort: false,
-    grantScopes: null,
-    metadata: 'ok',
-    protectedResourceMetadata: 'ok',
-    codeChallengeMethods: undefined,
-    issParameterSupported: true,
-    registration: 'ok',
-  });
 });
 
 async function register(redirectUris: string[], extra: Partial<oauth.OmitSymbolProperties<oauth.Client>> = {}) {

@@ -5,29 +5,13 @@
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { describe, expect, it } from 'vitest';
+import { expectCleanError } from '../helpers/cli.js';
+import { type Platform } from '../platform/index.mjs';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  platform.clearOverrides();
-  platform.knobs.metadata = 'ok';
-  platform.knobs.protectedResourceMetadata = 'ok';
-  platform.stats.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 async function loggedIn(scopes = 'openid profile courses:read') {
   const result = await home.login(platform, ['--scope', scopes]);

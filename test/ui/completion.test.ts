@@ -8,10 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { startPlatform } from '../platform/index.mjs';
 import { bash, bashCandidates, bashKeys, fish, fishCandidates, platOnPath, zsh, zshCandidates } from './shells.js';
+import { usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
+const platform = usePlatform();
 let home: Home;
 let env: Record<string, string | undefined>;
 /** A directory without spaces, for the file-name test. */
@@ -20,7 +21,6 @@ let files: string;
 const EXTRA_SCOPE = 'lab:experiments';
 
 beforeAll(async () => {
-  platform = await startPlatform();
   // The server's metadata lists a scope the spec does not: completions must offer what the server says.
   const metadata = (await (await fetch(`${platform.baseUrl}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
   const served = { ...metadata, scopes_supported: [...(metadata.scopes_supported as string[]), EXTRA_SCOPE] };
@@ -41,7 +41,6 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await platform?.close();
   await home?.cleanup();
   if (files) await rm(files, { recursive: true, force: true });
 });

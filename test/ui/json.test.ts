@@ -4,26 +4,13 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, type Home, type PlatResult } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { describe, expect, it } from 'vitest';
+import { type PlatResult } from '../helpers/cli.js';
 import { API, arrayOf, DISCOVER, LOGIN, LOGOUT, mismatches, object, REFRESH, SCOPES, STATUS, WHOAMI, type Shape } from './shapes.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 /** Exactly one JSON document on stdout, newline-terminated, in the shape. */
 function expectJson(result: PlatResult, shape: Shape): unknown {

@@ -3,29 +3,17 @@
  * person is looking (a terminal), decided for stdout and stderr separately; NO_COLOR, --no-color and FORCE_COLOR
  * as the conventions say.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { makeHome, platBin, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { platBin } from '../helpers/cli.js';
+import { type Platform } from '../platform/index.mjs';
 import { onTerminal, pty } from './shells.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
 const ESC = '\u001b[';
-let platform: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  home = await makeHome({ TERM: 'xterm-256color' });
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome({ TERM: 'xterm-256color' });
 
 const plat = (args: string) => `'${process.execPath}' '${platBin}' ${args}`;
 
