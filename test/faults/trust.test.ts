@@ -283,7 +283,7 @@ describe('every wait has an end; -F takes regular files only', () => {
     });
     const started = Date.now();
     const result = await home.run(['discover', '--base-url', hostile.baseUrl], { timeoutMs: 60_000 });
-    expectFailure(result, 3, /did not finish answering within 30 s|timed out/);
+    expectFailure(result, 3, /timed out/);
     expect(Date.now() - started).toBeLessThan(45_000);
   }, 60_000);
 });
