@@ -108,7 +108,7 @@ async function render(ctx: Context, request: PreparedRequest, response: ApiRespo
       return;
     }
     // Straight through with backpressure: memory stays flat whatever the size.
-    await pipeline(response.body, io.stdout, { end: false });
+    await (await import('../stream-out.js')).streamToStdout(response.body, io.stdout);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EPIPE') return; // `plat call … | head` is fine
