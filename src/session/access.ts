@@ -106,15 +106,23 @@ export function credentialsOf(active: ActiveSession): ClientCredentials {
   return { registration, secret: active.session.clientSecret };
 }
 
+/** The token is good for at least `minTtlMs` more (a token of unknown expiry counts as good: nothing says otherwise). */
+export function lastsAtLeast(session: StoredSession, minTtlMs: number, now: number): boolean {
+  return session.expiresAt === undefined || session.expiresAt - now >= minTtlMs;
+}
+
 /**
  * A usable token. `optional`: without PLAT_TOKEN or a session, resolve to undefined instead of failing (anonymous
- * calls). `force`: refresh even if the token looks valid (after a 401).
+ * calls). `force`: refresh even if the token looks valid (after a 401). `minTtlMs`: refresh first when the token
+ * would expire sooner (`plat token --min-ttl`, so a long job starts with a token that lasts), and fail with an
+ * AuthError when even a fresh token from the server does not last that long. PLAT_TOKEN's expiry is unknown to plat
+ * and is never checked.
  */
-export async function getAccessToken(ctx: Context, options: { optional: true; force?: boolean; profile?: Profile }): Promise<TokenSource | undefined>;
-export async function getAccessToken(ctx: Context, options?: { optional?: false; force?: boolean; profile?: Profile }): Promise<TokenSource>;
+export async function getAccessToken(ctx: Context, options: { optional: true; force?: boolean; profile?: Profile; minTtlMs?: number }): Promise<TokenSource | undefined>;
+export async function getAccessToken(ctx: Context, options?: { optional?: false; force?: boolean; profile?: Profile; minTtlMs?: number }): Promise<TokenSource>;
 export async function getAccessToken(
   ctx: Context,
-  options: { optional?: boolean; force?: boolean; profile?: Profile } = {},
+  options: { optional?: boolean; force?: boolean; profile?: Profile; minTtlMs?: number } = {},
 ): Promise<TokenSource | undefined> {
   const fromEnv = ctx.env.PLAT_TOKEN?.trim();
   rememberSecrets(fromEnv);
@@ -126,10 +134,18 @@ export async function getAccessToken(
     if (options.optional) return undefined;
     throw notLoggedIn(ctx, profile);
   }
-  if (!options.force && !needsRefresh(active.session, ctx.now())) {
+  const minTtlMs = options.minTtlMs ?? 0;
+  if (!options.force && !needsRefresh(active.session, ctx.now()) && lastsAtLeast(active.session, minTtlMs, ctx.now())) {
     return { kind: 'session', token: active.session.accessToken, ...active };
   }
-  const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true });
+  const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true, minTtlMs });
+  if (!lastsAtLeast(refreshed.session, minTtlMs, ctx.now())) {
+    const left = Math.max(0, Math.floor((refreshed.session.expiresAt! - ctx.now()) / 1000));
+    throw new AuthError(
+      `The server gave a token that lasts ${left} s, less than the ${Math.ceil(minTtlMs / 1000)} s asked for: ` +
+        'it issues no longer-lived tokens. Ask for a shorter minimum lifetime.',
+    );
+  }
   return { kind: 'session', token: refreshed.session.accessToken, ...refreshed };
 }
 
@@ -140,14 +156,16 @@ export async function getAccessToken(
 export async function refreshSession(
   ctx: Context,
   found: ActiveSession,
-  options: { onlyIfUnchanged: boolean },
+  options: { onlyIfUnchanged: boolean; minTtlMs?: number },
 ): Promise<ActiveSession> {
   return ctx.withLock(found.profile.name, async () => {
     const profiles = await ctx.profiles();
     const profile = (await profiles.load(found.profile.name)) ?? found.profile;
     const current = await loadSession(ctx, profile, { locked: true });
     if (!current) throw notLoggedIn(ctx, profile);
-    if (options.onlyIfUnchanged && current.session.accessToken !== found.session.accessToken) return current;
+    // Another process's refresh is used only if it also lasts as long as this caller needs.
+    const rotatedElsewhere = current.session.accessToken !== found.session.accessToken;
+    if (options.onlyIfUnchanged && rotatedElsewhere && lastsAtLeast(current.session, options.minTtlMs ?? 0, ctx.now())) return current;
     // Loaded only when a refresh happens: a call with a valid token never pays for the protocol library.
     const [{ getDiscovery }, { ClientRejectedError, RefreshRejectedError, refreshTokens }] = await Promise.all([
       import('./discovery-cache.js'),
