@@ -1,0 +1,163 @@
+/**
+ * `plat exec`: the token reaches the child through its environment only, plat's status is the child's (128 + n for
+ * a signal death), signals sent to plat reach the child, and stdio is the child's own.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
+import { startPlatform, type Platform } from '../platform/index.mjs';
+
+let platform: Platform;
+let home: Home;
+let reporter: string;
+let trapper: string;
+let sleeper: string;
+
+beforeAll(async () => {
+  platform = await startPlatform();
+});
+afterAll(async () => {
+  await platform.close();
+});
+beforeEach(async () => {
+  platform.clearOverrides();
+  platform.knobs.accessTokenTtl = 3600;
+  platform.stats.reset();
+  home = await makeHome();
+  // Prints what it received: its arguments, the variables plat sets, and what arrived on stdin.
+  reporter = path.join(home.dir, 'reporter.cjs');
+  await writeFile(
+    reporter,
+    `let input = '';
+process.stdin.setEncoding('utf8').on('data', (d) => (input += d)).on('end', () => {
+  const env = {};
+  for (const name of ['PLAT_TOKEN', 'PLAT_BASE_URL', 'API_TOKEN', 'KEEP_ME']) env[name] = process.env[name] ?? null;
+  process.stdout.write(JSON.stringify({ argv: process.argv.slice(2), env, input }));
+  process.stderr.write('reporter: done\\n');
+  process.exit(Number(process.argv[2] ?? 0));
+});`,
+  );
+  // Announces itself, then on SIGTERM/SIGINT/SIGHUP says which signal arrived and exits 7.
+  trapper = path.join(home.dir, 'trapper.cjs');
+  await writeFile(
+    trapper,
+    `for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(s, () => { process.stdout.write('got ' + s + '\\n'); process.exit(7); });
+process.stderr.write('child ready\\n');
+setInterval(() => {}, 1000);`,
+  );
+  // Announces itself and takes no signal handlers: a signal ends it.
+  sleeper = path.join(home.dir, 'sleeper.cjs');
+  await writeFile(sleeper, `process.stderr.write('child ready\\n'); setInterval(() => {}, 1000);`);
+});
+afterEach(async () => {
+  await home.cleanup();
+});
+
+async function loggedIn() {
+  const result = await home.login(platform, ['--scope', 'courses:read']);
+  expect(result.code, result.stderr).toBe(0);
+  platform.stats.reset();
+}
+
+async function storedToken(): Promise<string> {
+  return (await home.run(['token'])).stdout.trim();
+}
+
+/** Runs `plat exec` and sends `signal` to plat once the child has said it is ready. */
+function execAndSignal(args: string[], signal: NodeJS.Signals) {
+  let sent = false;
+  return home.run(['exec', '--', process.execPath, ...args], {
+    onStderr: (stderr, child) => {
+      if (!sent && stderr.includes('child ready')) {
+        sent = true;
+        child.kill(signal);
+      }
+    },
+  });
+}
+
+describe('plat exec', () => {
+  it('gives the child the token and base URL in its environment, never on its command line, and its stdio', async () => {
+    await loggedIn();
+    const token = await storedToken();
+    const result = await home.run(['exec', '--', process.execPath, reporter, '0', 'an arg'], { stdin: 'from stdin', env: { KEEP_ME: 'kept' } });
+    expect(result.code, result.stderr).toBe(0);
+    const seen = JSON.parse(result.stdout);
+    expect(seen.env).toEqual({ PLAT_TOKEN: token, PLAT_BASE_URL: platform.baseUrl, API_TOKEN: null, KEEP_ME: 'kept' });
+    expect(seen.argv).toEqual(['0', 'an arg']);
+    expect(seen.input).toBe('from stdin');
+    expect(result.stderr).toBe('reporter: done\n');
+    expect(JSON.stringify(seen.argv)).not.toContain(token);
+  });
+
+  it('--env names the variable that carries the token', async () => {
+    await loggedIn();
+    const token = await storedToken();
+    const result = await home.run(['exec', '--env', 'API_TOKEN', '--', process.execPath, reporter]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).env).toMatchObject({ API_TOKEN: token, PLAT_BASE_URL: platform.baseUrl, PLAT_TOKEN: null });
+  });
+
+  it('the token works: a shell one-liner calls the API with it', async () => {
+    await loggedIn();
+    const script = `node -e 'fetch(process.env.PLAT_BASE_URL + "/api/courses", { headers: { authorization: "Bearer " + process.env.PLAT_TOKEN } }).then((r) => r.text()).then((t) => process.stdout.write(t))'`;
+    const result = await home.run(['exec', '--', 'sh', '-c', script]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ anonymous: false, sub: 'user-ada' });
+  });
+
+  it("exits with the child's status", async () => {
+    await loggedIn();
+    for (const status of [1, 3, 42]) {
+      const result = await home.run(['exec', '--', process.execPath, reporter, String(status)]);
+      expect(result.code).toBe(status);
+      expect(result.stderr).toBe('reporter: done\n'); // plat adds nothing: the failure is the child's
+    }
+  });
+
+  it('passes SIGTERM, SIGINT and SIGHUP on to the child and exits with what the child chose', async () => {
+    await loggedIn();
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+      const result = await execAndSignal([trapper], signal);
+      expect(result.signal, signal).toBeNull();
+      expect(result.code, `${signal}: ${result.stderr}`).toBe(7);
+      expect(result.stdout).toBe(`got ${signal}\n`);
+    }
+  });
+
+  it('a child ended by a signal: plat exits 128 + n, as a shell reports it', async () => {
+    await loggedIn();
+    const term = await execAndSignal([sleeper], 'SIGTERM');
+    expect(term.code, term.stderr).toBe(128 + 15);
+    const int = await execAndSignal([sleeper], 'SIGINT');
+    expect(int.code, int.stderr).toBe(128 + 2);
+    const killed = await home.run(['exec', '--', process.execPath, '-e', 'process.kill(process.pid, "SIGKILL")']);
+    expect(killed.code).toBe(128 + 9);
+  });
+
+  it('a command that does not exist: exit 127 with a sentence', async () => {
+    await loggedIn();
+    const result = await home.run(['exec', '--', 'no-such-program-plat-test']);
+    expect(result.code).toBe(127);
+    expect(result.stderr).toMatch(/Could not run "no-such-program-plat-test": command not found/);
+    expectCleanError(result);
+  });
+
+  it('not logged in: exit 4 and the child never runs', async () => {
+    const result = await home.run(['exec', '--', process.execPath, reporter]);
+    expect(result.code).toBe(4);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/Not logged in/);
+  });
+
+  it('usage errors: no command, a bad variable name', async () => {
+    await loggedIn();
+    const none = await home.run(['exec']);
+    expect(none.code).toBe(2);
+    const bad = await home.run(['exec', '--env', 'NOT-A-NAME', '--', process.execPath, reporter]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--env expects an environment variable name/);
+    expect(bad.stdout).toBe('');
+  });
+});
