@@ -19,7 +19,16 @@ export const createClient: typeof Public.createClient = (options = {}) => {
   const settings = librarySettings(options);
   return {
     profile: settings.profile,
-    fetch: (path, init) => libraryFetch(libraryContext(settings, init?.signal ?? undefined), path, init),
+    fetch: async (path, init) => {
+      const signal = init?.signal ?? undefined;
+      try {
+        return await libraryFetch(libraryContext(settings, signal), path, init);
+      } catch (error) {
+        // As the global fetch does: an abort rejects with the signal's reason (an AbortError by default).
+        if (signal?.aborted) throw signal.reason;
+        throw error;
+      }
+    },
     token: async (tokenOptions = {}) => {
       const ctx = libraryContext(settings);
       const minTtl = tokenOptions.minTtl;

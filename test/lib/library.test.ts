@@ -192,6 +192,20 @@ describe('client.fetch', () => {
     expect(run.json?.result, run.stderr).toMatchObject({ work: 'user-ada', other: { isAuthError: true } });
   });
 
+  it('init.signal aborts the request, rejecting with the signal\'s reason as fetch does', async () => {
+    await loggedIn();
+    platform.override('/api/slow', () => true); // never answers
+    const run = await program(`
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 300);
+      const started = Date.now();
+      try { await createClient().fetch('/api/slow', { signal: controller.signal }); return 'answered'; }
+      catch (e) { return { name: e.name, ms: Date.now() - started }; }
+    `);
+    expect(run.json?.result, run.stderr).toMatchObject({ name: 'AbortError' });
+    expect(run.json.result.ms).toBeLessThan(5000);
+  });
+
   it('a bad profile name is a UsageError at once', async () => {
     const run = await program(`createClient({ profile: '../etc' });`);
     expect(run.json?.error).toMatchObject({ isUsageError: true, exitCode: 2 });
