@@ -175,6 +175,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     .command('exec')
     .description('run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)')
     .argument('<command...>', 'the program and its arguments, after --')
+    .usage('[--env NAME] -- <command> [args...]')
     .option('--env <name>', 'the environment variable that carries the token', 'PLAT_TOKEN')
     .addHelpText(
       'after',
