@@ -4,8 +4,7 @@
  */
 import type { Context } from '../context.js';
 import { ExitStatus, UsageError } from '../errors.js';
-import { getAccessToken } from '../session/access.js';
-import { loadProfile, resolveBaseUrl } from '../session/profile.js';
+import { getAccessToken } from '../session/binding.js';
 
 export interface ExecFlags {
   env?: string;
@@ -24,7 +23,8 @@ export async function run(ctx: Context, argv: string[], flags: ExecFlags): Promi
   if (!command) throw new UsageError('plat exec needs a command to run: plat exec -- <command> [args…]');
 
   const source = await getAccessToken(ctx);
-  const baseUrl = source.kind === 'session' ? source.profile.baseUrl : resolveBaseUrl(ctx, await loadProfile(ctx));
+  // The session's own origin (the token is for it), or for PLAT_TOKEN the platform named by --base-url/PLAT_BASE_URL.
+  const baseUrl = source.kind === 'session' ? source.profile.baseUrl : source.baseUrl;
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(ctx.env)) if (value !== undefined) env[name] = value;
   env[variable] = source.token;

@@ -1,6 +1,5 @@
 import type { Context } from '../context.js';
-import { getAccessToken, type TokenSource } from '../session/access.js';
-import { loadProfile, resolveBaseUrl } from '../session/profile.js';
+import { getAccessToken, type TokenSource } from '../session/binding.js';
 import { parsePositiveInt } from './options.js';
 import { printJson } from './format.js';
 
@@ -16,7 +15,7 @@ export async function run(ctx: Context, flags: TokenFlags = {}): Promise<void> {
   const minTtl = parsePositiveInt(flags.minTtl, '--min-ttl', MAX_MIN_TTL_SECONDS);
   const source = await getAccessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : minTtl * 1000 });
   if (ctx.globals.json) {
-    printJson(ctx.io, await describeToken(ctx, source));
+    printJson(ctx.io, describeToken(ctx, source));
     return;
   }
   ctx.io.out(`${source.token}\n`);
@@ -38,10 +37,9 @@ export interface TokenJson {
   base_url: string | null;
 }
 
-async function describeToken(ctx: Context, source: TokenSource): Promise<TokenJson> {
+function describeToken(ctx: Context, source: TokenSource): TokenJson {
   if (source.kind === 'env') {
-    const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx));
-    return { access_token: source.token, token_type: 'Bearer', expires_at: null, expires_in: null, scopes: null, profile: null, base_url: baseUrl ?? null };
+    return { access_token: source.token, token_type: 'Bearer', expires_at: null, expires_in: null, scopes: null, profile: null, base_url: source.baseUrl ?? null };
   }
   const { session, profile } = source;
   const expiresAt = session.expiresAt;

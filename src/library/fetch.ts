@@ -5,7 +5,8 @@
 import { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { AuthError, ScopeError, UsageError } from '../errors.js';
-import { openApiClient, responseError, type ApiRequest, type ApiResponse } from './request-standin.js';
+import { openApiClient, type ApiRequest, type ApiResponse } from '../session/request.js';
+import { responseError } from '../session/response-error.js';
 
 /** A path is resolved against the base URL as `plat call` resolves it; an absolute http(s) URL is used as is. */
 export function resolveTarget(target: string | URL, baseUrl: string | undefined): URL {
@@ -36,9 +37,10 @@ export async function libraryFetch(ctx: Context, target: string | URL, init: Req
   if (!new Headers(init.headers).has('accept')) delete headers.accept;
   const request: ApiRequest = { method: normal.method, url, headers, body: () => bytes };
   const response = await api.send(request);
-  const failure = responseError(request, response);
-  // Statuses are the caller's to read, as with fetch, except the two that say the session itself falls short.
-  if (failure instanceof AuthError || failure instanceof ScopeError) {
+  const failure = responseError(ctx, request, response);
+  // Statuses are the caller's to read, as with fetch, except the two that say the session itself falls short
+  // (only when the session's token went with the request: another origin's 401 is that origin's answer).
+  if (response.token && (failure instanceof AuthError || failure instanceof ScopeError)) {
     response.body.destroy();
     throw failure;
   }

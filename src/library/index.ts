@@ -5,8 +5,7 @@
  */
 import type * as Public from './public.js';
 import { AuthError, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
-import { getAccessToken } from '../session/access.js';
-import { loadProfile, resolveBaseUrl } from '../session/profile.js';
+import { getAccessToken } from '../session/binding.js';
 import { libraryContext, librarySettings } from './context.js';
 import { libraryFetch } from './fetch.js';
 
@@ -37,8 +36,7 @@ export const createClient: typeof Public.createClient = (options = {}) => {
       }
       const source = await getAccessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : Math.ceil(minTtl * 1000) });
       if (source.kind === 'env') {
-        const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx));
-        return { accessToken: source.token, tokenType: 'Bearer', expiresAt: null, scopes: null, profile: null, baseUrl: baseUrl ?? null };
+        return { accessToken: source.token, tokenType: 'Bearer', expiresAt: null, scopes: null, profile: null, baseUrl: source.baseUrl ?? null };
       }
       const { session, profile } = source;
       return {
