@@ -151,6 +151,21 @@ describe('plat exec', () => {
     expect(result.stderr).toMatch(/Not logged in/);
   });
 
+  it('with PLAT_TOKEN: that token and the base URL given are passed on', async () => {
+    const result = await home.run(['exec', '--', process.execPath, reporter], { env: { PLAT_TOKEN: 'ci-token-value', PLAT_BASE_URL: platform.baseUrl } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).env).toMatchObject({ PLAT_TOKEN: 'ci-token-value', PLAT_BASE_URL: platform.baseUrl });
+  });
+
+  it("another platform than the session's: exit 4, the session's token does not go to it, the child never runs", async () => {
+    await loggedIn();
+    const result = await home.run(['exec', '--base-url', 'http://127.0.0.1:9', '--', process.execPath, reporter]);
+    expect(result.code).toBe(4);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/is signed in to http:\/\/127\.0\.0\.1:\d+, not to http:\/\/127\.0\.0\.1:9/);
+    expectCleanError(result);
+  });
+
   it('usage errors: no command, a bad variable name', async () => {
     await loggedIn();
     const none = await home.run(['exec']);

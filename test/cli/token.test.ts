@@ -78,6 +78,14 @@ describe('plat token --json', () => {
     });
   });
 
+  it("another platform than the session's: exit 4 naming the session's origin, no token printed", async () => {
+    await loggedIn();
+    const result = await home.run(['token', '--json', '--base-url', 'http://127.0.0.1:9']);
+    expect(result.code).toBe(4);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(`is signed in to ${platform.baseUrl}`);
+  });
+
   it('not logged in: exit 4, nothing on stdout', async () => {
     const result = await home.run(['token', '--json']);
     expect(result.code).toBe(4);

@@ -180,6 +180,13 @@ describe('client.fetch', () => {
     expect(platform.stats.count('GET /oauth/authorize')).toBe(0);
   });
 
+  it("a baseUrl other than the session's platform: AuthError naming the session's origin, no token sent", async () => {
+    await loggedIn();
+    const run = await program(`await createClient({ baseUrl: 'http://127.0.0.1:9' }).fetch('/api/courses');`);
+    expect(run.json?.error, run.stderr).toMatchObject({ isAuthError: true, exitCode: 4 });
+    expect(run.json.error.message).toContain(`is signed in to ${platform.baseUrl}, not to http://127.0.0.1:9`);
+  });
+
   it('uses the profile it is given', async () => {
     const login = await home.login(platform, ['--profile', 'work', '--scope', 'courses:read']);
     expect(login.code, login.stderr).toBe(0);
