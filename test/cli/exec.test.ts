@@ -2,10 +2,11 @@
  * `plat exec`: the token reaches the child through its environment only, plat's status is the child's (128 + n for
  * a signal death), signals sent to plat reach the child, and stdio is the child's own.
  */
-import { writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
+import { expectCleanError, makeHome, platBin, repoRoot, type Home } from '../helpers/cli.js';
 import { startPlatform, type Platform } from '../platform/index.mjs';
 
 let platform: Platform;
@@ -105,6 +106,28 @@ describe('plat exec', () => {
     const result = await home.run(['exec', '--', 'sh', '-c', script]);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ anonymous: false, sub: 'user-ada' });
+  });
+
+  it("the README's curl, Python and Node one-liners work as written", async () => {
+    await loggedIn();
+    // `plat` on PATH, as after npm i -g.
+    const bin = path.join(home.dir, 'bin');
+    await mkdir(bin);
+    await symlink(platBin, path.join(bin, 'plat'));
+    const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### `plat exec'));
+    const block = /```\n([\s\S]*?)```/.exec(section)![1]!;
+    const lines = block.split('\n').filter((line) => /^plat exec -- (sh -c 'curl|python3|node)/.test(line));
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile('sh', ['-c', line], { env: { ...home.env, PATH: `${bin}:${process.env.PATH}` } as NodeJS.ProcessEnv, timeout: 20_000 }, (error, stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+      expect(result.code, `${line}\n${result.stderr}`).toBe(0);
+      expect(JSON.parse(result.stdout), line).toMatchObject({ anonymous: false, sub: 'user-ada' });
+    }
   });
 
   it("exits with the child's status", async () => {

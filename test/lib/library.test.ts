@@ -258,6 +258,28 @@ describe('client.token', () => {
   });
 });
 
+describe("the README's example", () => {
+  it('runs as written against a signed-in session', async () => {
+    await loggedIn(['--scope', 'courses:read']);
+    const readme = await (await import('node:fs/promises')).readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Use your plat login from other programs'));
+    const example = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example).toBeDefined();
+    expect(example!.trim().split('\n').length).toBeLessThanOrEqual(12);
+    const file = await project.script('readme-example.mjs', example!);
+    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [file], { cwd: project.dir, env: home.env as NodeJS.ProcessEnv, timeout: 20_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("sub: 'user-ada'");
+    // The session has courses:read only: the POST is refused and the ScopeError says how to get courses:write.
+    expect(run.stderr).toContain('courses:write');
+    expect(run.stderr).toMatch(/plat login --add-scope courses:write/);
+  });
+});
+
 describe('importing the library', () => {
   it('loads no command-line machinery: commander, chalk, ora (not even after a call)', async () => {
     await loggedIn();
