@@ -80,6 +80,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   // output: hand those on at dispatch, so `plat login --bogus` is a usage error (exit 2) printed like any other.
   program.hook('preSubcommand', (parent, sub) => {
     sub.copyInheritedSettings(parent);
+    // `plat exec curl -s …` without the `--`: commander takes -s for plat's; say how to hand it to the command.
+    if (sub.name() === 'exec') sub.showHelpAfterError('(the command and its options go after --: plat exec -- <command> [args...])');
   });
 
   const ctxFor = (command: Command) => {

@@ -193,6 +193,9 @@ describe('plat exec', () => {
     await loggedIn();
     const none = await home.run(['exec']);
     expect(none.code).toBe(2);
+    const noDashes = await home.run(['exec', 'ls', '-la']);
+    expect(noDashes.code).toBe(2);
+    expect(noDashes.stderr).toMatch(/unknown option '-la'\n.*go after --: plat exec -- <command>/);
     const bad = await home.run(['exec', '--env', 'NOT-A-NAME', '--', process.execPath, reporter]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--env expects an environment variable name/);
