@@ -13,6 +13,9 @@ import { MAX_OAUTH_BODY_BYTES } from './limits.js';
 import { sanitize } from '../text.js';
 import { parseBearerChallenge } from './www-authenticate.js';
 
+/** The whole UserInfo exchange, body included: a server that trickles cannot hold whoami forever. */
+const USERINFO_DEADLINE_MS = 30_000;
+
 export interface UserInfo {
   sub: string;
   name?: string;
@@ -32,6 +35,7 @@ export async function fetchUserInfo(
     method: 'GET',
     url,
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    signal: AbortSignal.timeout(USERINFO_DEADLINE_MS),
   });
   const header = (name: string) => {
     const v = response.headers[name];
@@ -98,6 +102,7 @@ async function readBounded(response: HttpResponse, url: URL): Promise<string> {
     // The body broke off (reset, stalled past the idle timeout) or Ctrl-C ended it: a network failure, not a bug.
     const { code, name } = error as { code?: string; name?: string };
     if (name === 'AbortError') throw new InterruptedError();
+    if (name === 'TimeoutError') throw new NetworkError(`${url.origin} did not finish sending your user information within 30 s, so plat gave up. Try again later.`, { cause: error });
     throw new NetworkError(`The response from ${url.origin} broke off before it was complete (${code ?? 'the connection closed'}). Check your network and try again.`, {
       cause: error,
       code,

@@ -11,7 +11,7 @@ import { rememberSecrets } from '../redact.js';
 import { loadProfile, notLoggedIn } from './profile.js';
 import { suggestCommand } from './suggest.js';
 
-export type { Profile, StoredSession } from '../store/types.js';
+export type { Profile, ProfileUser, StoredSession } from '../store/types.js';
 
 export interface ActiveSession {
   profile: Profile;
