@@ -6,10 +6,12 @@
 import { Readable, Writable } from 'node:stream';
 import type { IO } from '../io.js';
 import { scrubKnownSecrets } from '../redact.js';
+import { sanitize } from '../text.js';
 
 export function libraryIO(onWarning?: (message: string) => void): IO {
   const emit = (line: string) => {
-    const text = scrubKnownSecrets(line).replace(/\n$/, '');
+    // As the command's IO does: no secret plat holds, no control or escape sequence a server slipped in.
+    const text = sanitize(scrubKnownSecrets(line), 0, { multiline: true });
     if (onWarning) onWarning(text);
     else process.stderr.write(`plat: ${text}\n`);
   };
