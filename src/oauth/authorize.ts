@@ -4,11 +4,11 @@
  */
 import * as oauth from 'oauth4webapi';
 import { InterruptedError } from '../errors.js';
-import type { ClientRegistration } from '../store/types.js';
 import { toOAuthClient } from './client.js';
 import { assertSecureEndpoint } from './discovery.js';
 import { toPlatError } from './errors.js';
 import type { OAuthDeps } from './options.js';
+import type { OAuthClient } from './types.js';
 
 export interface AuthorizationRequest {
   url: URL;
@@ -24,7 +24,7 @@ export function newLoginSecrets(): { state: string; codeVerifier: string } {
 
 export async function buildAuthorizationRequest(
   as: oauth.AuthorizationServer,
-  registration: ClientRegistration,
+  registration: OAuthClient,
   input: { redirectUri: string; scopes: string[]; resource?: string; state: string; codeVerifier: string },
 ): Promise<AuthorizationRequest> {
   const url = assertSecureEndpoint(as, 'authorization_endpoint');
@@ -44,7 +44,7 @@ export async function buildAuthorizationRequest(
 /** Returns the parameters to exchange, or throws the PlatError that explains why the callback is unusable. */
 export function validateCallback(
   as: oauth.AuthorizationServer,
-  registration: ClientRegistration,
+  registration: OAuthClient,
   callbackUrl: URL,
   expectedState: string,
 ): URLSearchParams {
@@ -68,7 +68,7 @@ export type ProbeResult = 'accepted' | 'rejected' | 'unknown';
 export async function probeAuthorization(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
-  registration: ClientRegistration,
+  registration: OAuthClient,
   input: { redirectUri: string; scopes: string[] },
 ): Promise<ProbeResult> {
   const { url } = await buildAuthorizationRequest(as, registration, { ...input, ...newLoginSecrets() });

@@ -6,11 +6,12 @@
  */
 import type { AuthorizationServer } from 'oauth4webapi';
 import { AuthError, InterruptedError, NetworkError, PlatError } from '../errors.js';
-import type { ProfileUser } from '../store/types.js';
-import type { Http, HttpResponse } from '../http.js';
+import type { Http } from '../http/index.js';
+import type { HttpResponse } from '../http/types.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { MAX_OAUTH_BODY_BYTES } from './limits.js';
 import { sanitize } from '../text.js';
+import type { UserIdentity } from './types.js';
 import { parseBearerChallenge } from './www-authenticate.js';
 
 /** The whole UserInfo exchange, body included: a server that trickles cannot hold whoami forever. */
@@ -79,7 +80,7 @@ export async function fetchUserInfo(
 }
 
 /** The non-secret facts about the user that the profile keeps. */
-export function toProfileUser(info: Pick<UserInfo, 'sub'> & Record<string, unknown>): ProfileUser {
+export function toProfileUser(info: Pick<UserInfo, 'sub'> & Record<string, unknown>): UserIdentity {
   // Stored and printed later: made safe to print once, here (a hostile name could carry escape sequences).
   const text = (v: unknown) => (typeof v === 'string' && sanitize(v) ? sanitize(v) : undefined);
   return { sub: sanitize(info.sub), name: text(info.name), email: text(info.email), preferredUsername: text(info.preferred_username) };
