@@ -3,7 +3,7 @@
  * redirect URI: state, RFC 9207 `iss` (required when the server advertises it), and error responses.
  */
 import * as oauth from 'oauth4webapi';
-import { InterruptedError } from '../errors.js';
+import { AuthError, InterruptedError } from '../errors.js';
 import { toOAuthClient } from './client.js';
 import { assertSecureEndpoint } from './discovery.js';
 import { toPlatError } from './errors.js';
@@ -48,12 +48,28 @@ export function validateCallback(
   callbackUrl: URL,
   expectedState: string,
 ): URLSearchParams {
+  // state and iss are checked here, from the parameters themselves, so each failure has its one sentence; the
+  // protocol library then checks the rest (and these again).
+  const params = callbackUrl.searchParams;
+  if (params.get('state') !== expectedState) throw new AuthError(CALLBACK_ERRORS.state);
+  const iss = params.get('iss');
+  if (iss === null && as.authorization_response_iss_parameter_supported === true) throw new AuthError(CALLBACK_ERRORS.issMissing);
+  if (iss !== null && iss !== as.issuer) throw new AuthError(CALLBACK_ERRORS.issMismatch);
   try {
     return oauth.validateAuthResponse(as, toOAuthClient(registration), callbackUrl, expectedState);
   } catch (error) {
     throw toPlatError(error, 'completing the sign-in', callbackUrl.origin);
   }
 }
+
+/** The callback failures plat tells apart (RFC 6749 §10.12 state, RFC 9207 iss), one sentence each. */
+export const CALLBACK_ERRORS = {
+  state: 'The sign-in response does not belong to this login (state mismatch). Run plat login again.',
+  issMissing:
+    'The sign-in response lacks the "iss" parameter that the server announced it would send. Run plat login again; if it repeats, the server is misconfigured.',
+  issMismatch:
+    'The sign-in response came from a different authorization server than the one plat asked (iss mismatch). Run plat login again; if it repeats, the server or a proxy is misconfigured.',
+} as const;
 
 export type ProbeResult = 'accepted' | 'rejected' | 'unknown';
 
