@@ -5,27 +5,17 @@
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, platBin, repoRoot, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { expectCleanError, platBin, repoRoot } from '../helpers/cli.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
+const platform = usePlatform();
+const home = useHome();
 let reporter: string;
 let trapper: string;
 let sleeper: string;
 
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
 beforeEach(async () => {
-  platform.clearOverrides();
-  platform.knobs.accessTokenTtl = 3600;
-  platform.stats.reset();
-  home = await makeHome();
   // Prints what it received: its arguments, the variables plat sets, and what arrived on stdin.
   reporter = path.join(home.dir, 'reporter.cjs');
   await writeFile(
@@ -50,9 +40,6 @@ setInterval(() => {}, 1000);`,
   // Announces itself and takes no signal handlers: a signal ends it.
   sleeper = path.join(home.dir, 'sleeper.cjs');
   await writeFile(sleeper, `process.stderr.write('child ready\\n'); setInterval(() => {}, 1000);`);
-});
-afterEach(async () => {
-  await home.cleanup();
 });
 
 async function loggedIn() {

@@ -1,26 +1,10 @@
 /** `plat token`: the bare token, the documented --json shape, and --min-ttl (refresh first, exit 4 if impossible). */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { describe, expect, it } from 'vitest';
+import { expectCleanError } from '../helpers/cli.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
-
-beforeAll(async () => {
-  platform = await startPlatform();
-});
-afterAll(async () => {
-  await platform.close();
-});
-beforeEach(async () => {
-  platform.clearOverrides();
-  platform.knobs.accessTokenTtl = 3600;
-  platform.stats.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const platform = usePlatform();
+const home = useHome();
 
 async function loggedIn(ttlSeconds = 3600) {
   platform.knobs.accessTokenTtl = ttlSeconds;

@@ -7,7 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Platform } from '../platform/index.mjs';
+import { startPlatform, type Platform } from '../platform/index.mjs';
 import { signIn } from '../helpers/consent.js';
 import { readState, sessionBytes } from '../helpers/state.js';
 import { expectFailure, expectSuccess } from './helpers.js';
@@ -80,7 +80,7 @@ describe('a session belongs to one origin', () => {
     const other = await startPlatform();
     try {
       const before = (await readState(home)).session!;
-      const result = await signIn(home, other, ['--scope', 'courses:read']);
+      const { result } = await signIn(home, other, ['--scope', 'courses:read']);
       expect(result.stderr).toContain(`Profile default is signed in to ${platform.baseUrl}; signing in to ${other.baseUrl} replaces that session, which plat then revokes.`);
       expect(platform.stats.count('revoke:refresh_token')).toBe(1);
       expect(platform.stats.count('revoke:access_token')).toBe(1);

@@ -5,33 +5,22 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, type Home } from '../helpers/cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packPackage, projectWith, type PackedPackage, type Project } from '../helpers/package.js';
-import { startPlatform, type Platform } from '../platform/index.mjs';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
-let platform: Platform;
-let home: Home;
+const platform = usePlatform();
+const home = useHome();
 let pack: PackedPackage;
 let project: Project;
 let scripts = 0;
 
 beforeAll(async () => {
-  [platform, pack] = await Promise.all([startPlatform(), packPackage()]);
+  pack = await packPackage();
   project = await projectWith(pack);
 });
 afterAll(async () => {
-  await platform?.close();
   await pack?.cleanup();
-});
-beforeEach(async () => {
-  platform.clearOverrides();
-  platform.knobs.accessTokenTtl = 3600;
-  platform.stats.reset();
-  home = await makeHome();
-});
-afterEach(async () => {
-  await home.cleanup();
 });
 
 async function loggedIn(args: string[] = ['--scope', 'courses:read']) {
