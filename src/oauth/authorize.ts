@@ -5,7 +5,7 @@
 import * as oauth from 'oauth4webapi';
 import { AuthError, InterruptedError } from '../errors.js';
 import { toOAuthClient } from './client.js';
-import { assertSecureEndpoint } from './discovery.js';
+import { assertSecureEndpoint } from './endpoints.js';
 import { toPlatError } from './errors.js';
 import type { OAuthDeps } from './options.js';
 import type { OAuthClient } from './types.js';

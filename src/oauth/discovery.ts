@@ -101,4 +101,3 @@ function fillFromSpec(as: oauth.AuthorizationServer, baseUrl: string): string[] 
   return filled;
 }
 
-export { assertS256, assertSecureEndpoint, SPEC_PATHS } from './endpoints.js';

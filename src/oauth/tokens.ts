@@ -5,12 +5,10 @@
 import * as oauth from 'oauth4webapi';
 import { AuthError, PlatError } from '../errors.js';
 import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
-import { assertSecureEndpoint } from './discovery.js';
+import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
-import { sanitize } from '../text.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import type { TokenSet } from './types.js';
-import { parseBearerChallenge } from './www-authenticate.js';
 
 function additional(resource?: string) {
   return resource ? { additionalParameters: { resource } } : {};

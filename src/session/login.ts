@@ -8,8 +8,9 @@
 import type { Context } from '../context.js';
 import { AuthError, InterruptedError, UsageError } from '../errors.js';
 import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '../oauth/authorize.js';
-import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
-import { assertS256, assertSecureEndpoint, type Discovery } from '../oauth/discovery.js';
+import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments } from '../oauth/client.js';
+import type { Discovery } from '../oauth/discovery.js';
+import { assertS256, assertSecureEndpoint } from '../oauth/endpoints.js';
 import { checkScopesSupported, parseScopeArgs, scopesToRequest } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
@@ -150,7 +151,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
       const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
       rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
-      const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
+      const user = await readUser(ctx, discovery, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
       const result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
       if (replaced) await revokeReplaced(ctx, replaced);
       return result;
@@ -203,7 +204,6 @@ async function readSecret(stdin: StdinLines, signal: AbortSignal): Promise<strin
 async function readUser(
   ctx: Context,
   discovery: Discovery,
-  credentials: ClientCredentials,
   session: StoredSession,
   known: { subject?: string; claims?: Record<string, unknown>; resource?: string },
 ): Promise<ProfileUser | undefined> {
@@ -245,12 +245,12 @@ async function persist(
     await store.set(current.name, input.session);
     // A secret kept across a logout is beside the tokens again: the kept copy goes, wherever it was.
     const { dropKeptClientSecret } = await import('./client-secret.js');
-    await dropKeptClientSecret(ctx, store, current.name);
+    await dropKeptClientSecret(store, current.name);
     if (current.tokenStore && current.tokenStore !== store.kind) {
       // The session moved (say, the keychain became available): do not leave the old copy behind.
       const old = await ctx.tokenStore(current.tokenStore).catch(() => undefined);
       await old?.delete(current.name).catch(() => {});
-      if (old) await dropKeptClientSecret(ctx, old, current.name);
+      if (old) await dropKeptClientSecret(old, current.name);
     }
     const profile: Profile = {
       ...current,

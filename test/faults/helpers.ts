@@ -3,7 +3,6 @@
  * in test/helpers/): checking that what plat left on disk is one consistent session (or cleanly none), the "failed
  * cleanly" assertion, a secret sweep, an unprivileged home, and small process helpers.
  */
-import type { ChildProcess } from 'node:child_process';
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

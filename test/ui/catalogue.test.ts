@@ -7,7 +7,6 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectCleanError } from '../helpers/cli.js';
-import { type Platform } from '../platform/index.mjs';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();

@@ -7,7 +7,6 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { platBin } from '../helpers/cli.js';
-import { type Platform } from '../platform/index.mjs';
 import { onTerminal, pty } from './shells.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 

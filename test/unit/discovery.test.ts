@@ -2,7 +2,8 @@ import type * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, PlatError } from '../../src/errors.js';
 import type { Fetch } from '../../src/http/index.js';
-import { SPEC_PATHS, assertS256, assertSecureEndpoint, discover } from '../../src/oauth/discovery.js';
+import { discover } from '../../src/oauth/discovery.js';
+import { SPEC_PATHS, assertS256, assertSecureEndpoint } from '../../src/oauth/endpoints.js';
 import { MAX_OAUTH_BODY_BYTES } from '../../src/oauth/options.js';
 
 const BASE = 'https://api.example';
