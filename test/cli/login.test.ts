@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { expectCleanError, type Home } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { profilePath, sessionFiles } from '../helpers/state.js';
+import { approving } from '../helpers/consent.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -67,16 +68,7 @@ describe('plat login: the happy path', () => {
 
   it('remembers the base URL, so the next login needs no flags', async () => {
     expect((await home.login(platform)).code).toBe(0);
-    let started = false;
-    const again = await home.run(['login', '--no-browser'], {
-      onStderr: (stderr) => {
-        const m = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(stderr);
-        if (m && !started) {
-          started = true;
-          void platform.approve(m[1]!).then((cb) => fetch(cb));
-        }
-      },
-    });
+    const again = await home.run(['login', '--no-browser'], { onStderr: approving(platform, { firstOnly: true }).onStderr });
     expect(again.code, again.stderr).toBe(0);
   });
 
@@ -156,23 +148,15 @@ describe('plat login: the callback', () => {
   });
 
   it('accepts the redirect URL pasted on stdin instead of the listener', async () => {
-    let child: import('node:child_process').ChildProcess | undefined;
-    let started = false;
-    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], {
-      keepStdinOpen: true,
-      onStderr: (stderr, c) => {
-        child = c;
-        const m = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(stderr);
-        if (m && !started) {
-          started = true;
-          void platform.approve(m[1]!).then((cb) => {
-            child!.stdin!.write('not a url\n');
-            child!.stdin!.write(`${cb.replace(/state=[^&]+/, 'state=stale')}\n`);
-            child!.stdin!.write(`${cb}\n`);
-          });
-        }
+    const consent = approving(platform, {
+      firstOnly: true,
+      deliver: (cb, child) => {
+        child.stdin!.write('not a url\n');
+        child.stdin!.write(`${cb.replace(/state=[^&]+/, 'state=stale')}\n`);
+        child.stdin!.write(`${cb}\n`);
       },
     });
+    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { keepStdinOpen: true, onStderr: consent.onStderr });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/not a URL/);
     expect(result.stderr).toMatch(/does not belong to this login/);

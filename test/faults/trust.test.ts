@@ -8,7 +8,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startPlatform, type Platform } from '../platform/index.mjs';
-import { signIn } from '../helpers/consent.js';
+import { approving, signIn } from '../helpers/consent.js';
 import { readState, sessionBytes } from '../helpers/state.js';
 import { expectFailure, expectSuccess } from './helpers.js';
 import { sendJson, startHostile, type Hostile } from './hostile.js';
@@ -262,16 +262,7 @@ describe('nothing a server sends drives the terminal or the shell', () => {
 
   it('a token with characters RFC 6749 does not allow is refused at login (exit 1), nothing stored', async () => {
     platform.knobs.tokenResponse = 'control-char-access-token';
-    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], {
-      onStderr: (stderr) => {
-        const match = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(stderr);
-        if (match && !(globalThis as { approved?: boolean }).approved) {
-          (globalThis as { approved?: boolean }).approved = true;
-          void platform.approve(match[1]!).then((cb) => fetch(cb)).catch(() => {});
-        }
-      },
-    });
-    (globalThis as { approved?: boolean }).approved = false;
+    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { onStderr: approving(platform, { firstOnly: true }).onStderr });
     expectFailure(result, 1, /access_token with characters a token cannot contain \(RFC 6749 Appendix A/);
     expect((await readState(home)).session).toBeUndefined();
   });

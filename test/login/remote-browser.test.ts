@@ -18,17 +18,14 @@ const SSH_SESSION = { SSH_CONNECTION: '203.0.113.7 50022 192.0.2.10 22', SSH_TTY
 /** A real callback address from an earlier login attempt that was abandoned (Ctrl-C) after consent. */
 async function abandonedCallback(): Promise<string> {
   let callback: string | undefined;
-  const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], {
-    onStderr: (stderr, child) => {
-      const url = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(stderr)?.[1];
-      if (!url || callback !== undefined) return;
-      callback = '';
-      void platform.approve(url).then((cb) => {
-        callback = cb;
-        child.kill('SIGINT');
-      });
+  const consent = approving(platform, {
+    firstOnly: true,
+    deliver: (cb, child) => {
+      callback = cb;
+      child.kill('SIGINT');
     },
   });
+  const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { onStderr: consent.onStderr });
   expect(result.code).toBe(130);
   expect(callback).toMatch(/\/callback\?code=/);
   return callback!;
