@@ -98,6 +98,11 @@ export function toPlatError(error: unknown, step: Step, origin: string): PlatErr
         if (attribute === 'state' || /"state"/.test(error.message)) {
           return new AuthError('The sign-in response does not belong to this login (state mismatch). Run plat login again.');
         }
+        if (attribute === 'nonce') {
+          return new AuthError(
+            'The ID token does not carry the nonce plat sent with this login, so it was not issued for this sign-in (OIDC Core §3.1.3.7). Run plat login again; if it repeats, the server is misconfigured.',
+          );
+        }
         if (attribute === 'iss' || /"iss"/.test(error.message)) {
           return new AuthError(
             'The sign-in response came from a different authorization server than the one plat asked (iss mismatch). Run plat login again; if it repeats, the server or a proxy is misconfigured.',
@@ -111,6 +116,11 @@ export function toPlatError(error: unknown, step: Step, origin: string): PlatErr
       case oauth.INVALID_SERVER_METADATA:
         return new PlatError(`The server's metadata is unusable for ${step} (${what}).`, ExitCode.failure, { cause: error });
       default:
+        if (/JWT "nonce"/.test(error.message)) {
+          return new AuthError(
+            'The ID token lacks the nonce plat sent with this login, so plat cannot tell it was issued for this sign-in (OIDC Core §3.1.3.7). Run plat login again; if it repeats, the server is misconfigured.',
+          );
+        }
         if (/"iss"/.test(error.message)) {
           return /missing/.test(error.message)
             ? new AuthError(

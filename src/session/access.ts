@@ -9,6 +9,7 @@ import type { ClientCredentials } from '../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../store/types.js';
 import { rememberSecrets } from '../redact.js';
 import { loadProfile, notLoggedIn } from './profile.js';
+import { noRefreshTokenError, usableUntilExpiry } from './no-refresh-token.js';
 
 export interface ActiveSession {
   profile: Profile;
@@ -126,7 +127,7 @@ export async function getAccessToken(
     if (options.optional) return undefined;
     throw notLoggedIn(ctx, profile);
   }
-  if (!options.force && !needsRefresh(active.session, ctx.now())) {
+  if (!options.force && (!needsRefresh(active.session, ctx.now()) || usableUntilExpiry(active.session, ctx.now()))) {
     return { kind: 'session', token: active.session.accessToken, ...active };
   }
   const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true });
@@ -148,6 +149,7 @@ export async function refreshSession(
     const current = await loadSession(ctx, profile, { locked: true });
     if (!current) throw notLoggedIn(ctx, profile);
     if (options.onlyIfUnchanged && current.session.accessToken !== found.session.accessToken) return current;
+    if (!current.session.refreshToken) throw noRefreshTokenError(ctx, current.profile, current.session);
     // Loaded only when a refresh happens: a call with a valid token never pays for the protocol library.
     const [{ getDiscovery }, { ClientRejectedError, RefreshRejectedError, refreshTokens }] = await Promise.all([
       import('./discovery-cache.js'),

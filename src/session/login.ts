@@ -10,7 +10,7 @@ import { AuthError, InterruptedError, UsageError } from '../errors.js';
 import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '../oauth/authorize.js';
 import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
 import { assertS256, assertSecureEndpoint, type Discovery } from '../oauth/discovery.js';
-import { checkScopesSupported, parseScopeArgs, scopesToRequest } from '../oauth/scopes.js';
+import { checkScopesSupported, parseScopeArgs, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
@@ -52,7 +52,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   if (added.length > 0 && !(sameServer && profile.scopes)) {
     throw new UsageError('--add-scope adds to an existing session on the same server; run plat login --scope … first.');
   }
-  const scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
+  let scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
   if (options.clientSecretStdin && !options.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
   if (options.clientMetadataUrl !== undefined && options.clientId) {
     throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');
@@ -78,6 +78,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     assertSecureEndpoint(as, 'authorization_endpoint');
     assertSecureEndpoint(as, 'token_endpoint');
     checkScopesSupported(scopes, as.scopes_supported);
+    scopes = withOfflineAccess(scopes, as.scopes_supported);
     let plan = await planClient(ctx, profile, stored, discovery, options, { secret, metadataUrl });
 
     for (let attempt = 1; ; attempt++) {
@@ -105,6 +106,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
           callbackParams: params,
           redirectUri: request.redirectUri,
           codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
           resource,
           requestedScopes: scopes,
           now: ctx.now(),

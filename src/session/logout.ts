@@ -4,9 +4,11 @@
  */
 import type { Context } from '../context.js';
 import { InterruptedError } from '../errors.js';
-import { revokeToken } from '../oauth/tokens.js';
+import { mayRevoke } from '../oauth/client.js';
+import { RevocationRefusedError, revokeToken } from '../oauth/tokens.js';
 import { credentialsOf, endSession, loadSession } from './access.js';
 import { getDiscovery } from './discovery-cache.js';
+import { clockTime } from './no-refresh-token.js';
 import { DamagedDataError } from '../store/atomic.js';
 import type { Profile } from '../store/types.js';
 
@@ -42,18 +44,14 @@ export async function logoutProfile(ctx: Context, name: string, options: { revok
         const discovery = await getDiscovery(ctx, profile.baseUrl!);
         const deps = { fetch: (await ctx.http()).fetch };
         const credentials = credentialsOf(active);
-        const tokens: Array<[string | undefined, 'refresh_token' | 'access_token']> = [
-          [active.session.refreshToken, 'refresh_token'],
-          [active.session.accessToken, 'access_token'],
-        ];
-        for (const [token, hint] of tokens) {
-          if (!token) continue;
-          try {
-            await revokeToken(deps, discovery.as, credentials, token, hint);
-          } catch (error) {
-            if (error instanceof InterruptedError) throw error;
-            errors.push((error as Error).message);
-          }
+        const until = active.session.expiresAt !== undefined ? ` (the access token until ${clockTime(active.session.expiresAt, ctx.now())})` : '';
+        const allowed = mayRevoke(discovery.as, credentials.registration);
+        if (!allowed.ok) {
+          errors.push(
+            `The server does not let public clients like plat revoke tokens (its revocation endpoint accepts only ${allowed.methods.join(', ')}), so they stay valid at the server until they expire${until}.`,
+          );
+        } else {
+          errors.push(...(await revokeBoth(deps, discovery.as, credentials, active.session, until)));
         }
       } catch (error) {
         if (error instanceof InterruptedError) throw error;
@@ -63,6 +61,49 @@ export async function logoutProfile(ctx: Context, name: string, options: { revok
     await endSession(ctx, active);
     return { profile: name, wasLoggedIn: true, revoked: options.revoke && errors.length === 0, revocationErrors: errors };
   });
+}
+
+/**
+ * The refresh token first (it outlives the access token), then the access token. Many servers revoke both with the
+ * refresh token; one that then answers the second request with 400 about the token no longer knows it, which RFC
+ * 7009 §2.2 makes a success. Returns what went wrong, in sentences.
+ */
+async function revokeBoth(
+  deps: Parameters<typeof revokeToken>[0],
+  as: Parameters<typeof revokeToken>[1],
+  credentials: Parameters<typeof revokeToken>[2],
+  session: { refreshToken?: string; accessToken: string },
+  until: string,
+): Promise<string[]> {
+  const errors: string[] = [];
+  let refreshRevoked = false;
+  const tokens: Array<[string | undefined, 'refresh_token' | 'access_token']> = [
+    [session.refreshToken, 'refresh_token'],
+    [session.accessToken, 'access_token'],
+  ];
+  for (const [token, hint] of tokens) {
+    if (!token) continue;
+    try {
+      await revokeToken(deps, as, credentials, token, hint);
+      if (hint === 'refresh_token') refreshRevoked = true;
+    } catch (error) {
+      if (error instanceof InterruptedError) throw error;
+      if (error instanceof RevocationRefusedError) {
+        if (error.reason === 'token' && hint === 'access_token' && refreshRevoked) continue;
+        if (error.reason === 'client') {
+          // The same client would be refused for the other token too.
+          errors.push(`${error.message} The tokens stay valid at the server until they expire${until}.`);
+          break;
+        }
+        if (error.reason === 'token_type') {
+          errors.push(`${error.message} It stays valid at the server until it expires${hint === 'access_token' ? until : ''}.`);
+          continue;
+        }
+      }
+      errors.push((error as Error).message);
+    }
+  }
+  return errors;
 }
 
 /**
