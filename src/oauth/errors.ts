@@ -4,13 +4,12 @@
  */
 import * as oauth from 'oauth4webapi';
 import { AuthError, ExitCode, InterruptedError, NetworkError, PlatError } from '../errors.js';
-import { sanitize } from './sanitize.js';
+import { sanitize } from '../text.js';
 import { describeNetworkCode } from '../network-codes.js';
 
 /** What plat was doing, for the sentence: "discovering the authorization server", "registering plat", ... */
 export type Step = string;
 
-export { sanitize } from './sanitize.js';
 
 /** The OAuth error body of a failed request, if that is what the error is. */
 export function oauthErrorOf(error: unknown): { error: string; description?: string; status: number } | undefined {

@@ -7,7 +7,8 @@ import { AuthError, PlatError } from '../errors.js';
 import type { StoredSession } from '../store/types.js';
 import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
 import { assertSecureEndpoint } from './discovery.js';
-import { oauthErrorOf, sanitize, toPlatError } from './errors.js';
+import { oauthErrorOf, toPlatError } from './errors.js';
+import { sanitize } from '../text.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import { parseBearerChallenge } from './www-authenticate.js';
 

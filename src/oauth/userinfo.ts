@@ -10,7 +10,7 @@ import type { ProfileUser } from '../store/types.js';
 import type { Http, HttpResponse } from '../http.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { MAX_OAUTH_BODY_BYTES } from './limits.js';
-import { sanitize } from './sanitize.js';
+import { sanitize } from '../text.js';
 import { parseBearerChallenge } from './www-authenticate.js';
 
 export interface UserInfo {
