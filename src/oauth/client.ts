@@ -10,7 +10,8 @@ import { PlatError, UsageError } from '../errors.js';
 import type { ClientRegistration } from '../store/types.js';
 import { isLoopbackHost } from './base-url.js';
 import { assertSecureEndpoint } from './endpoints.js';
-import { oauthErrorOf, sanitize, toPlatError } from './errors.js';
+import { sanitize } from '../text.js';
+import { oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 
 export interface ClientCredentials {
@@ -43,9 +44,22 @@ export function clientAuth(credentials: ClientCredentials, as: oauth.Authorizati
     if (!credentials.secret) {
       throw new PlatError('This profile uses a confidential integration but its client secret is missing. Run plat login --client-id <id> --client-secret-stdin again.');
     }
-    return secretMethod(as, endpoint) === 'client_secret_basic' ? oauth.ClientSecretBasic(credentials.secret) : oauth.ClientSecretPost(credentials.secret);
+    return secretMethod(as, endpoint) === 'client_secret_basic' ? clientSecretBasic(credentials.secret) : oauth.ClientSecretPost(credentials.secret);
   }
   return oauth.None();
+}
+
+/**
+ * HTTP Basic client authentication (RFC 6749 §2.3.1): client_id and secret each form-urlencoded, then joined and
+ * base64-encoded. Encoded with the WHATWG serializer (URLSearchParams), which leaves `*-._` as they are, where
+ * oauth4webapi's own encoder escapes them: both are application/x-www-form-urlencoded and a server that decodes
+ * reads either the same, but servers that forget to decode (Authlib 1.2, in Debian 12) read only this one right.
+ */
+function clientSecretBasic(secret: string): oauth.ClientAuth {
+  const encode = (value: string) => new URLSearchParams([['', value]]).toString().slice(1);
+  return (_as, client, _body, headers) => {
+    headers.set('authorization', `Basic ${Buffer.from(`${encode(client.client_id)}:${encode(secret)}`).toString('base64')}`);
+  };
 }
 
 /**
