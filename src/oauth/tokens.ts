@@ -164,7 +164,7 @@ export async function revokeToken(
     });
     await oauth.processRevocationResponse(response);
   } catch (error) {
-    const body = oauthErrorOf(error);
+    const body = oauthErrorOf(error) ?? (await challengedError(error));
     const status = body?.status ?? statusOfFailure(error);
     const detail = body ? ` (${body.error}${body.description ? `: ${body.description}` : ''})` : '';
     if (status === 401 || body?.error === 'invalid_client') {
@@ -178,6 +178,20 @@ export async function revokeToken(
     }
     throw toPlatError(error, `revoking the ${which} token`, endpoint.origin);
   }
+}
+
+/**
+ * A 401 with WWW-Authenticate (a server asking for client credentials) is reported by oauth4webapi before the body
+ * is read: the OAuth error is in the body (RFC 6749 §5.2) or, failing that, in the challenge.
+ */
+async function challengedError(error: unknown): Promise<{ error: string; description?: string; status: number } | undefined> {
+  if (!(error instanceof oauth.WWWAuthenticateChallengeError)) return undefined;
+  const fromBody = (await error.response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+  const fromChallenge = error.cause[0]?.parameters;
+  const code = fromBody?.error ?? fromChallenge?.error;
+  if (typeof code !== 'string' || !code) return undefined;
+  const description = fromBody?.error_description ?? fromChallenge?.error_description;
+  return { error: sanitize(code, 80), description: typeof description === 'string' && description ? sanitize(description) : undefined, status: error.status };
 }
 
 /** The HTTP status of a failed response that oauth4webapi could not read as an OAuth error. */
