@@ -8,6 +8,7 @@ import { AuthError, InterruptedError, PlatError, UsageError } from '../errors.js
 import { probeAuthorization } from '../oauth/authorize.js';
 import { isMetadataDocumentClient, knownClient, registerClient, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
 import type { Discovery } from '../oauth/discovery.js';
+import { scopesToRegister } from '../oauth/scopes.js';
 import type { OAuthDeps } from '../oauth/options.js';
 import { ClientRejectedError } from '../oauth/tokens.js';
 import type { LoopbackListener } from '../loopback.js';
@@ -120,7 +121,7 @@ export async function settleClient(
   const registration = await registerClient(await deps(ctx), discovery.as, {
     redirectUri: listener.redirectUri,
     clientName: `plat on ${ctx.hostname()}`,
-    scopes,
+    scopes: scopesToRegister(scopes, discovery.as.scopes_supported),
     now: ctx.now(),
   });
   return { credentials: { registration }, fresh: true };

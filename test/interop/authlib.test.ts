@@ -7,10 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../login/helpers.js';
 import { loginAt } from './journey.js';
-import { pythonHas, skipUnless, startPythonServer, type InteropServer } from './servers.js';
+import { pythonHas, requireInstalled, skipUnless, startPythonServer, type InteropServer } from './servers.js';
 
 const INSTALL = 'apt-get install -y python3-authlib python3-flask';
-const skip = skipUnless(pythonHas(['authlib', 'flask']), INSTALL);
+const installed = pythonHas(['authlib', 'flask']);
+const skip = skipUnless(installed, INSTALL);
 const SIGN_IN = { username: 'grace', password: 'correct horse', confirm: 'yes' };
 
 async function start(options: Record<string, unknown> = {}): Promise<InteropServer> {
@@ -22,6 +23,7 @@ describe.skipIf(skip)('Authlib (OpenID Connect provider): the whole journey', ()
   let home: Home;
   let authorize: string;
   beforeAll(async () => {
+    requireInstalled(installed, INSTALL);
     server = await start();
     home = await makeHome();
     authorize = `${server.issuer}/consent/authorize`;
@@ -98,6 +100,7 @@ describe.skipIf(skip)('Authlib (OpenID Connect provider): the whole journey', ()
 
 describe.skipIf(skip)('Authlib: client authentication and revocation policies', () => {
   let home: Home;
+  beforeAll(() => requireInstalled(installed, INSTALL));
   afterAll(async () => home?.cleanup());
 
   it('a confidential integration where the server lists only client_secret_basic: token, refresh and revocation', async () => {

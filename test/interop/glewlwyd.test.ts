@@ -12,9 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome, type Home, type RunOptions } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../login/helpers.js';
 import { addClient, approveOnGlewlwyd, freePort, GLEWLWYD_INSTALL, glewlwydInstalled, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
-import { skipUnless } from './servers.js';
+import { requireInstalled, skipUnless } from './servers.js';
 
-const skip = skipUnless(glewlwydInstalled(), GLEWLWYD_INSTALL);
+const installed = glewlwydInstalled();
+const skip = skipUnless(installed, GLEWLWYD_INSTALL);
 
 /** plat login, consent given the way Glewlwyd's sign-in page gives it. */
 async function login(home: Home, server: Glewlwyd, args: string[] = [], options: RunOptions = {}) {
@@ -45,6 +46,7 @@ describe.skipIf(skip)('Glewlwyd (OpenID Connect provider in C): the whole journe
   let home: Home;
   let client: string[];
   beforeAll(async () => {
+    requireInstalled(installed, GLEWLWYD_INSTALL);
     server = await startGlewlwyd();
     home = await makeHome();
     const port = await freePort();
@@ -112,6 +114,7 @@ describe.skipIf(skip)('Glewlwyd: a confidential integration (client_secret_post 
   let server: Glewlwyd;
   let home: Home;
   beforeAll(async () => {
+    requireInstalled(installed, GLEWLWYD_INSTALL);
     server = await startGlewlwyd();
     home = await makeHome();
   });

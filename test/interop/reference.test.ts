@@ -116,11 +116,20 @@ describe('nonce (OIDC Core §3.1.2.1, §15.5.2)', () => {
 });
 
 describe('registration (RFC 7591)', () => {
-  it('sends the scopes asked for, the grant and response types and application_type native', async () => {
+  it('a later login within the registered scopes reuses the registration; one asking for more registers anew', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    await signIn(home, platform);
+    expect(platform.stats.count('register')).toBe(1);
+    const more = await signIn(home, platform, ['--scope', 'students:read']);
+    expect(more.result.stderr).toMatch(/registration does not include students:read; registering again/);
+    expect(platform.stats.count('register')).toBe(2);
+  });
+
+  it('sends the scopes asked for (and the defaults of a plain login), the grant and response types and application_type native', async () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
     const { clientId } = (await readProfile(home)).client;
     expect(await platform.registeredClient(clientId)).toMatchObject({
-      scope: 'openid courses:read',
+      scope: 'openid courses:read profile email',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       application_type: 'native',

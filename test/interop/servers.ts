@@ -32,6 +32,11 @@ export function pythonHas(modules: string[]): boolean {
   return spawnSync(PYTHON, ['-c', `import ${modules.join(', ')}`], { stdio: 'ignore' }).status === 0;
 }
 
+/** In CI (where nothing is skipped) a missing server fails its tests with the install command, not a spawn error. */
+export function requireInstalled(available: boolean, install: string): void {
+  if (!available) throw new Error(`This test needs an authorization server that is not installed here; install with: ${install}`);
+}
+
 export function skipUnless(available: boolean, install: string): boolean {
   if (available) return false;
   if (isCI) return false; // CI skips nothing: the tests run and fail, saying what is missing
