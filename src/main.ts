@@ -4,8 +4,8 @@
  */
 import { CommanderError } from 'commander';
 import { createContext, type Context } from './context.js';
-import { ExitCode, InterruptedError, PlatError, UsageError } from './errors.js';
-import { createIO, errorPrefix, type IO } from './io.js';
+import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
+import { createIO, errorPrefix, safe, type IO } from './io.js';
 import { buildProgram } from './cli.js';
 import { resolveConfigDir, validateProfileName } from './store/paths.js';
 import { parseTokenStoreEnv } from './store/select.js';
@@ -72,6 +72,10 @@ export async function main(argv: string[] = process.argv): Promise<number> {
 }
 
 function report(io: IO, error: unknown, verbose: boolean, interrupted: boolean): number {
+  if (error instanceof ExitStatus) {
+    if (error.message) io.err(`${errorPrefix(io)} ${safe(error.message)}`);
+    return error.status;
+  }
   if (error instanceof CommanderError) {
     // commander already printed its message (unknown option, missing argument, with suggestions)
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
@@ -84,12 +88,12 @@ function report(io: IO, error: unknown, verbose: boolean, interrupted: boolean):
     return ExitCode.interrupted;
   }
   if (error instanceof PlatError) {
-    io.err(`${errorPrefix(io)} ${error.message}`);
+    io.err(`${errorPrefix(io)} ${safe(error.message)}`);
     if (verbose && error.cause) io.err(String((error.cause as Error)?.stack ?? error.cause));
     return error.exitCode;
   }
   const message = (error as Error)?.message ?? String(error);
-  io.err(`${errorPrefix(io)} Unexpected failure: ${message}. Run again with --verbose for details, and report it if it repeats.`);
+  io.err(`${errorPrefix(io)} Unexpected failure: ${safe(message)}. Run again with --verbose for details, and report it if it repeats.`);
   if (verbose) io.err(String((error as Error)?.stack ?? ''));
   return error instanceof UsageError ? ExitCode.usage : ExitCode.failure;
 }

@@ -7,20 +7,20 @@
  */
 import * as oauth from 'oauth4webapi';
 import { PlatError, UsageError } from '../errors.js';
-import type { ClientRegistration } from '../store/types.js';
 import { isLoopbackHost } from './base-url.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { sanitize } from '../text.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
+import type { OAuthClient } from './types.js';
 
 export interface ClientCredentials {
-  registration: ClientRegistration;
+  registration: OAuthClient;
   /** Only for client_secret_post integrations; never written to the config file. */
   secret?: string;
 }
 
-export function toOAuthClient(registration: ClientRegistration): oauth.Client {
+export function toOAuthClient(registration: OAuthClient): oauth.Client {
   return { client_id: registration.clientId, token_endpoint_auth_method: registration.authMethod };
 }
 
@@ -67,7 +67,7 @@ function clientSecretBasic(secret: string): oauth.ClientAuth {
  * client_id (auth method `none`); a server whose metadata lists revocation methods without `none` refuses it.
  * Metadata that lists nothing is tried (RFC 7009 §5 lets public clients revoke; many servers do not say).
  */
-export function mayRevoke(as: oauth.AuthorizationServer, registration: ClientRegistration): { ok: true } | { ok: false; methods: string[] } {
+export function mayRevoke(as: oauth.AuthorizationServer, registration: OAuthClient): { ok: true } | { ok: false; methods: string[] } {
   if (registration.authMethod !== 'none') return { ok: true };
   const listed = (as as unknown as Record<string, unknown>).revocation_endpoint_auth_methods_supported;
   if (!Array.isArray(listed) || listed.length === 0 || listed.includes('none')) return { ok: true };
@@ -92,7 +92,7 @@ export function knownClient(
 }
 
 /** Whether a stored registration is a metadata-document client (its client_id is the document's URL). */
-export function isMetadataDocumentClient(registration: ClientRegistration): boolean {
+export function isMetadataDocumentClient(registration: OAuthClient): boolean {
   return !registration.dynamic && /^https?:\/\//i.test(registration.clientId);
 }
 
@@ -136,7 +136,7 @@ export async function registerClient(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
   input: { redirectUri: string; clientName: string; scopes: string[]; now: number },
-): Promise<ClientRegistration> {
+): Promise<OAuthClient> {
   const step = 'registering plat as a client';
   if (!as.registration_endpoint) {
     throw new PlatError(

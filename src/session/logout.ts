@@ -6,7 +6,7 @@ import type { Context } from '../context.js';
 import { InterruptedError } from '../errors.js';
 import { mayRevoke } from '../oauth/client.js';
 import { RevocationRefusedError, revokeToken } from '../oauth/tokens.js';
-import { credentialsOf, endSession, loadSession } from './access.js';
+import { assertSameIssuer, credentialsOf, endSession, loadSession, type ActiveSession } from './access.js';
 import { getDiscovery } from './discovery-cache.js';
 import { clockTime } from './no-refresh-token.js';
 import { DamagedDataError } from '../store/atomic.js';
@@ -16,6 +16,8 @@ export interface LogoutResult {
   profile: string;
   wasLoggedIn: boolean;
   revoked: boolean;
+  /** The authorization server offers no revocation endpoint: the tokens were only forgotten here. */
+  revocationUnsupported?: boolean;
   revocationErrors: string[];
 }
 
@@ -34,76 +36,83 @@ export async function logoutProfile(ctx: Context, name: string, options: { revok
       return { profile: name, wasLoggedIn: true, revoked: false, revocationErrors: ['The stored session was damaged, so plat could not read it to revoke it.'] };
     }
     if (!profile || !active) {
-      if (profile?.loggedIn) await profiles.save({ ...profile, loggedIn: false });
+      // A session that ended on its own is cleared too: after logout, anonymous calls are the user's choice.
+      if (profile?.loggedIn || profile?.sessionEnded) {
+        const { sessionEnded: _ended, ...rest } = profile;
+        await profiles.save({ ...rest, loggedIn: false });
+      }
       await forgetUncommitted(ctx, name, profile);
       return { profile: name, wasLoggedIn: false, revoked: false, revocationErrors: [] };
     }
-    const errors: string[] = [];
-    if (options.revoke) {
-      try {
-        const discovery = await getDiscovery(ctx, profile.baseUrl!);
-        const deps = { fetch: (await ctx.http()).fetch };
-        const credentials = credentialsOf(active);
-        const until = active.session.expiresAt !== undefined ? ` (the access token until ${clockTime(active.session.expiresAt, ctx.now())})` : '';
-        const allowed = mayRevoke(discovery.as, credentials.registration);
-        if (!allowed.ok) {
-          errors.push(
-            `The server does not let public clients like plat revoke tokens (its revocation endpoint accepts only ${allowed.methods.join(', ')}), so they stay valid at the server until they expire${until}.`,
-          );
-        } else {
-          errors.push(...(await revokeBoth(deps, discovery.as, credentials, active.session, until)));
-        }
-      } catch (error) {
-        if (error instanceof InterruptedError) throw error;
-        errors.push((error as Error).message);
-      }
-    }
+    const { unsupported, errors } = options.revoke ? await revokeSession(ctx, active) : { unsupported: false, errors: [] };
     await endSession(ctx, active);
-    return { profile: name, wasLoggedIn: true, revoked: options.revoke && errors.length === 0, revocationErrors: errors };
+    return {
+      profile: name,
+      wasLoggedIn: true,
+      revoked: options.revoke && !unsupported && errors.length === 0,
+      ...(unsupported ? { revocationUnsupported: true } : {}),
+      revocationErrors: errors,
+    };
   });
 }
 
 /**
- * The refresh token first (it outlives the access token), then the access token. Many servers revoke both with the
- * refresh token; one that then answers the second request with 400 about the token no longer knows it, which RFC
- * 7009 §2.2 makes a success. Returns what went wrong, in sentences.
+ * Revokes the refresh token, then the access token (RFC 7009), at the endpoints of the issuer that issued them,
+ * never anywhere else. Never throws for a failed revocation (but for Ctrl-C): the failures come back as sentences.
+ * A server whose metadata does not let public clients revoke is not asked, and the sentence says so. Many servers
+ * revoke both tokens with the refresh token; one that then answers the second request with 400 about the token
+ * no longer knows it, which RFC 7009 §2.2 makes a success.
  */
-async function revokeBoth(
-  deps: Parameters<typeof revokeToken>[0],
-  as: Parameters<typeof revokeToken>[1],
-  credentials: Parameters<typeof revokeToken>[2],
-  session: { refreshToken?: string; accessToken: string },
-  until: string,
-): Promise<string[]> {
+export async function revokeSession(ctx: Context, active: ActiveSession): Promise<{ unsupported: boolean; errors: string[] }> {
+  const { profile } = active;
   const errors: string[] = [];
-  let refreshRevoked = false;
-  const tokens: Array<[string | undefined, 'refresh_token' | 'access_token']> = [
-    [session.refreshToken, 'refresh_token'],
-    [session.accessToken, 'access_token'],
-  ];
-  for (const [token, hint] of tokens) {
-    if (!token) continue;
-    try {
-      await revokeToken(deps, as, credentials, token, hint);
-      if (hint === 'refresh_token') refreshRevoked = true;
-    } catch (error) {
-      if (error instanceof InterruptedError) throw error;
-      if (error instanceof RevocationRefusedError) {
-        if (error.reason === 'token' && hint === 'access_token' && refreshRevoked) continue;
-        if (error.reason === 'client') {
-          // The same client would be refused for the other token too.
-          errors.push(`${error.message} The tokens stay valid at the server until they expire${until}.`);
-          break;
-        }
-        if (error.reason === 'token_type') {
-          errors.push(`${error.message} It stays valid at the server until it expires${hint === 'access_token' ? until : ''}.`);
-          continue;
-        }
-      }
-      errors.push((error as Error).message);
+  let unsupported = false;
+  try {
+    const discovery = await getDiscovery(ctx, profile.baseUrl!);
+    assertSameIssuer(ctx, profile, discovery.issuer);
+    if (typeof discovery.as.revocation_endpoint !== 'string') return { unsupported: true, errors };
+    const deps = { fetch: (await ctx.http()).fetch };
+    const credentials = credentialsOf(ctx, active);
+    const until = active.session.expiresAt !== undefined ? ` (the access token until ${clockTime(active.session.expiresAt, ctx.now())})` : '';
+    const allowed = mayRevoke(discovery.as, credentials.registration);
+    if (!allowed.ok) {
+      errors.push(
+        `The server does not let public clients like plat revoke tokens (its revocation endpoint accepts only ${allowed.methods.join(', ')}), so they stay valid at the server until they expire${until}.`,
+      );
+      return { unsupported, errors };
     }
+    let refreshRevoked = false;
+    const tokens: Array<[string | undefined, 'refresh_token' | 'access_token']> = [
+      [active.session.refreshToken, 'refresh_token'],
+      [active.session.accessToken, 'access_token'],
+    ];
+    for (const [token, hint] of tokens) {
+      if (!token) continue;
+      try {
+        await revokeToken(deps, discovery.as, credentials, token, hint);
+        if (hint === 'refresh_token') refreshRevoked = true;
+      } catch (error) {
+        if (error instanceof InterruptedError) throw error;
+        if (error instanceof RevocationRefusedError) {
+          if (error.reason === 'token' && hint === 'access_token' && refreshRevoked) continue;
+          if (error.reason === 'client') {
+            // The same client would be refused for the other token too.
+            errors.push(`${error.message} The tokens stay valid at the server until they expire${until}.`);
+            break;
+          }
+          if (error.reason === 'token_type') {
+            errors.push(`${error.message} It stays valid at the server until it expires${hint === 'access_token' ? until : ''}.`);
+            continue;
+          }
+        }
+        errors.push((error as Error).message);
+      }
+    }
+  } catch (error) {
+    if (error instanceof InterruptedError) throw error;
+    errors.push((error as Error).message);
   }
-  return errors;
+  return { unsupported, errors };
 }
 
 /**

@@ -36,11 +36,13 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {boolean} offlineAccess  list offline_access in scopes_supported and issue refresh tokens only for it
  * @property {'ok' | 'error-400'} revokeUnknownToken  'error-400' = revoking a token the server does not know (any
  *   more) answers 400 invalid_request instead of RFC 7009's 200
+ * @property {boolean} rotateRefreshTokens  false = a refresh keeps the refresh token valid and its response carries
+ *   no refresh_token member (RFC 6749 §6 allows both); default true
  */
 
 /**
  * @typedef {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean | Promise<boolean>} OverrideHandler
- * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in'} TokenResponseKnob
+ * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token'} TokenResponseKnob
  */
 
 /** @returns {Knobs} */
@@ -64,6 +66,8 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     unknownClientsAt: 'everywhere',
     offlineAccess: false,
     revokeUnknownToken: 'ok',
+    extraResources: [],
+    rotateRefreshTokens: true,
   };
 }
 
@@ -141,6 +145,9 @@ export async function startPlatform(options = {}) {
   // to expire lets the API say "expired" rather than "invalid" as a real resource server with introspection would.
   /** @type {Map<string, number>} */
   const accessTokenExpiry = new Map();
+  // Which kind of token each issued value is, so a revocation can be recorded by what it really revoked.
+  /** @type {Map<string, 'access_token' | 'refresh_token'>} */
+  const issuedKinds = new Map();
   /** @type {Array<[string, OverrideHandler]>} */
   let overrides = [];
 
@@ -218,6 +225,8 @@ export async function startPlatform(options = {}) {
         stats.bump(`token:${grantType}`, ctx.method, ctx.path);
         for (const key of ['code', 'code_verifier', 'client_secret', 'refresh_token']) remember(body[key]);
         if (ctx.status === 200) for (const key of ['access_token', 'refresh_token', 'id_token']) remember(response[key]);
+        if (ctx.status === 200) for (const key of /** @type {const} */ (['access_token', 'refresh_token'])) if (typeof response[key] === 'string') issuedKinds.set(response[key], key);
+        if (ctx.status === 200 && grantType === 'refresh_token' && !knobs.rotateRefreshTokens) delete response.refresh_token;
         if (ctx.status === 200 && typeof response.access_token === 'string' && typeof response.expires_in === 'number') {
           accessTokenExpiry.set(response.access_token, Date.now() + response.expires_in * 1000);
         }
@@ -229,6 +238,8 @@ export async function startPlatform(options = {}) {
         break;
       }
       case 'revocation':
+        // "revoke:access_token" / "revoke:refresh_token" / "revoke:unknown": what the request really carried.
+        stats.bump(`revoke:${(typeof body.token === 'string' && issuedKinds.get(body.token)) || 'unknown'}`, ctx.method, ctx.path);
         remember(body.token);
         remember(body.client_secret);
         // oidc-provider answers 200 for a token it does not know (RFC 7009 §2.2); some servers answer 400.
@@ -339,6 +350,11 @@ export async function startPlatform(options = {}) {
     },
     clearOverrides() {
       overrides = [];
+    },
+    reset() {
+      Object.assign(knobs, defaultKnobs(options.accessTokenTtl ?? 3600));
+      overrides = [];
+      stats.reset();
     },
     /** @param {string} authorizeUrl @param {{ deny?: boolean }} [opts] */
     async approve(authorizeUrl, opts = {}) {
@@ -474,6 +490,9 @@ function applyTokenResponseKnob(response, knob) {
       break;
     case 'no-expires-in':
       delete response.expires_in;
+      break;
+    case 'control-char-access-token':
+      response.access_token = `${response.access_token}\u001b[2J`;
       break;
     default:
   }

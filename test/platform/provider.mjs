@@ -189,7 +189,8 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
         useGrantedResource: async () => false,
         // RFC 8707: the only protected resource is this platform's API, identified by its base URL.
         getResourceServerInfo: async (_ctx, resource) => {
-          if (resource.replace(/\/$/, '') !== baseUrl) throw new errors.InvalidTarget();
+          const wanted = resource.replace(/\/$/, '');
+          if (wanted !== baseUrl && !knobs.extraResources.includes(wanted)) throw new errors.InvalidTarget();
           return { scope: API_SCOPES.join(' '), audience: resource, accessTokenFormat: 'opaque' };
         },
       },
@@ -213,7 +214,7 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
     // knobs.offlineAccess: OIDC Core §11, a refresh token only when offline_access was granted (many providers).
     issueRefreshToken: async (_ctx, client, code) =>
       client.grantTypeAllowed('refresh_token') && (!knobs.offlineAccess || code.scopes.has('offline_access')),
-    rotateRefreshToken: true,
+    rotateRefreshToken: async () => knobs.rotateRefreshTokens,
     expiresWithSession: async () => false,
     ttl: {
       AccessToken: () => knobs.accessTokenTtl,
