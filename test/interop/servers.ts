@@ -47,7 +47,8 @@ export function skipUnless(available: boolean, install: string): boolean {
 /** Starts `script` (relative to test/interop) with Debian's python3 and waits for it to listen. */
 export async function startPythonServer(script: string, options: Record<string, unknown>, issuerPath: string, env: Record<string, string> = {}): Promise<InteropServer> {
   const child = spawn(PYTHON, [path.join(here, script), JSON.stringify(options)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // stdin stays open: the server exits when it closes, so a test runner that dies leaves no server behind.
+    stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env },
   });
   let stderr = '';

@@ -389,7 +389,14 @@ def state():
     )
 
 
+def exit_with_parent():
+    # The test holds this process's stdin open: end-of-file means the test runner is gone, so stop too.
+    sys.stdin.read()
+    os._exit(0)
+
+
 if __name__ == '__main__':
+    threading.Thread(target=exit_with_parent, daemon=True).start()
     http = make_server('127.0.0.1', 0, app, threaded=True)
     print(json.dumps({'port': http.server_port}), flush=True)
     http.serve_forever()
