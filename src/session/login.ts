@@ -11,7 +11,7 @@ import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '..
 import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments } from '../oauth/client.js';
 import type { Discovery } from '../oauth/discovery.js';
 import { assertS256, assertSecureEndpoint } from '../oauth/endpoints.js';
-import { checkScopesSupported, parseScopeArgs, scopesToRequest } from '../oauth/scopes.js';
+import { checkScopesSupported, parseScopeArgs, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
@@ -66,7 +66,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         : `--add-scope adds to the session of profile ${profile.name} at ${profile.baseUrl}, not at ${baseUrl}; drop --base-url to add scopes there.`,
     );
   }
-  const scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
+  let scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
   if (options.clientSecretStdin && !options.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
   if (options.clientMetadataUrl !== undefined && options.clientId) {
     throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');
@@ -95,6 +95,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     assertSecureEndpoint(as, 'authorization_endpoint');
     assertSecureEndpoint(as, 'token_endpoint');
     checkScopesSupported(scopes, as.scopes_supported);
+    scopes = withOfflineAccess(scopes, as.scopes_supported);
     let plan = await planClient(ctx, profile, stored, discovery, options, { secret, metadataUrl });
 
     for (let attempt = 1; ; attempt++) {
@@ -122,6 +123,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
           callbackParams: params,
           redirectUri: request.redirectUri,
           codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
           resource,
           requestedScopes: scopes,
           now: ctx.now(),
