@@ -11,6 +11,14 @@ export const profilePath = (home: Home, name = 'default') => path.join(home.conf
 export const tokenPath = (home: Home, name = 'default') => path.join(home.configDir, 'tokens', `${name}.json`);
 export const lockPath = (home: Home, name = 'default') => path.join(home.configDir, 'locks', `${name}.lock`);
 
+function parse(file: string, text: string): Record<string, any> {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${file} is not valid JSON (a torn write?):\n${text}`);
+  }
+}
+
 async function readJsonOrUndefined(file: string): Promise<Record<string, any> | undefined> {
   let text: string;
   try {
@@ -19,25 +27,19 @@ async function readJsonOrUndefined(file: string): Promise<Record<string, any> | 
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new Error(`${file} is not valid JSON (a torn write?):\n${text}`);
-  }
+  return parse(file, text);
 }
 
-/** The profile file, parsed; fails the test when it is missing or torn. */
+/** The profile file, parsed; a missing file rejects with ENOENT, a torn one with a sentence. */
 export async function readProfile(home: Home, name = 'default'): Promise<Record<string, any>> {
-  const profile = await readJsonOrUndefined(profilePath(home, name));
-  if (!profile) throw new Error(`profile ${name} has no file at ${profilePath(home, name)}`);
-  return profile;
+  const file = profilePath(home, name);
+  return parse(file, await readFile(file, 'utf8'));
 }
 
-/** The file-store session of a profile, parsed; fails the test when it is missing or torn. */
+/** The file-store session of a profile, parsed; a missing file rejects with ENOENT, a torn one with a sentence. */
 export async function readStoredSession(home: Home, name = 'default'): Promise<Record<string, any>> {
-  const session = await readJsonOrUndefined(tokenPath(home, name));
-  if (!session) throw new Error(`profile ${name} has no stored session at ${tokenPath(home, name)}`);
-  return session;
+  const file = tokenPath(home, name);
+  return parse(file, await readFile(file, 'utf8'));
 }
 
 export interface SessionState {
