@@ -1,10 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import type { Fetch } from '../http/index.js';
 import { isLoopbackHost } from './base-url.js';
-
 import { MAX_OAUTH_BODY_BYTES } from './limits.js';
-
-export { MAX_OAUTH_BODY_BYTES };
 
 export interface OAuthDeps {
   fetch: Fetch;

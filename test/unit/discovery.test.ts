@@ -4,7 +4,7 @@ import { ExitCode, PlatError } from '../../src/errors.js';
 import type { Fetch } from '../../src/http/index.js';
 import { discover } from '../../src/oauth/discovery.js';
 import { SPEC_PATHS, assertS256, assertSecureEndpoint } from '../../src/oauth/endpoints.js';
-import { MAX_OAUTH_BODY_BYTES } from '../../src/oauth/options.js';
+import { MAX_OAUTH_BODY_BYTES } from '../../src/oauth/limits.js';
 
 const BASE = 'https://api.example';
 const NOW = 1_700_000_000_000;
