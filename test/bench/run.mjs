@@ -36,6 +36,8 @@ const stores = {
 };
 const keychainReady = withKeychain && process.env.PLAT_BENCH_KEYRING === '1';
 const perf = which('perf') !== undefined && perfWorks();
+/** GNU time (Debian's `time`) reports a download's CPU time; without it only wall time and memory are measured. */
+const gnuTime = spawnSync('/usr/bin/time', ['-f', '%U', 'true']).status === 0;
 let env = stores.file;
 
 const results = {
@@ -93,7 +95,7 @@ try {
       target: '≤ 64 MiB',
       measured: `${d.peakMiB.toFixed(1)} MiB`,
       ok: d.peakMiB <= 64,
-      detail: `${(d.mib / d.platMiBs).toFixed(2)} s, ${d.platMiBs.toFixed(0)} MiB/s, ${(d.cpuS / (d.mib / 1024)).toFixed(2)} CPU s/GiB`,
+      detail: `${(d.mib / d.platMiBs).toFixed(2)} s, ${d.platMiBs.toFixed(0)} MiB/s${Number.isFinite(d.cpuS) ? `, ${(d.cpuS / (d.mib / 1024)).toFixed(2)} CPU s/GiB` : ''}`,
     });
   }
   const big = downloads.at(-1);
@@ -246,13 +248,14 @@ async function download(mib, token, bareNode = false) {
 function measure(file, args) {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
-    const child = spawn('/usr/bin/time', ['-f', '%U %S', file, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const [command, argv] = gnuTime ? ['/usr/bin/time', ['-f', '%U %S', file, ...args]] : [file, args];
+    const child = spawn(command, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     let peakKiB = 0;
     const poll = setInterval(async () => {
       // The measured process is /usr/bin/time's only child.
-      const children = await readFile(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').catch(() => '');
+      const children = gnuTime ? await readFile(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').catch(() => '') : String(child.pid);
       for (const pid of children.trim().split(/\s+/).filter(Boolean)) {
         const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
         const m = /VmHWM:\s+(\d+) kB/.exec(status);
@@ -262,7 +265,7 @@ function measure(file, args) {
     child.on('error', reject);
     child.on('close', (code) => {
       clearInterval(poll);
-      const [user, system] = (err.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
+      const [user, system] = gnuTime ? (err.trim().split('\n').at(-1) ?? '').split(' ').map(Number) : [NaN, NaN];
       if (code !== 0) reject(new Error(`${file} exited ${code}: ${err}`));
       else resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, peakKiB, cpuS: user + system });
     });
