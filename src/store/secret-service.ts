@@ -36,7 +36,7 @@ export function secretServiceReader(env: Record<string, string | undefined>, pla
 }
 
 async function readPassword(socketPath: string, service: string, account: string, signal: AbortSignal): Promise<string | null | undefined> {
-  const bus = DBusConnection.open(socketPath, signal);
+  const bus = await DBusConnection.open(socketPath, signal);
   try {
     const secrets = { destination: SECRETS, path: SERVICE_PATH, interface: 'org.freedesktop.Secret.Service' };
     // Round trip 1 (with authentication and Hello): open a plain session and find the item, in one write.
