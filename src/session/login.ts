@@ -10,7 +10,7 @@ import { AuthError, InterruptedError, UsageError } from '../errors.js';
 import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '../oauth/authorize.js';
 import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
 import { assertS256, assertSecureEndpoint, type Discovery } from '../oauth/discovery.js';
-import { checkScopesSupported, parseScopeArgs, scopesToRequest } from '../oauth/scopes.js';
+import { checkScopesSupported, parseScopeArgs, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
@@ -23,19 +23,11 @@ import { suggestCommand } from './suggest.js';
 import { shellQuote } from '../text.js';
 import { rememberSecrets } from '../redact.js';
 import { listen, portOf, waitForConsent } from './consent.js';
+import type { LoginOptions } from './login-options.js';
 import { clientRejected, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
 
-export interface LoginOptions {
-  scope?: string[];
-  addScope?: string[];
-  browser: boolean;
-  port?: number;
-  resource?: string;
-  clientId?: string;
-  clientSecretStdin?: boolean;
-  clientMetadataUrl?: string;
-  timeoutSeconds: number;
-}
+
+export type { LoginOptions } from './login-options.js';
 
 export interface LoginResult {
   profile: Profile;
@@ -73,7 +65,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         : `--add-scope adds to the session of profile ${profile.name} at ${profile.baseUrl}, not at ${baseUrl}; drop --base-url to add scopes there.`,
     );
   }
-  const scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
+  let scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
   if (options.clientSecretStdin && !options.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
   if (options.clientMetadataUrl !== undefined && options.clientId) {
     throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');
@@ -102,6 +94,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     assertSecureEndpoint(as, 'authorization_endpoint');
     assertSecureEndpoint(as, 'token_endpoint');
     checkScopesSupported(scopes, as.scopes_supported);
+    scopes = withOfflineAccess(scopes, as.scopes_supported);
     let plan = await planClient(ctx, profile, stored, discovery, options, { secret, metadataUrl });
 
     for (let attempt = 1; ; attempt++) {
@@ -129,6 +122,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
           callbackParams: params,
           redirectUri: request.redirectUri,
           codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
           resource,
           requestedScopes: scopes,
           now: ctx.now(),
@@ -155,9 +149,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       await listener.close();
       listener = undefined;
 
-      const session = exchanged.session;
+      // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
+      const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
       rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
-      if (client.credentials.secret) session.clientSecret = client.credentials.secret;
       const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
       const result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
       if (replaced) await revokeReplaced(ctx, replaced);

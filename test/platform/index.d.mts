@@ -16,6 +16,8 @@ export interface PlatformOptions {
    * https://127.0.0.1:<port>. Clients must trust the certificate (plat: NODE_EXTRA_CA_CERTS); approve() does.
    */
   tls?: { key: string; cert: string };
+  /** How the pre-registered confidential integration authenticates; the metadata lists only that secret method. */
+  confidentialAuthMethod?: 'client_secret_post' | 'client_secret_basic';
 }
 
 export type MetadataKnob = 'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint';
@@ -60,8 +62,17 @@ export interface Knobs {
   unknownClients: string[];
   /** Where `unknownClients` are unknown: 'everywhere' (default), or 'token' = only at the token endpoint. */
   unknownClientsAt: 'everywhere' | 'token';
+  /** OIDC Core §11: list offline_access in scopes_supported and issue a refresh token only when it was granted. */
+  offlineAccess: boolean;
+  /** 'error-400' = revoking a token the server no longer knows answers 400 invalid_request (RFC 7009 says 200). */
+  revokeUnknownToken: 'ok' | 'error-400';
   /** More RFC 8707 resources the server issues tokens for (an API on another origin that names it); default none. */
   extraResources: string[];
+  /**
+   * false = a refresh keeps the refresh token valid and its response carries no `refresh_token` member (RFC 6749 §6
+   * allows a server not to rotate). Default true: every refresh rotates.
+   */
+  rotateRefreshTokens: boolean;
 }
 
 export interface PlatformEvent {
@@ -72,7 +83,10 @@ export interface PlatformEvent {
 }
 
 export interface PlatformStats {
-  /** Keys: "<METHOD> <path>", "token:<grant_type>", "register", "refresh-replay". */
+  /**
+   * Keys: "<METHOD> <path>", "token:<grant_type>", "register", "refresh-replay", and per revocation request the kind of
+   * token it carried, as the server issued it: "revoke:access_token", "revoke:refresh_token", "revoke:unknown".
+   */
   count(key: string): number;
   keys(): Record<string, number>;
   reset(): void;
@@ -93,9 +107,13 @@ export interface Platform {
   /** Most recently added override is consulted first; runs before every built-in route. */
   override(pathPrefix: string, handler: OverrideHandler): void;
   clearOverrides(): void;
+  /** The state of a fresh platform for the next test: default knobs (and `accessTokenTtl` option), no overrides, empty stats. */
+  reset(): void;
   /** Drives consent over HTTP and returns the client's redirect URL (not requested). */
   approve(authorizeUrl: string, options?: { deny?: boolean }): Promise<string>;
   close(): Promise<void>;
+  /** oidc-provider's own record of a client (its registered metadata), or undefined when it knows none. */
+  registeredClient(clientId: string): Promise<Record<string, unknown> | undefined>;
   preRegistered: {
     publicClientId: string;
     confidentialClientId: string;

@@ -33,6 +33,11 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {boolean} clientIdMetadataDocumentsOverHttp  test-only: also http://127.0.0.1 documents
  * @property {string[]} unknownClients  client IDs the server has forgotten (invalid_client)
  * @property {'everywhere' | 'token'} unknownClientsAt  where they are unknown: every endpoint, or the token endpoint only
+ * @property {boolean} offlineAccess  list offline_access in scopes_supported and issue refresh tokens only for it
+ * @property {'ok' | 'error-400'} revokeUnknownToken  'error-400' = revoking a token the server does not know (any
+ *   more) answers 400 invalid_request instead of RFC 7009's 200
+ * @property {boolean} rotateRefreshTokens  false = a refresh keeps the refresh token valid and its response carries
+ *   no refresh_token member (RFC 6749 §6 allows both); default true
  */
 
 /**
@@ -59,7 +64,10 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     clientIdMetadataDocumentsOverHttp: false,
     unknownClients: [],
     unknownClientsAt: 'everywhere',
+    offlineAccess: false,
+    revokeUnknownToken: 'ok',
     extraResources: [],
+    rotateRefreshTokens: true,
   };
 }
 
@@ -123,7 +131,7 @@ async function readJsonQuietly(req) {
 }
 
 /**
- * @param {{ port?: number, host?: '127.0.0.1', accessTokenTtl?: number, refreshTokenTtl?: number, clients?: object[], tls?: { key: string, cert: string } }} [options]
+ * @param {{ port?: number, host?: '127.0.0.1', accessTokenTtl?: number, refreshTokenTtl?: number, clients?: object[], tls?: { key: string, cert: string }, confidentialAuthMethod?: 'client_secret_post' | 'client_secret_basic' }} [options]
  *   tls: serve https with this key and certificate (for 127.0.0.1); baseUrl and issuer are then https://127.0.0.1:<port>
  */
 export async function startPlatform(options = {}) {
@@ -137,6 +145,9 @@ export async function startPlatform(options = {}) {
   // to expire lets the API say "expired" rather than "invalid" as a real resource server with introspection would.
   /** @type {Map<string, number>} */
   const accessTokenExpiry = new Map();
+  // Which kind of token each issued value is, so a revocation can be recorded by what it really revoked.
+  /** @type {Map<string, 'access_token' | 'refresh_token'>} */
+  const issuedKinds = new Map();
   /** @type {Array<[string, OverrideHandler]>} */
   let overrides = [];
 
@@ -168,6 +179,7 @@ export async function startPlatform(options = {}) {
       knobs,
       refreshTokenTtl: options.refreshTokenTtl ?? 14 * 24 * 3600,
       extraClients: options.clients ?? [],
+      confidentialAuthMethod: options.confidentialAuthMethod,
     }));
   } catch (err) {
     server.close();
@@ -213,6 +225,8 @@ export async function startPlatform(options = {}) {
         stats.bump(`token:${grantType}`, ctx.method, ctx.path);
         for (const key of ['code', 'code_verifier', 'client_secret', 'refresh_token']) remember(body[key]);
         if (ctx.status === 200) for (const key of ['access_token', 'refresh_token', 'id_token']) remember(response[key]);
+        if (ctx.status === 200) for (const key of /** @type {const} */ (['access_token', 'refresh_token'])) if (typeof response[key] === 'string') issuedKinds.set(response[key], key);
+        if (ctx.status === 200 && grantType === 'refresh_token' && !knobs.rotateRefreshTokens) delete response.refresh_token;
         if (ctx.status === 200 && typeof response.access_token === 'string' && typeof response.expires_in === 'number') {
           accessTokenExpiry.set(response.access_token, Date.now() + response.expires_in * 1000);
         }
@@ -224,8 +238,15 @@ export async function startPlatform(options = {}) {
         break;
       }
       case 'revocation':
+        // "revoke:access_token" / "revoke:refresh_token" / "revoke:unknown": what the request really carried.
+        stats.bump(`revoke:${(typeof body.token === 'string' && issuedKinds.get(body.token)) || 'unknown'}`, ctx.method, ctx.path);
         remember(body.token);
         remember(body.client_secret);
+        // oidc-provider answers 200 for a token it does not know (RFC 7009 §2.2); some servers answer 400.
+        if (knobs.revokeUnknownToken === 'error-400' && ctx.status === 200 && !oidc.entities?.AccessToken && !oidc.entities?.RefreshToken) {
+          ctx.status = 400;
+          ctx.body = { error: 'invalid_request', error_description: 'the token is unknown or was already revoked' };
+        }
         break;
       case 'registration':
         remember(response.client_secret);
@@ -330,6 +351,11 @@ export async function startPlatform(options = {}) {
     clearOverrides() {
       overrides = [];
     },
+    reset() {
+      Object.assign(knobs, defaultKnobs(options.accessTokenTtl ?? 3600));
+      overrides = [];
+      stats.reset();
+    },
     /** @param {string} authorizeUrl @param {{ deny?: boolean }} [opts] */
     async approve(authorizeUrl, opts = {}) {
       const callback = await driveConsent(authorizeUrl, { ...opts, ca: options.tls?.cert });
@@ -342,6 +368,11 @@ export async function startPlatform(options = {}) {
         server.closeAllConnections();
       });
       return closing;
+    },
+    /** @param {string} clientId */
+    async registeredClient(clientId) {
+      const client = await provider.Client.find(clientId);
+      return client ? client.metadata() : undefined;
     },
     preRegistered: {
       publicClientId: PUBLIC_CLIENT_ID,
@@ -403,6 +434,7 @@ function applyMetadataKnobs(ctx, knobs) {
   if (knobs.codeChallengeMethods === null) delete doc.code_challenge_methods_supported;
   else if (Array.isArray(knobs.codeChallengeMethods)) doc.code_challenge_methods_supported = [...knobs.codeChallengeMethods];
   doc.authorization_response_iss_parameter_supported = knobs.issParameterSupported;
+  if (!knobs.offlineAccess && Array.isArray(doc.scopes_supported)) doc.scopes_supported = doc.scopes_supported.filter((s) => s !== 'offline_access');
   if (knobs.clientIdMetadataDocuments) doc.client_id_metadata_document_supported = true;
   else delete doc.client_id_metadata_document_supported;
 

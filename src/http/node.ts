@@ -6,14 +6,7 @@ import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import type * as https from 'node:https';
 import { Readable } from 'node:stream';
-import type { HttpResponse, Transport } from './http.js';
-import { statusText } from './http.js';
-
-export interface Timeouts {
-  connectMs: number;
-  headersMs: number;
-  bodyMs: number;
-}
+import { statusText, type HttpResponse, type Timeouts, type Transport } from './types.js';
 
 const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
 
