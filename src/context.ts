@@ -13,6 +13,10 @@ import type { TokenStore, TokenStoreKind } from './store/types.js';
 export interface Globals {
   baseUrl?: string;
   profile: string;
+  /** The profile `plat switch` made current, if any: what a command without --profile/PLAT_PROFILE acts on. */
+  currentProfile?: string;
+  /** Where `profile` came from: --profile, PLAT_PROFILE, plat switch, or none of them. */
+  profileSource?: 'option' | 'env' | 'switch' | 'default';
   json: boolean;
   verbose: boolean;
 }

@@ -1,11 +1,28 @@
 /** Small shared renderers for human output; JSON output is built by each command with a documented shape. */
 import type { IO } from '../io.js';
 import type { ProfileUser } from '../store/types.js';
+import { sanitize } from '../text.js';
 
+/** The user as the server named them (their own strings: sanitized before they reach a terminal). */
 export function describeUser(user: ProfileUser | undefined): string {
   if (!user) return 'an unknown user';
-  const name = user.name ?? user.preferredUsername ?? user.sub;
-  return user.email && user.email !== name ? `${name} <${user.email}>` : name;
+  const name = sanitize(user.name ?? user.preferredUsername ?? user.sub);
+  const email = user.email === undefined ? undefined : sanitize(user.email);
+  return email && email !== name ? `${name} <${email}>` : name;
+}
+
+/**
+ * The user in every --json shape (login, status), named as the OIDC claims are named (`preferred_username`, as in
+ * `plat whoami --json`): one naming across the shapes. Absent claims are left out.
+ */
+export function userJson(user: ProfileUser | undefined): { sub: string; name?: string; email?: string; preferred_username?: string } | null {
+  if (!user) return null;
+  return {
+    sub: user.sub,
+    ...(user.name !== undefined ? { name: user.name } : {}),
+    ...(user.email !== undefined ? { email: user.email } : {}),
+    ...(user.preferredUsername !== undefined ? { preferred_username: user.preferredUsername } : {}),
+  };
 }
 
 export function iso(epochMs: number | undefined): string | null {

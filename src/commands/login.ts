@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { login } from '../session/login.js';
-import { describeUser, expiryText, iso, printJson } from './format.js';
+import { describeUser, expiryText, iso, printJson, userJson } from './format.js';
 import { parsePositiveInt } from './options.js';
 
 export interface LoginFlags {
@@ -33,7 +33,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
       profile: profile.name,
       baseUrl: profile.baseUrl,
       issuer: profile.issuer,
-      user: profile.user ?? null,
+      user: userJson(profile.user),
       scopes: session.scopes,
       expiresAt: iso(session.expiresAt),
       clientId: profile.client?.clientId,

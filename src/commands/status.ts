@@ -3,11 +3,16 @@ import { AuthError, PlatError } from '../errors.js';
 import { fetchUserInfo, UserInfoRefusedError } from '../oauth/userinfo.js';
 import { credentialsOf, getAccessToken, loadSession } from '../session/access.js';
 import { getDiscovery } from '../session/discovery-cache.js';
+import type { ProfileScan } from '../store/profiles.js';
+import { checkProfileName } from '../session/switch.js';
 import type { Profile, StoredSession } from '../store/types.js';
-import { describeUser, expiryText, iso, printJson, rows } from './format.js';
+import { suggestCommand } from '../session/suggest.js';
+import { describeUser, expiryText, iso, printJson, rows, userJson } from './format.js';
 
 export interface StatusFlags {
   check?: boolean;
+  /** `plat status <profile>`: only this one (exit 2 with the closest name when there is no such profile). */
+  profile?: string;
 }
 
 interface ProfileStatus {
@@ -28,7 +33,7 @@ interface ProfileStatus {
 
 export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
   const profiles = await ctx.profiles();
-  const scan = await profiles.scan();
+  const scan = await selectProfiles(ctx, await profiles.scan(), flags.profile);
   const statuses: ProfileStatus[] = [];
   for (const profile of scan.profiles) statuses.push(await statusOf(ctx, profile, flags));
   for (const broken of scan.broken) {
@@ -48,12 +53,14 @@ export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
     });
   }
   if (ctx.globals.json) {
-    printJson(ctx.io, { profiles: statuses, token: ctx.env.PLAT_TOKEN ? 'PLAT_TOKEN is set and used instead of stored sessions' : null });
+    printJson(ctx.io, { profiles: statuses.map((s) => ({ ...s, user: userJson(s.user ?? undefined) })), token: ctx.env.PLAT_TOKEN ? 'PLAT_TOKEN is set and used instead of stored sessions' : null });
+    throwIfNotAllLoggedIn(ctx, statuses);
     return;
   }
   if (ctx.env.PLAT_TOKEN) ctx.io.note('PLAT_TOKEN is set: commands use it instead of the stored sessions below.');
   if (statuses.length === 0) {
     ctx.io.out('No profiles yet. Run: plat login --base-url <url>\n');
+    throwIfNotAllLoggedIn(ctx, statuses);
     return;
   }
   const now = ctx.now();
@@ -79,6 +86,46 @@ export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
       })
       .join('\n'),
   );
+  throwIfNotAllLoggedIn(ctx, statuses);
+}
+
+/** `plat status <profile>`: just that one, or exit 2 naming the closest profile. */
+async function selectProfiles(ctx: Context, scan: ProfileScan, name: string | undefined): Promise<ProfileScan> {
+  if (name === undefined) return scan;
+  checkProfileName(name);
+  const profiles = scan.profiles.filter((p) => p.name === name);
+  const broken = scan.broken.filter((b) => b.name === name);
+  if (profiles.length + broken.length === 0) {
+    const { unknownProfile } = await import('../session/profile-names.js');
+    throw unknownProfile(ctx, name, [...scan.profiles.map((p) => p.name), ...scan.broken.map((b) => b.name)]);
+  }
+  return { profiles, broken };
+}
+
+/**
+ * Like `gh auth status`: the listing is printed in full, then exit 4 when a listed profile is not logged in (or,
+ * with --check, its token was refused), so `plat status && …` is a check a script can use. No profile at all is
+ * not logged in either.
+ */
+function throwIfNotAllLoggedIn(ctx: Context, statuses: ProfileStatus[]): void {
+  if (statuses.length === 0) throw new AuthError(`Not logged in: there are no profiles. Run: ${suggestCommand(ctx, ['login'], { profile: 'default' })} --base-url <url>`);
+  const out = statuses.filter((s) => !s.loggedIn);
+  const refused = statuses.filter((s) => s.loggedIn && s.works === false);
+  if (out.length === 0 && refused.length === 0) return;
+  const parts: string[] = [];
+  if (out.length > 0) {
+    const first = out[0]!.profile;
+    parts.push(
+      `${out.length === 1 ? `Profile ${first} is` : `Profiles ${out.map((s) => s.profile).join(', ')} are`} not logged in. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`,
+    );
+  }
+  if (refused.length > 0) {
+    const first = refused[0]!.profile;
+    parts.push(
+      `The server refused the token of ${refused.length === 1 ? `profile ${first}` : `profiles ${refused.map((s) => s.profile).join(', ')}`}. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`,
+    );
+  }
+  throw new AuthError(parts.join(' '));
 }
 
 async function statusOf(ctx: Context, profile: Profile, flags: StatusFlags): Promise<ProfileStatus> {

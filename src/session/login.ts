@@ -42,7 +42,7 @@ export interface LoginResult {
 
 export async function login(ctx: Context, options: LoginOptions): Promise<LoginResult> {
   const { io } = ctx;
-  const profile = await loadProfile(ctx, { replaceDamaged: true });
+  const profile = await loadProfile(ctx, { replaceDamaged: true, mayBeNew: true });
   const baseUrl = requireBaseUrl(ctx, profile);
   // Tokens that cannot be stored are lost after consent: find out before anyone is asked to approve.
   await (await ctx.profiles()).assertWritable(profile.name);
@@ -52,7 +52,6 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   if (added.length > 0 && !(sameServer && profile.scopes)) {
     throw new UsageError('--add-scope adds to an existing session on the same server; run plat login --scope … first.');
   }
-  const scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
   if (options.clientSecretStdin && !options.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
   if (options.clientMetadataUrl !== undefined && options.clientId) {
     throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');
@@ -73,6 +72,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       discovery = await getDiscovery(ctx, baseUrl, { refresh: true });
     }
     const { as } = discovery;
+    const scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined, as.scopes_supported);
     assertS256(as);
     // An endpoint plat would refuse later is refused before anything is registered or anyone asked to approve.
     assertSecureEndpoint(as, 'authorization_endpoint');

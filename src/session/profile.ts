@@ -3,16 +3,24 @@ import { AuthError, UsageError } from '../errors.js';
 import { parseBaseUrl } from '../oauth/base-url.js';
 import { DamagedDataError } from '../store/atomic.js';
 import type { Profile } from '../store/types.js';
+import { suggestCommand } from './suggest.js';
 
 /**
  * The profile named by --profile / PLAT_PROFILE, as stored (or a fresh one that is not saved yet).
  * `replaceDamaged` (login): a damaged profile file is replaced by the new sign-in, as its error message promises,
- * instead of stopping it.
+ * instead of stopping it. `mayBeNew` (login, completion): a name with no profile yet is fine.
  */
-export async function loadProfile(ctx: Context, options: { replaceDamaged?: boolean } = {}): Promise<Profile> {
+export async function loadProfile(ctx: Context, options: { replaceDamaged?: boolean; mayBeNew?: boolean } = {}): Promise<Profile> {
   const profiles = await ctx.profiles();
   try {
-    return (await profiles.load(ctx.globals.profile)) ?? { name: ctx.globals.profile };
+    const found = await profiles.load(ctx.globals.profile);
+    if (found) return found;
+    // A profile that does not exist is a typo (exit 2, with the closest name) except where one is created.
+    if (!options.mayBeNew && ctx.globals.profile !== 'default') {
+      const { assertProfileExists } = await import('./profile-names.js');
+      await assertProfileExists(ctx);
+    }
+    return { name: ctx.globals.profile };
   } catch (error) {
     if (!options.replaceDamaged || !(error instanceof DamagedDataError)) throw error;
     ctx.io.warn(`${profiles.pathOf(ctx.globals.profile)} is damaged; this sign-in replaces it (and registers plat anew if it must).`);
@@ -37,6 +45,6 @@ export function requireBaseUrl(ctx: Context, profile: Profile | undefined): stri
 
 export function notLoggedIn(ctx: Context, profile: Profile | undefined): AuthError {
   const where = profile?.baseUrl ? '' : ' --base-url <url>';
-  const which = ctx.globals.profile === 'default' ? '' : ` --profile ${ctx.globals.profile}`;
-  return new AuthError(`Not logged in${which ? ` (profile ${ctx.globals.profile})` : ''}. Run: plat login${where}${which}`);
+  const named = ctx.globals.profile !== 'default';
+  return new AuthError(`Not logged in${named ? ` (profile ${ctx.globals.profile})` : ''}. Run: ${suggestCommand(ctx, ['login'])}${where}`);
 }

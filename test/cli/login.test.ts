@@ -55,7 +55,7 @@ describe('plat login: the happy path', () => {
     const result = await home.login(platform, ['--scope', 'courses:read']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Logged in to ${platform.baseUrl} as`);
-    expect(result.stdout).toMatch(/Scopes: openid courses:read/);
+    expect(result.stdout).toMatch(/Scopes: openid profile email courses:read/);
     expect(result.stderr).toContain('/oauth/authorize?');
     const profile = JSON.parse(await readFile(await profileFile(home), 'utf8'));
     expect(profile).toMatchObject({ baseUrl: platform.baseUrl, issuer: platform.issuer, loggedIn: true, tokenStore: 'file' });

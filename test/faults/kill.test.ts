@@ -359,10 +359,10 @@ describe('what a killed write leaves behind, made on purpose', () => {
     expect(await classifyRaw(home)).toBe('stale-copies');
     const status = await home.run(['status', '--json']);
     expectSuccess(status);
-    expect(JSON.parse(status.stdout).profiles[0].scopes).toEqual(['openid', 'courses:read']);
+    expect(JSON.parse(status.stdout).profiles[0].scopes).toEqual(['openid', 'profile', 'email', 'courses:read']);
     expect(await expectConsistent(home)).toBe('logged-in');
     // and plat scopes, which reads only the profile, shows the session's scopes again
-    expect(JSON.parse((await home.run(['scopes', '--json'])).stdout).scopes.filter((s: { granted: boolean }) => s.granted).map((s: { name: string }) => s.name)).toEqual(['openid', 'courses:read']);
+    expect(JSON.parse((await home.run(['scopes', '--json'])).stdout).scopes.filter((s: { granted: boolean }) => s.granted).map((s: { name: string }) => s.name)).toEqual(['openid', 'profile', 'email', 'courses:read']);
   });
 
   it('a profile that still says logged in over a deleted session (killed while logging out) is repaired', async () => {
