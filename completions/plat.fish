@@ -81,7 +81,7 @@ complete -c plat -n '__plat_using login' -l resource -d 'resource indicator (RFC
 complete -c plat -n '__plat_using login' -l client-id -d 'use a pre-registered client instead of registering one' -x
 complete -c plat -n '__plat_using login' -l client-secret-stdin -d 'read the pre-registered client\'s secret from the first line of stdin'
 complete -c plat -n '__plat_using login' -l client-metadata-url -d 'use the https URL of your client ID metadata document as the client_id (servers that support it)' -x
-complete -c plat -n '__plat_using login' -l timeout -d 'how long to wait for approval in the browser' -x
+complete -c plat -n '__plat_using login' -l timeout -d 'how long to wait for approval in the browser (default: 300)' -x
 complete -c plat -n __plat_needs_command -a whoami -d 'show who you are signed in as (OIDC UserInfo)'
 complete -c plat -n __plat_needs_command -a status -d 'list profiles (or the one named): platform, user, scopes, token expiry, where tokens are stored; exit 4 if one is not logged in'
 complete -c plat -n '__plat_using status' -l check -d 'also ask the server whether each token still works'

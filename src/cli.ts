@@ -110,7 +110,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     .option('--client-id <id>', 'use a pre-registered client instead of registering one')
     .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
     .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
-    .option('--timeout <seconds>', 'how long to wait for approval in the browser', '300')
+    .option('--timeout <seconds>', 'how long to wait for approval in the browser (default: 300)')
     .addHelpText(
       'after',
       examples(

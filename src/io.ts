@@ -93,7 +93,8 @@ export function createIO(options: IOOptions): IO {
     spinner: async (text) => {
       if (!stderrIsTTY || env.CI) return { stop() {} };
       const { default: ora } = await importPackage<typeof import('ora')>('ora');
-      const spin = ora({ text, stream: stderr, color: 'cyan', isEnabled: true }).start();
+      // discardStdin: false, so an address pasted while the spinner runs still reaches plat.
+      const spin = ora({ text, stream: stderr, color: 'cyan', isEnabled: true, discardStdin: false }).start();
       return { stop: () => spin.stop() };
     },
   };

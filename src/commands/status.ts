@@ -58,11 +58,8 @@ export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
     return;
   }
   if (ctx.env.PLAT_TOKEN) ctx.io.note('PLAT_TOKEN is set: commands use it instead of the stored sessions below.');
-  if (statuses.length === 0) {
-    ctx.io.out('No profiles yet. Run: plat login --base-url <url>\n');
-    throwIfNotAllLoggedIn(ctx, statuses);
-    return;
-  }
+  // No profiles: the error says so (one message per fact), and stdout stays empty.
+  if (statuses.length === 0) throwIfNotAllLoggedIn(ctx, statuses);
   const now = ctx.now();
   ctx.io.out(
     statuses
@@ -108,7 +105,7 @@ async function selectProfiles(ctx: Context, scan: ProfileScan, name: string | un
  * not logged in either.
  */
 function throwIfNotAllLoggedIn(ctx: Context, statuses: ProfileStatus[]): void {
-  if (statuses.length === 0) throw new AuthError(`Not logged in: there are no profiles. Run: ${suggestCommand(ctx, ['login'], { profile: 'default' })} --base-url <url>`);
+  if (statuses.length === 0) throw new AuthError(`No profiles yet. Run: ${suggestCommand(ctx, ['login'], { profile: 'default' })} --base-url <url>`);
   const out = statuses.filter((s) => !s.loggedIn);
   const refused = statuses.filter((s) => s.loggedIn && s.works === false);
   if (out.length === 0 && refused.length === 0) return;

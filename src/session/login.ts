@@ -12,6 +12,7 @@ import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadat
 import { assertS256, assertSecureEndpoint, type Discovery } from '../oauth/discovery.js';
 import { checkScopesSupported, parseScopeArgs, scopesToRequest } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
+import { ConsentDeniedError } from '../oauth/errors.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '../store/types.js';
@@ -19,6 +20,8 @@ import { getDiscovery } from './discovery-cache.js';
 import { readStdinLines, type StdinLines } from './paste.js';
 import { loadProfile, requireBaseUrl } from './profile.js';
 import { rememberSecrets } from '../redact.js';
+import { sanitize } from '../text.js';
+import { suggestCommand } from './suggest.js';
 import { listen, portOf, waitForConsent } from './consent.js';
 import { clientRejected, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
 
@@ -89,7 +92,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
 
       let callback: Callback;
       try {
-        callback = await waitForConsent(ctx, listener, stdin, request.url, options);
+        callback = await waitForConsent(ctx, listener, stdin, request.url, { ...options, again: loginAgain(ctx, profile, baseUrl, options) });
       } catch (error) {
         if (!client.fresh && (error instanceof InterruptedError || error instanceof AuthError)) {
           await diagnoseNoAnswer(ctx, profile, discovery, client.credentials, { redirectUri: listener.redirectUri, scopes }, error);
@@ -111,11 +114,15 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         });
       } catch (error) {
         const retry = error instanceof ClientRejectedError && registration.dynamic && !client.fresh && attempt === 1;
+        const denied = error instanceof ConsentDeniedError;
         callback.respond(
           retry
             ? { ok: false, title: 'One more step', message: 'The server no longer knew plat. plat registered again and opened a new sign-in: see your terminal.' }
-            : { ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' },
+            : denied
+              ? { ok: false, title: 'Access denied', message: `You denied plat access to ${platformName(discovery)}, so nothing was signed in. To sign in, run ${loginAgain(ctx, profile, baseUrl, options)} in your terminal and approve.` }
+              : { ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' },
         );
+        if (denied) throw new AuthError(`${error.message} To sign in, run ${loginAgain(ctx, profile, baseUrl, options)} and approve.`, { cause: error });
         if (!(error instanceof ClientRejectedError)) throw error;
         if (!retry) throw clientRejected(client, error);
         // invalid_client at the token endpoint is the one sign that plat can see of a server that forgot its
@@ -127,15 +134,27 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         plan = {};
         continue;
       }
-      callback.respond({ ok: true, title: 'Signed in to plat', message: 'You can close this tab and return to your terminal.' });
-      await listener.close();
-      listener = undefined;
-
       const session = exchanged.session;
       rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
       if (client.credentials.secret) session.clientSecret = client.credentials.secret;
-      const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, resource });
-      return await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
+      // The browser's page waits until the session is stored, so it can say where and as whom, and never says
+      // "signed in" for a login that failed at the last step.
+      let result: LoginResult;
+      try {
+        const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, resource });
+        result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
+      } catch (error) {
+        callback.respond({ ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' });
+        throw error;
+      }
+      callback.respond({
+        ok: true,
+        title: `Signed in to ${platformName(discovery)}`,
+        message: `plat is signed in to ${baseUrl} as ${userName(result.profile.user)}, in the profile ${profile.name}. You can close this tab and return to your terminal.`,
+      });
+      await listener.close();
+      listener = undefined;
+      return result;
     }
   } finally {
     stdin.close();
@@ -143,6 +162,27 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   }
 }
 
+
+/** The platform as it names itself (RFC 9728 resource_name), else its host: for the browser page. */
+function platformName(discovery: Discovery): string {
+  const name = discovery.resource?.resource_name;
+  return typeof name === 'string' && sanitize(name, 80) ? sanitize(name, 80) : new URL(discovery.baseUrl).host;
+}
+
+/** The account as the server named it (sanitized: the page escapes HTML, this removes control characters). */
+function userName(user: ProfileUser | undefined): string {
+  if (!user) return 'an account plat could not name';
+  const name = sanitize(user.name ?? user.preferredUsername ?? user.sub, 120);
+  return user.email ? `${name} <${sanitize(user.email, 120)}>` : name;
+}
+
+/** The same login again, as a command that works when pasted: its profile, a base URL not yet remembered, its scopes. */
+export function loginAgain(ctx: Context, profile: Profile, baseUrl: string, options: LoginOptions): string {
+  const args = ['login'];
+  for (const scope of parseScopeArgs(options.scope)) args.push('--scope', scope);
+  for (const scope of parseScopeArgs(options.addScope)) args.push('--add-scope', scope);
+  return suggestCommand(ctx, args, { profile: profile.name, baseUrl: profile.baseUrl === baseUrl ? undefined : baseUrl });
+}
 
 function validateResource(resource: string): void {
   try {

@@ -144,7 +144,8 @@ describe('plat status', () => {
   it('exits 4 when there are no profiles at all', async () => {
     const result = await home.run(['status']);
     expect(result.code).toBe(4);
-    expect(result.stdout).toMatch(/No profiles yet/);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('error: No profiles yet. Run: plat login --base-url <url>\n');
   });
 });
 
