@@ -247,7 +247,9 @@ async function persist(
   return ctx.withLock(previous.name, async () => {
     const profiles = await ctx.profiles();
     const current = (await profiles.load(previous.name, { ignoreDamaged: true })) ?? previous;
-    const store = await ctx.tokenStore();
+    // The no-keychain warning is said once per profile: not again when this profile's tokens were in the file
+    // already (the profile recorded it at an earlier login).
+    const store = await ctx.tokenStore(undefined, { quietFallback: current.loggedIn !== undefined && current.tokenStore === 'file' });
     await store.set(current.name, input.session);
     // A secret kept across a logout is beside the tokens again: the kept copy goes, wherever it was.
     const { dropKeptClientSecret } = await import('./client-secret.js');
