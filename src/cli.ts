@@ -204,7 +204,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     .addOption(completes(new Option('--input <file>', 'send a file (or - for stdin) as the request body'), 'files'))
     .option('-i, --include', 'print the status line and response headers first')
     .option('--anonymous', 'send no token')
-    .option('--timeout <seconds>', 'give up after this many seconds')
+    .option('--timeout <seconds>', 'give up after this many seconds (default: 600)')
+    .option('--retry <n>', 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others')
     .addHelpText(
       'after',
       examples(

@@ -33,7 +33,16 @@ export async function run(ctx: Context, flags: LogoutFlags): Promise<void> {
   for (const r of results) {
     const which = r.profile === 'default' && !flags.all ? '' : ` (profile ${r.profile})`;
     if (!r.wasLoggedIn && !r.forgotten) ctx.io.out(`Not logged in${which}; nothing to do.\n`);
-    else if (r.wasLoggedIn) ctx.io.out(`Logged out${which}${r.revoked ? '; the tokens were revoked at the server' : flags.revoke ? '' : '; tokens not revoked (--no-revoke)'}.\n`);
+    else if (r.wasLoggedIn) {
+      const how = r.revoked
+        ? '; the tokens were revoked at the server'
+        : r.revocationUnsupported
+          ? '; the server offers no revocation, so the tokens were only removed from this machine (they stay valid until they expire)'
+          : flags.revoke
+            ? ''
+            : '; tokens not revoked (--no-revoke)';
+      ctx.io.out(`Logged out${which}${how}.\n`);
+    }
     if (r.forgotten) ctx.io.out(`Forgot profile ${r.profile}: its platform, registration and user are gone from this machine.\n`);
   }
 }

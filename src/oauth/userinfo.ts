@@ -75,9 +75,10 @@ export async function fetchUserInfo(
 }
 
 /** The non-secret facts about the user that the profile keeps. */
-export function toProfileUser(info: UserInfo): ProfileUser {
-  const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-  return { sub: info.sub, name: text(info.name), email: text(info.email), preferredUsername: text(info.preferred_username) };
+export function toProfileUser(info: Pick<UserInfo, 'sub'> & Record<string, unknown>): ProfileUser {
+  // Stored and printed later: made safe to print once, here (a hostile name could carry escape sequences).
+  const text = (v: unknown) => (typeof v === 'string' && sanitize(v) ? sanitize(v) : undefined);
+  return { sub: sanitize(info.sub), name: text(info.name), email: text(info.email), preferredUsername: text(info.preferred_username) };
 }
 
 async function readBounded(response: HttpResponse, url: URL): Promise<string> {
