@@ -67,7 +67,7 @@ describe('plat scopes', () => {
     expect(result.code, result.stderr).toBe(0);
     const granted = result.stdout.split('\n').filter((l) => l.endsWith('granted')).map((l) => l.split(/\s+/)[0]);
     expect(granted).toEqual(['openid', 'profile', 'email', 'courses:read']);
-    expect(result.stderr).toMatch(/holds 3 of 38\. To add one: plat login --add-scope <scope>/);
+    expect(result.stderr).toMatch(/holds 4 of 38\. To add one: plat login --add-scope <scope>/);
     const json = JSON.parse((await home.run(['scopes', '--json'])).stdout) as { loggedIn: boolean; scopes: Array<{ name: string; granted: boolean }> };
     expect(json.loggedIn).toBe(true);
     expect(json.scopes.filter((s) => s.granted).map((s) => s.name)).toEqual(['openid', 'profile', 'email', 'courses:read']);
