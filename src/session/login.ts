@@ -18,7 +18,7 @@ import type { Callback, LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '../store/types.js';
 import { getDiscovery } from './discovery-cache.js';
 import { readStdinLines, type StdinLines } from './paste.js';
-import { loadProfile, requireBaseUrl } from './profile.js';
+import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
 import { loadSession, type ActiveSession } from './access.js';
 import { suggestCommand } from './suggest.js';
 import { shellQuote } from '../text.js';
@@ -48,7 +48,8 @@ export interface LoginResult {
 export async function login(ctx: Context, options: LoginOptions): Promise<LoginResult> {
   const { io } = ctx;
   const profile = await loadProfile(ctx, { replaceDamaged: true, mayBeNew: true });
-  const baseUrl = requireBaseUrl(ctx, profile);
+  // On a terminal, a login that knows no platform asks for it; off one, that is a usage error.
+  const baseUrl = resolveBaseUrl(ctx, profile) ?? (await (await import('./ask-base-url.js')).askBaseUrl(ctx)) ?? requireBaseUrl(ctx, profile);
   const moving = Boolean(profile.baseUrl) && baseUrl !== profile.baseUrl;
   if (moving && !ctx.globals.baseUrl) {
     // An exported PLAT_BASE_URL is ambient: it never moves a profile that belongs to another platform.
