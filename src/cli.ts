@@ -6,40 +6,12 @@
  * page: what an option's value can be is recorded here with `completes()`, next to the option itself.
  */
 import { Argument, Command, Option } from 'commander';
+import { collect, completes } from './completion/value-kinds.js';
 import type { Context, Globals } from './context.js';
 
 export type ContextFactory = (globals: Globals) => Context;
 
-/** What a shell offers for an option's value or an argument (besides commander's own `.choices()`). */
-export type ValueKind =
-  /** the server's scope catalogue (cached metadata), else the spec's */
-  | 'scopes'
-  /** profile names in the config dir */
-  | 'profiles'
-  /** the API's paths from the cached /openapi.json */
-  | 'paths'
-  /** base URLs the profiles remember */
-  | 'base-urls'
-  /** HTTP methods */
-  | 'methods'
-  /** file names */
-  | 'files'
-  /** plat's own command names */
-  | 'commands';
-
-/** Read by the completion generator; set with `completes()`. */
-export const valueKinds = new WeakMap<Option | Argument, ValueKind>();
-
-export function completes<T extends Option | Argument>(target: T, kind: ValueKind): T {
-  valueKinds.set(target, kind);
-  return target;
-}
-
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-
-/** The arg parser of repeatable options (the completion generator recognises them by it). */
-export const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** Help text with examples, one `$ plat …` line each; a trailing `# …` explains the line. */
 function examples(...lines: string[]): string {

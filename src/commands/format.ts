@@ -1,13 +1,13 @@
 /** Small shared renderers for human output; JSON output is built by each command with a documented shape. */
 import type { IO } from '../io.js';
-import type { ProfileUser } from '../store/types.js';
+import type { ProfileUser } from '../session/access.js';
 import { sanitize } from '../text.js';
 
-/** The user as the server named them (their own strings: sanitized before they reach a terminal). */
 export function describeUser(user: ProfileUser | undefined): string {
   if (!user) return 'an unknown user';
+  // Profiles written by older versions hold the names as the server sent them: made safe here too.
   const name = sanitize(user.name ?? user.preferredUsername ?? user.sub);
-  const email = user.email === undefined ? undefined : sanitize(user.email);
+  const email = user.email ? sanitize(user.email) : undefined;
   return email && email !== name ? `${name} <${email}>` : name;
 }
 

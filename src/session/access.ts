@@ -11,7 +11,7 @@ import { rememberSecrets } from '../redact.js';
 import { loadProfile, notLoggedIn } from './profile.js';
 import { suggestCommand } from './suggest.js';
 
-export type { Profile, StoredSession } from '../store/types.js';
+export type { Profile, ProfileUser, StoredSession } from '../store/types.js';
 
 export interface ActiveSession {
   profile: Profile;
@@ -123,11 +123,13 @@ export async function refreshSession(
     assertSameIssuer(ctx, profile, discovery.issuer);
     let session: StoredSession;
     try {
-      session = await refreshTokens({ fetch: (await ctx.http()).fetch }, discovery.as, credentialsOf(ctx, current), {
+      const tokens = await refreshTokens({ fetch: (await ctx.http()).fetch }, discovery.as, credentialsOf(ctx, current), {
         previous: current.session,
         resource: profile.resource,
         now: ctx.now(),
       });
+      // A confidential integration's secret stays beside the new tokens.
+      session = { ...tokens, ...(current.session.clientSecret ? { clientSecret: current.session.clientSecret } : {}) };
     } catch (error) {
       // A dead refresh token ends the session; a network failure (any other error) keeps it for the next try.
       if (error instanceof RefreshRejectedError) {

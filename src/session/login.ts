@@ -25,19 +25,11 @@ import { shellQuote } from '../text.js';
 import { rememberSecrets } from '../redact.js';
 import { sanitize } from '../text.js';
 import { listen, portOf, waitForConsent } from './consent.js';
+import type { LoginOptions } from './login-options.js';
 import { clientRejected, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
 
-export interface LoginOptions {
-  scope?: string[];
-  addScope?: string[];
-  browser: boolean;
-  port?: number;
-  resource?: string;
-  clientId?: string;
-  clientSecretStdin?: boolean;
-  clientMetadataUrl?: string;
-  timeoutSeconds: number;
-}
+
+export type { LoginOptions } from './login-options.js';
 
 export interface LoginResult {
   profile: Profile;
@@ -158,9 +150,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         plan = {};
         continue;
       }
-      const session = exchanged.session;
+      // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
+      const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
       rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
-      if (client.credentials.secret) session.clientSecret = client.credentials.secret;
       // The browser's page waits until the session is stored, so it can say where and as whom, and never says
       // "signed in" for a login that failed at the last step.
       let result: LoginResult;
