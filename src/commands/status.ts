@@ -109,10 +109,12 @@ async function selectProfiles(ctx: Context, scan: ProfileScan, name: string | un
  */
 function throwIfNotAllLoggedIn(ctx: Context, statuses: ProfileStatus[]): void {
   if (statuses.length === 0) throw new AuthError(`No profiles yet. Run: ${suggestCommand(ctx, ['login'], { profile: 'default' })} --base-url <url>`);
-  const out = statuses.filter((s) => !s.loggedIn);
+  // A profile plat cannot read now (damaged file, locked keychain) is not "not logged in": its problem is said.
+  const unusable = statuses.filter((s) => !s.loggedIn && s.problem);
+  const out = statuses.filter((s) => !s.loggedIn && !s.problem);
   const refused = statuses.filter((s) => s.loggedIn && s.works === false);
-  if (out.length === 0 && refused.length === 0) return;
-  const parts: string[] = [];
+  if (out.length === 0 && refused.length === 0 && unusable.length === 0) return;
+  const parts: string[] = unusable.map((s) => `Profile ${s.profile} cannot be used now: ${s.problem}`);
   if (out.length > 0) {
     const first = out[0]!.profile;
     parts.push(
