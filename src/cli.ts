@@ -71,7 +71,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     .description('sign in: discover the server, register plat, approve in the browser, store the tokens')
     .addOption(
       completes(
-        new Option('--scope <scope>', 'scope to request; repeat, or separate with spaces or commas (default: openid profile email)').argParser(collect),
+        new Option('--scope <scope>', 'scope to request besides openid profile email (always asked for); repeat, or separate with spaces or commas').argParser(collect),
         'scopes',
       ),
     )

@@ -36,7 +36,10 @@ interface ProfileStatus {
 
 export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
   const profiles = await ctx.profiles();
-  const scan = await selectProfiles(ctx, await profiles.scan(), flags.profile);
+  const all = await profiles.scan();
+  const named = namedProfile(ctx);
+  if (named && named !== 'default') await selectProfiles(ctx, all, named); // exit 2 for a typo; the listing stays whole
+  const scan = await selectProfiles(ctx, all, flags.profile);
   const statuses: ProfileStatus[] = [];
   for (const profile of scan.profiles) statuses.push(await statusOf(ctx, profile, flags));
   for (const broken of scan.broken) {
@@ -87,6 +90,15 @@ export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
       .join('\n'),
   );
   throwIfNotAllLoggedIn(ctx, statuses);
+}
+
+/**
+ * A profile named by --profile or PLAT_PROFILE is checked like the argument (a typo is exit 2), but the listing
+ * stays whole: that profile is the one marked current. One chosen with plat switch is not checked here, so that
+ * plat status still shows what there is when that profile was deleted by hand.
+ */
+function namedProfile(ctx: Context): string | undefined {
+  return ctx.globals.profileSource === 'option' || ctx.globals.profileSource === 'env' ? ctx.globals.profile : undefined;
 }
 
 /** `plat status <profile>`: just that one, or exit 2 naming the closest profile. */

@@ -23,7 +23,8 @@ export function unknownProfile(ctx: Context, name: string, existing: string[]): 
   const origin =
     ctx.globals.profileSource === 'switch' ? ' (the current one, chosen with plat switch)' : '';
   const hint = close.length > 0 ? ` Did you mean ${close[0]}?` : existing.length > 0 ? ` Profiles: ${existing.join(', ')}.` : ' There are no profiles yet.';
+  const other = origin ? ', or choose another: plat switch <profile>' : '';
   return new UsageError(
-    `There is no profile ${name}${origin}.${hint} To create it, sign in: ${suggestCommand(ctx, ['login'], { profile: name })}`,
+    `There is no profile ${name}${origin}.${hint} To create it, sign in: ${suggestCommand(ctx, ['login'], { profile: name })}${other}`,
   );
 }

@@ -4,7 +4,7 @@
  * token is refused); `plat logout --forget` deletes a profile; a mistyped profile name is exit 2 with the closest
  * existing name for every command but login; logout with the revocation endpoint out of reach warns once.
  */
-import { access, readFile } from 'node:fs/promises';
+import { access, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
@@ -61,6 +61,14 @@ describe('plat switch', () => {
     expect(whoamiDefault.code).toBe(4);
     expect(whoamiDefault.stderr).toMatch(/plat login --profile default/);
 
+    // a current profile deleted by hand: commands say so, with both ways out; status still lists what there is
+    await rm(path.join(home.configDir, 'profiles', 'school.json'));
+    const gone = await home.run(['whoami']);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/There is no profile school \(the current one, chosen with plat switch\)\. .*or choose another: plat switch <profile>/);
+    const listing = await home.run(['status', '--json']);
+    expect(JSON.parse(listing.stdout).profiles.map((p: { profile: string }) => p.profile)).toEqual(['district']);
+
     // back to the default: the choice is removed
     expect((await home.run(['switch', 'default'])).code).toBe(0);
     expect(await exists(path.join(home.configDir, 'current-profile'))).toBe(false);
@@ -100,6 +108,9 @@ describe('a mistyped profile name', () => {
     }
     const env = await home.run(['whoami'], { env: { PLAT_PROFILE: 'schol' } });
     expect(env.code).toBe(2);
+    const status = await home.run(['status', '--profile', 'schol']);
+    expect(status.code).toBe(2);
+    expect(status.stderr).toMatch(/Did you mean school\?/);
     expect(await exists(path.join(home.configDir, 'profiles', 'schol.json'))).toBe(false);
 
     // login creates profiles: a new name is not a typo there
