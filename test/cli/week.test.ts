@@ -89,6 +89,27 @@ describe('what login says around the authorization address', () => {
   });
 });
 
+describe("the browser's page after approval", () => {
+  it('names the platform as the server names itself, made safe: escaped HTML, no control characters', async () => {
+    platform.override('/.well-known/oauth-protected-resource', (_req, res) => {
+      const doc = { resource: platform.baseUrl, authorization_servers: [platform.issuer], resource_name: '<b>Evil</b> \u001b[31mSchool\u0007' };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+      return true;
+    });
+    let page = '';
+    const result = await home.login(platform, ['--profile', 'work'], {
+      callback: async (url) => {
+        page = await (await fetch(url)).text();
+      },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(page).toContain('Signed in to &lt;b&gt;Evil&lt;/b&gt;');
+    expect(page).not.toContain('<b>Evil');
+    expect(page).not.toMatch(/[\u0000-\u0008\u001b]/);
+    expect(page).toContain('in the profile work.');
+  });
+});
+
 describe('help', () => {
   it('shows the --timeout default without quotes', async () => {
     const result = await home.run(['login', '--help']);
