@@ -9,7 +9,7 @@ function __plat_takes_value
         case login
             contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout; and return 0
         case call
-            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout; and return 0
+            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --max-pages --max-items --items --next --jq; and return 0
     end
     return 1
 end
@@ -98,6 +98,14 @@ complete -c plat -n '__plat_using call' -l input -d 'send a file (or - for stdin
 complete -c plat -n '__plat_using call' -s i -l include -d 'print the status line and response headers first'
 complete -c plat -n '__plat_using call' -l anonymous -d 'send no token'
 complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many seconds' -x
+complete -c plat -n '__plat_using call' -l paginate -d 'follow every page and print one JSON array of all the items'
+complete -c plat -n '__plat_using call' -l ndjson -d 'with --paginate: one item per line, printed as pages arrive'
+complete -c plat -n '__plat_using call' -l slurp -d 'with --paginate: an array of the whole page bodies, not just their items'
+complete -c plat -n '__plat_using call' -l max-pages -d 'with --paginate: stop after n pages' -x
+complete -c plat -n '__plat_using call' -l max-items -d 'with --paginate: stop after n items' -x
+complete -c plat -n '__plat_using call' -l items -d 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell' -x
+complete -c plat -n '__plat_using call' -l next -d 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)' -x
+complete -c plat -n '__plat_using call' -l jq -d 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)' -x
 complete -c plat -n '__plat_arg call 0' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'
 complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
 complete -c plat -n __plat_needs_command -a api -d 'list the API\'s operations from its /openapi.json: method, path, summary, required scopes'

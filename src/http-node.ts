@@ -49,9 +49,14 @@ export function nodeTransport(timeouts: Timeouts): Transport {
           clearTimeout(headersTimer);
           settled = true;
           res.setTimeout(timeouts.bodyMs, () => res.destroy(coded('body timed out', 'UND_ERR_BODY_TIMEOUT')));
-          res.once('close', () => signal?.removeEventListener('abort', onAbort));
           // An abort after the headers ends the body stream, where the consumer sees it.
-          signal?.addEventListener('abort', () => res.destroy(signal.reason as Error), { once: true });
+          const onBodyAbort = () => res.destroy(signal!.reason as Error);
+          signal?.addEventListener('abort', onBodyAbort, { once: true });
+          // Both listeners go with the response: a paginated run makes thousands of requests on one signal.
+          res.once('close', () => {
+            signal?.removeEventListener('abort', onAbort);
+            signal?.removeEventListener('abort', onBodyAbort);
+          });
           resolve({
             status: res.statusCode ?? 0,
             statusText: statusText(res.statusCode ?? 0, res.statusMessage),

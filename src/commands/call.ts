@@ -15,8 +15,9 @@ import { getAccessToken, type TokenSource } from '../session/access.js';
 import { loadProfile, resolveBaseUrl } from '../session/profile.js';
 import { parsePositiveInt } from './options.js';
 import { prepareRequest, type PreparedRequest } from './call-request.js';
+import type { JsonOutputFlags } from './call-json.js';
 
-export interface CallFlags {
+export interface CallFlags extends JsonOutputFlags {
   header?: string[];
   field?: string[];
   typedField?: string[];
@@ -32,7 +33,14 @@ const MAX_RETRIES = 3;
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 const PRETTY_LIMIT = 8 * 1024 * 1024;
 
+/** Flags that read the response as JSON instead of streaming it (call-json.ts). */
+const JSON_OUTPUT_FLAGS = ['paginate', 'ndjson', 'slurp', 'maxPages', 'maxItems', 'items', 'next', 'jq'] as const;
+
 export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
+  if (JSON_OUTPUT_FLAGS.some((flag) => flags[flag] !== undefined)) {
+    const json = await import('./call-json.js');
+    return json.run(ctx, method, target, flags);
+  }
   const { io } = ctx;
   const profile = await loadProfile(ctx);
   const baseUrl = resolveBaseUrl(ctx, profile);

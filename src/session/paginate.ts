@@ -1,0 +1,132 @@
+/**
+ * Every page of a list, one request at a time through the ApiClient (so each page gets its token, the origin rule,
+ * refresh under the lock and retries with Retry-After: a 429 on page 40 waits and goes on from page 40).
+ * Used by `plat call --paginate` and by the library's `client.paginate()`. Only one page is held at a time.
+ */
+import { PlatError } from '../errors.js';
+import type { Readable } from 'node:stream';
+import { detectShape, itemsOf, nextPage, type PageShape, type ShapeHints } from './page-detect.js';
+import { responseError, type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
+
+export interface PaginateOptions extends ShapeHints {
+  /** Stop after this many pages. */
+  maxPages?: number;
+  /** Stop once this many items were yielded (the last page is cut short). */
+  maxItems?: number;
+  /** A page larger than this is refused rather than buffered (default 64 MiB). */
+  maxPageBytes?: number;
+}
+
+export interface Page {
+  /** 1-based. */
+  number: number;
+  url: URL;
+  /** The parsed JSON body, whole. */
+  body: unknown;
+  /** Its items (cut short on the last page when maxItems says so). */
+  items: unknown[];
+}
+
+const DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The pages of a list. After iteration, `limited` says whether maxPages/maxItems stopped it while the server had
+ * more. A failure on any page throws (a PlatError saying which page); pages already yielded stay yielded.
+ */
+export class Pages implements AsyncIterable<Page> {
+  limited = false;
+  private readonly client: ApiClient;
+  private readonly first: ApiRequest;
+  private readonly options: PaginateOptions;
+
+  constructor(client: ApiClient, first: ApiRequest, options: PaginateOptions = {}) {
+    if (first.method.toUpperCase() !== 'GET') throw new PlatError(`Only GET lists can be paginated (got ${first.method}).`, 2);
+    this.client = client;
+    this.first = first;
+    this.options = options;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Page> {
+    const { maxPages, maxItems } = this.options;
+    const seen = new Set<string>();
+    let url: URL | undefined = this.first.url;
+    let shape: PageShape | undefined;
+    let itemCount = 0;
+    for (let number = 1; url; number++) {
+      seen.add(url.href);
+      const request: ApiRequest = { ...this.first, url, body: undefined };
+      const response = await this.client.send(request);
+      const failure = responseError(request, response);
+      if (failure) {
+        response.body.resume();
+        if (number > 1) failure.message = `Page ${number}: ${failure.message}`;
+        throw failure;
+      }
+      const body = await readJson(response, request, number, this.options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES);
+      const link = header(response, 'link');
+      shape ??= detectShape(body, link, this.options);
+      let items = itemsOf(body, shape);
+      const next = nextPage(shape, url, body, link);
+      if (maxItems !== undefined && itemCount + items.length >= maxItems) {
+        this.limited = itemCount + items.length > maxItems || next !== undefined;
+        items = items.slice(0, maxItems - itemCount);
+        yield { number, url, body, items };
+        return;
+      }
+      itemCount += items.length;
+      yield { number, url, body, items };
+      if (next && seen.has(next.url.href)) {
+        const what = next.via === 'cursor' ? 'cursor' : next.via === 'page' ? 'page number' : 'next link';
+        throw new PlatError(
+          `Page ${number}'s ${what} leads back to a page already fetched (${redactQuery(next.url)}): stopping instead of looping. The server's pagination is broken; --max-pages bounds a run.`,
+        );
+      }
+      if (next && maxPages !== undefined && number >= maxPages) {
+        this.limited = true;
+        return;
+      }
+      url = next?.url;
+    }
+  }
+}
+
+/** Every item of every page, in order: the library's `client.paginate()`. */
+export async function* paginateItems(client: ApiClient, first: ApiRequest, options: PaginateOptions = {}): AsyncGenerator<unknown> {
+  for await (const page of new Pages(client, first, options)) yield* page.items;
+}
+
+function header(response: ApiResponse, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+async function readJson(response: ApiResponse, request: ApiRequest, number: number, max: number): Promise<unknown> {
+  const where = `page ${number} of ${request.method} ${request.url.pathname}`;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response.body as Readable) {
+      size += (chunk as Buffer).length;
+      if (size > max) {
+        response.body.destroy();
+        throw new PlatError(`The ${where} is larger than ${max / 1024 / 1024} MiB: too large to hold as one page.`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    if (error instanceof PlatError) throw error;
+    throw new PlatError(`The ${where} broke off before it was complete. Try again.`, 3, { cause: error });
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new PlatError(`The ${where} is not JSON (${String(header(response, 'content-type') ?? 'no content type')}): --paginate reads JSON lists.`);
+  }
+}
+
+/** Cursors can be long and opaque: enough of the URL to recognise it. */
+function redactQuery(url: URL): string {
+  const text = `${url.origin}${url.pathname}${url.search}`;
+  return text.length > 160 ? `${text.slice(0, 157)}…` : text;
+}
