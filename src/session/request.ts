@@ -8,7 +8,7 @@ import { AuthError, ExitCode, PlatError, ScopeError } from '../errors.js';
 import type { HttpResponse } from '../http.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
-import { getAccessToken, type TokenSource } from './access.js';
+import { getAccessToken, needsRefresh, type TokenSource } from './access.js';
 import { loadProfile, resolveBaseUrl } from './profile.js';
 
 export type AuthMode = 'auto' | 'anonymous' | 'required';
@@ -35,6 +35,7 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
   const baseUrl = resolveBaseUrl(ctx, profile);
   const origin = baseUrl ? new URL(baseUrl).origin : undefined;
   let noted = false;
+  let cached: TokenSource | undefined;
   return {
     baseUrl,
     profile,
@@ -42,7 +43,11 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
       const http = await ctx.http();
       let source: TokenSource | undefined;
       if (options.auth !== 'anonymous' && request.url.origin === origin) {
-        source = await getAccessToken(ctx, { optional: true, profile });
+        // One read of the store per client, not per request (a paginated call sends thousands), until it is due.
+        if (!cached || (cached.kind === 'session' && needsRefresh(cached.session, ctx.now()))) {
+          cached = await getAccessToken(ctx, { optional: true, profile });
+        }
+        source = cached;
       } else if (options.auth !== 'anonymous' && !noted) {
         noted = true;
         ctx.io.note(`${request.url.origin} is not the platform's origin: calling it without your token.`);
@@ -59,7 +64,7 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
         let response = await once(source?.token);
         if (response.status === 401 && source?.kind === 'session') {
           response.body.destroy();
-          source = await getAccessToken(ctx, { force: true });
+          source = cached = await getAccessToken(ctx, { force: true });
           response = await once(source.token);
         }
         if ((response.status === 429 || response.status === 503) && attempt < (request.retries ?? 2)) {

@@ -1,13 +1,15 @@
 // `npm run bench`: start-up and streaming figures of plat, measured side by side on this machine.
 // Starts the reference platform, logs in once, then for each row runs the two commands interleaved (A B A B …)
 // after a warm-up and reports the median of the pairwise time ratios (robust on noisy machines), plus peak RSS
-// and throughput of large downloads. Prints a table and writes test/bench/results.json.
+// and throughput of large downloads, and paging through 1,000 pages (pages.mjs). Prints a table and writes
+// test/bench/results.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startPlatform } from '../platform/index.mjs';
+import { benchPagination } from './pages.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const plat = path.join(root, 'bin', 'plat.js');
@@ -57,6 +59,8 @@ try {
   results.rows.push({ figure: `floor: ${big.mib} MiB through node's own http.get().pipe(stdout): peak RSS, speed / curl's`, target: '-', measured: `${floor.peakMiB.toFixed(1)} MiB, ${(floor.platMiBs / floor.curlMiBs).toFixed(2)}` });
   results.rows.push({ figure: `${big.mib} MiB download speed / curl's`, target: '≥ 0.5', measured: (big.platMiBs / big.curlMiBs).toFixed(2), ok: big.platMiBs / big.curlMiBs >= 0.5, detail: `plat ${big.platMiBs.toFixed(0)} MiB/s, curl ${big.curlMiBs.toFixed(0)} MiB/s` });
   results.downloads = downloads;
+
+  results.pagination = await benchPagination({ platform, plat, token, measure, median, rows: results.rows, runs: quick ? 3 : undefined });
 
   platform.stats.reset();
   await login();

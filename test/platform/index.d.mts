@@ -86,6 +86,8 @@ export interface ListKnobs {
   fail: { page: number; status: number; times: number; retryAfter?: string } | null;
   /** Pages answered, by style (any status). */
   served: Record<string, number>;
+  /** Milliseconds spent answering pages (arrival to last byte written), for the benchmark. */
+  busyMs: number;
   reset(): void;
 }
 

@@ -17,7 +17,8 @@
 // next_origin (elsewhere). These are carried into every next link. Object bodies carry `viewer`: the caller's
 // subject, or null when anonymous. Reading needs nothing; a token must be valid and hold courses:read.
 // Knobs (platform.lists): fail = { page, status, times, retryAfter } answers that page's first `times` requests
-// with `status` (a Retry-After header when retryAfter is set); served counts the pages answered (any status).
+// with `status` (a Retry-After header when retryAfter is set); served counts the pages answered (any status), busyMs
+// the time spent answering them.
 
 const STYLES = new Set(['link', 'cursor', 'next', 'links', 'pages', 'odata', 'array', 'custom', 'ambiguous', 'loop', 'elsewhere']);
 
@@ -29,9 +30,12 @@ export function createListKnobs() {
     fail: null,
     /** Pages answered, by style: { link: 12, … } */
     served: /** @type {Record<string, number>} */ ({}),
+    /** Milliseconds spent answering pages, from the request's arrival to the last byte written (for the benchmark). */
+    busyMs: 0,
     reset() {
       this.fail = null;
       this.served = {};
+      this.busyMs = 0;
     },
   };
 }
@@ -71,6 +75,10 @@ export function createLists({ authorize, sendJson, knobs }) {
     const match = /^\/api\/lists\/([a-z]+)$/.exec(url.pathname);
     if (!match || !STYLES.has(match[1] ?? '')) return false;
     const style = /** @type {string} */ (match[1]);
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      knobs.busyMs += Number(process.hrtime.bigint() - started) / 1e6;
+    });
     req.resume();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
