@@ -203,9 +203,9 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
       examples(
         "plat call GET /api/courses | jq '.courses[].title'",
         'plat call GET /api/courses --jq \'.courses[].title\'       # jq built in: strings print raw',
-        'plat call GET /api/lists/courses --paginate > courses.json  # every page, one JSON array',
-        "plat call GET /api/lists/courses --paginate --ndjson --jq 'select(.public) | .id'",
-        'plat call GET /api/lists/courses --paginate --max-items 50 --slurp',
+        'plat call GET /api/courses --paginate > courses.json        # every page, one JSON array',
+        "plat call GET /api/courses --paginate --ndjson --jq 'select(.public) | .id'",
+        'plat call GET /api/courses --paginate --max-items 50 --slurp',
         'plat call GET /reports --paginate --items result.rows --next paging.after=after',
         'plat call GET /api/courses -f q=algebra -F limit=5     # query parameters',
         'plat call POST /api/courses -f title=Algebra -F seats=30',
