@@ -3,7 +3,7 @@
  * refresh under the lock and retries with Retry-After: a 429 on page 40 waits and goes on from page 40).
  * Used by `plat call --paginate` and by the library's `client.paginate()`. Only one page is held at a time.
  */
-import { PlatError } from '../errors.js';
+import { PlatError, UsageError } from '../errors.js';
 import type { Readable } from 'node:stream';
 import { detectShape, itemsOf, nextPage, type PageShape, type ShapeHints } from './page-detect.js';
 import { responseError, type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
@@ -40,7 +40,7 @@ export class Pages implements AsyncIterable<Page> {
   private readonly options: PaginateOptions;
 
   constructor(client: ApiClient, first: ApiRequest, options: PaginateOptions = {}) {
-    if (first.method.toUpperCase() !== 'GET') throw new PlatError(`Only GET lists can be paginated (got ${first.method}).`, 2);
+    if (first.method.toUpperCase() !== 'GET') throw new UsageError(`Only GET lists can be paginated (got ${first.method}).`);
     this.client = client;
     this.first = first;
     this.options = options;
