@@ -8,7 +8,7 @@ __plat_takes_value() {
   case $2 in --base-url|--profile) return 0 ;; esac
   case $1 in
     login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout) return 0 ;; esac ;;
-    call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
+    call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
   esac
   return 1
 }
@@ -38,7 +38,7 @@ __plat_options() {
     refresh) echo '-h --help' ;;
     token) echo '-h --help' ;;
     logout) echo '--no-revoke --all -h --help' ;;
-    call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
+    call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     api) echo '--refresh -h --help' ;;
     scopes) echo '-h --help' ;;
     discover) echo '--refresh -h --help' ;;

@@ -9,7 +9,7 @@ function __plat_takes_value
         case login
             contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout; and return 0
         case call
-            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --max-pages --max-items --items --next --jq; and return 0
+            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
     end
     return 1
 end
@@ -97,7 +97,8 @@ complete -c plat -n '__plat_using call' -s F -l typed-field -d 'add a typed fiel
 complete -c plat -n '__plat_using call' -l input -d 'send a file (or - for stdin) as the request body' -r -F
 complete -c plat -n '__plat_using call' -s i -l include -d 'print the status line and response headers first'
 complete -c plat -n '__plat_using call' -l anonymous -d 'send no token'
-complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many seconds' -x
+complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many seconds (default: 600)' -x
+complete -c plat -n '__plat_using call' -l retry -d 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others' -x
 complete -c plat -n '__plat_using call' -l paginate -d 'follow every page and print one JSON array of all the items'
 complete -c plat -n '__plat_using call' -l ndjson -d 'with --paginate: one item per line, printed as pages arrive'
 complete -c plat -n '__plat_using call' -l slurp -d 'with --paginate: an array of the whole page bodies, not just their items'

@@ -189,7 +189,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     .addOption(completes(new Option('--input <file>', 'send a file (or - for stdin) as the request body'), 'files'))
     .option('-i, --include', 'print the status line and response headers first')
     .option('--anonymous', 'send no token')
-    .option('--timeout <seconds>', 'give up after this many seconds')
+    .option('--timeout <seconds>', 'give up after this many seconds (default: 600)')
+    .option('--retry <n>', 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others')
     .option('--paginate', 'follow every page and print one JSON array of all the items')
     .option('--ndjson', 'with --paginate: one item per line, printed as pages arrive')
     .option('--slurp', 'with --paginate: an array of the whole page bodies, not just their items')
@@ -202,15 +203,15 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
       'after',
       examples(
         "plat call GET /api/courses | jq '.courses[].title'",
+        'plat call GET /api/courses -f q=algebra -F limit=5     # query parameters',
+        'plat call POST /api/courses -f title=Algebra -F seats=30',
+        'plat call PUT /api/pages/1 --input page.json',
+        "plat call GET /api/courses -i -H 'Accept-Language: de'",
         'plat call GET /api/courses --jq \'.courses[].title\'       # jq built in: strings print raw',
         'plat call GET /api/courses --paginate > courses.json        # every page, one JSON array',
         "plat call GET /api/courses --paginate --ndjson --jq 'select(.public) | .id'",
         'plat call GET /api/courses --paginate --max-items 50 --slurp',
         'plat call GET /reports --paginate --items result.rows --next paging.after=after',
-        'plat call GET /api/courses -f q=algebra -F limit=5     # query parameters',
-        'plat call POST /api/courses -f title=Algebra -F seats=30',
-        'plat call PUT /api/pages/1 --input page.json',
-        "plat call GET /api/courses -i -H 'Accept-Language: de'",
       ) +
         `
 

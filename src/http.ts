@@ -14,6 +14,7 @@ import { InterruptedError, NetworkError, PlatError } from './errors.js';
 import { describeNetworkCode } from './network-codes.js';
 import type { IO } from './io.js';
 import { redactBody, redactHeaderValue, redactUrl } from './redact.js';
+import { sanitize } from './text.js';
 
 export type Fetch = (input: string | URL, init?: RequestInit & { maxBodyBytes?: number }) => Promise<Response>;
 
@@ -26,6 +27,8 @@ export interface HttpOptions {
   /** Aborts every request (Ctrl-C). */
   signal?: AbortSignal;
   connectTimeoutMs?: number;
+  /** Overall deadline of each fetch() (the protocol's requests); default PROTOCOL_DEADLINE_MS. */
+  protocolDeadlineMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
 }
@@ -60,6 +63,11 @@ export interface Transport {
 }
 
 const TRACE_BODY_LIMIT = 64 * 1024;
+/**
+ * The whole of one protocol exchange (metadata, registration, token, revocation), body included: idle timeouts
+ * alone let a server that sends a byte a second hold plat (and a refresh holding the profile's lock) forever.
+ */
+export const PROTOCOL_DEADLINE_MS = 30_000;
 
 /** True when the environment names a proxy; then undici (which understands NO_PROXY) carries the requests. */
 export function proxyConfigured(env: Record<string, string | undefined>): boolean {
@@ -111,7 +119,9 @@ export function createHttp(options: HttpOptions): Http {
     } else if (init.body) {
       throw new TypeError('plat fetch: unsupported request body type');
     }
-    const response = await request({ method: init.method ?? 'GET', url, headers, body, signal: init.signal ?? undefined });
+    const deadline = AbortSignal.timeout(options.protocolDeadlineMs ?? PROTOCOL_DEADLINE_MS);
+    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    const response = await request({ method: init.method ?? 'GET', url, headers, body, signal });
     const limited = init.maxBodyBytes ? limitBody(response, init.maxBodyBytes, url) : response.body;
     const noBody = response.status === 204 || response.status === 304 || (init.method ?? 'GET').toUpperCase() === 'HEAD';
     if (noBody) limited.resume();
@@ -153,9 +163,10 @@ function traceRequest(io: IO, method: string, url: URL, headers: Record<string, 
 }
 
 function traceResponse(io: IO, response: HttpResponse, ms: number): void {
-  io.err(`< ${response.status} ${response.statusText} (${ms} ms)`);
+  // The status line and headers are the server's words: made safe before they reach the terminal.
+  io.err(`< ${response.status} ${sanitize(response.statusText, 80)} (${ms} ms)`);
   for (let i = 0; i + 1 < response.rawHeaders.length; i += 2) {
-    io.err(`< ${response.rawHeaders[i]!.toLowerCase()}: ${redactHeaderValue(response.rawHeaders[i]!, response.rawHeaders[i + 1]!)}`);
+    io.err(`< ${sanitize(response.rawHeaders[i]!, 200).toLowerCase()}: ${sanitize(redactHeaderValue(response.rawHeaders[i]!, response.rawHeaders[i + 1]!), 0)}`);
   }
   const type = String(response.headers['content-type'] ?? '');
   const length = Number(response.headers['content-length'] ?? NaN);
@@ -169,7 +180,7 @@ function traceResponse(io: IO, response: HttpResponse, ms: number): void {
       copy.push(chunk);
     });
     original.on('end', () => {
-      io.err(`< ${redactBody(Buffer.concat(chunks).toString('utf8'), type)}`);
+      io.err(`< ${sanitize(redactBody(Buffer.concat(chunks).toString('utf8'), type), 0)}`);
       copy.push(null);
     });
     original.on('error', (error) => copy.destroy(error));

@@ -8,6 +8,7 @@
  */
 import { PlatError, UsageError } from './errors.js';
 import { importPackage } from './esm.js';
+import { sanitize } from './text.js';
 
 interface JqWeb {
   raw(input: string, filter: string, flags?: string[]): string | undefined;
@@ -97,7 +98,7 @@ function compileError(stderr: string, expression: string, lineOffset: number): U
   return new UsageError(`--jq: ${bounded(message)} at ${where}:\n  ${source}\n  ${' '.repeat(column)}^`);
 }
 
+/** jq's messages quote the data (server-supplied): made safe to print, and bounded. */
 function bounded(text: string): string {
-  const clean = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
-  return clean.length > 300 ? `${clean.slice(0, 297)}…` : clean;
+  return sanitize(text, 300);
 }

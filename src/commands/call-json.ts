@@ -15,7 +15,9 @@ import { PlatError, UsageError } from '../errors.js';
 import type { JqProgram } from '../jq.js';
 import { parseJsonPath, parseNextHint } from '../session/page-detect.js';
 import { Pages, type Page } from '../session/paginate.js';
-import { openApiClient, responseError, type ApiRequest } from '../session/request.js';
+import { header, openApiClient, type ApiClient, type ApiRequest } from '../session/request.js';
+import { responseError } from '../session/response-error.js';
+import { sanitize } from '../text.js';
 import { prepareRequest } from './call-request.js';
 import { parsePositiveInt } from './options.js';
 
@@ -38,6 +40,7 @@ interface CallFlags extends JsonOutputFlags {
   include?: boolean;
   anonymous?: boolean;
   timeout?: string;
+  retry?: string;
 }
 
 /** A response read whole for --jq (without --paginate) is refused past this size rather than buffered. */
@@ -58,18 +61,24 @@ export async function run(ctx: Context, method: string, target: string, flags: C
     client.baseUrl,
     () => readText(io.stdin),
   );
-  const timeoutMs = (parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 0) * 1000 || undefined;
+  // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.
+  if (prepared.sameOrigin) {
+    const { checkCall } = await import('../catalogue/call-check.js');
+    await checkCall(ctx, { ...prepared, baseUrl: client.baseUrl, profile: flags.anonymous ? undefined : client.profile });
+  }
+  const timeoutSeconds = parsePositiveInt(flags.timeout, '--timeout', 86_400);
   const request: ApiRequest = {
     method: prepared.method,
     url: prepared.url,
     headers: prepared.headers,
     body: prepared.jsonBody === undefined && prepared.inputFrom === undefined ? undefined : () => bodyOf(ctx, prepared),
     replayable: prepared.inputFrom !== '-',
-    timeoutMs,
+    retries: options.retries,
+    timeoutMs: timeoutSeconds ? timeoutSeconds * 1000 : undefined,
   };
   const out = new Output(io.stdout);
   if (!flags.paginate) return filterOne(ctx, client, request, jq!, out);
-  const pages = new Pages(client, request, options);
+  const pages = new Pages(ctx, client, request, options);
   const mode = flags.ndjson ? 'ndjson' : flags.slurp ? 'slurp' : 'items';
   try {
     if (jq && mode !== 'ndjson') await filterAll(pages, mode, jq, out);
@@ -100,13 +109,20 @@ function validate(method: string, flags: CallFlags) {
     maxItems: parsePositiveInt(flags.maxItems, '--max-items', Number.MAX_SAFE_INTEGER),
     items: flags.items === undefined ? undefined : parseJsonPath(flags.items, '--items'),
     next: flags.next === undefined ? undefined : parseNextHint(flags.next),
+    // As plat call's own --retry: per request, so per page with --paginate.
+    retries: flags.retry === undefined ? undefined : parseRetry(flags.retry),
   };
 }
 
+function parseRetry(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 10) throw new UsageError(`--retry expects a whole number from 0 to 10 (got "${value}").`);
+  return Number(value);
+}
+
 /** --jq without --paginate: the response, filtered. An HTTP error's body is printed as it came (the contract). */
-async function filterOne(ctx: Context, client: Awaited<ReturnType<typeof openApiClient>>, request: ApiRequest, jq: JqProgram, out: Output) {
+async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, jq: JqProgram, out: Output) {
   const response = await client.send(request);
-  const failure = responseError(request, response);
+  const failure = responseError(ctx, request, response);
   if (failure) {
     await pipeline(response.body, ctx.io.stdout, { end: false }).catch(() => {});
     throw failure;
@@ -116,8 +132,8 @@ async function filterOne(ctx: Context, client: Awaited<ReturnType<typeof openApi
   try {
     JSON.parse(text);
   } catch {
-    const type = String(response.headers['content-type'] ?? 'no content type').slice(0, 100);
-    throw new PlatError(`The response to ${request.method} ${request.url.pathname} is not JSON (${type}): --jq needs JSON.`);
+    const type = sanitize(header(response, 'content-type') ?? 'no content type', 100);
+    throw new PlatError(`The response to ${request.method} ${sanitize(request.url.pathname, 120)} is not JSON (${type}): --jq needs JSON.`);
   }
   await out.write(jq.apply(text));
 }

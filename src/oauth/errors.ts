@@ -4,13 +4,12 @@
  */
 import * as oauth from 'oauth4webapi';
 import { AuthError, ExitCode, InterruptedError, NetworkError, PlatError } from '../errors.js';
-import { sanitize } from './sanitize.js';
+import { sanitize } from '../text.js';
 import { describeNetworkCode } from '../network-codes.js';
 
 /** What plat was doing, for the sentence: "discovering the authorization server", "registering plat", ... */
 export type Step = string;
 
-export { sanitize } from './sanitize.js';
 
 /** The OAuth error body of a failed request, if that is what the error is. */
 export function oauthErrorOf(error: unknown): { error: string; description?: string; status: number } | undefined {
@@ -160,10 +159,16 @@ function contentTypeOf(cause: unknown): string | undefined {
  * The error a response body failed with while being read, as plat reports it: our fetch's own (too large) as is, a
  * socket that broke off or stalled as the network failure it is (exit 3), Ctrl-C as an interruption.
  */
+/** The protocol's overall deadline (http.ts PROTOCOL_DEADLINE_MS), as said to the person. */
+const PROTOCOL_DEADLINE_SECONDS = 30;
+
 function bodyFailure(cause: unknown, origin: string): PlatError | undefined {
   if (cause instanceof PlatError) return cause;
   const failure = cause as { code?: unknown; name?: unknown } | undefined;
   if (failure?.name === 'AbortError') return new InterruptedError();
+  if (failure?.name === 'TimeoutError') {
+    return new NetworkError(`${origin} did not finish answering within ${PROTOCOL_DEADLINE_SECONDS} s, so plat gave up. Try again later.`, { cause });
+  }
   if (typeof failure?.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(failure.code)) {
     return new NetworkError(
       `The response from ${origin} broke off before it was complete (${describeNetworkCode(failure.code) ?? failure.code}). Check your network and try again.`,

@@ -5,8 +5,11 @@
  */
 import { PlatError, UsageError } from '../errors.js';
 import type { Readable } from 'node:stream';
+import type { Context } from '../context.js';
 import { detectShape, itemsOf, nextPage, type PageShape, type ShapeHints } from './page-detect.js';
-import { responseError, type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
+import { header, type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
+import { responseError } from './response-error.js';
+import { sanitize } from '../text.js';
 
 export interface PaginateOptions extends ShapeHints {
   /** Stop after this many pages. */
@@ -35,12 +38,14 @@ const DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024;
  */
 export class Pages implements AsyncIterable<Page> {
   limited = false;
+  private readonly ctx: Context;
   private readonly client: ApiClient;
   private readonly first: ApiRequest;
   private readonly options: PaginateOptions;
 
-  constructor(client: ApiClient, first: ApiRequest, options: PaginateOptions = {}) {
+  constructor(ctx: Context, client: ApiClient, first: ApiRequest, options: PaginateOptions = {}) {
     if (first.method.toUpperCase() !== 'GET') throw new UsageError(`Only GET lists can be paginated (got ${first.method}).`);
+    this.ctx = ctx;
     this.client = client;
     this.first = first;
     this.options = options;
@@ -56,7 +61,7 @@ export class Pages implements AsyncIterable<Page> {
       seen.add(url.href);
       const request: ApiRequest = { ...this.first, url, body: undefined };
       const response = await this.client.send(request);
-      const failure = responseError(request, response);
+      const failure = responseError(this.ctx, request, response);
       if (failure) {
         response.body.resume();
         if (number > 1) failure.message = `Page ${number}: ${failure.message}`;
@@ -91,17 +96,12 @@ export class Pages implements AsyncIterable<Page> {
 }
 
 /** Every item of every page, in order: the library's `client.paginate()`. */
-export async function* paginateItems(client: ApiClient, first: ApiRequest, options: PaginateOptions = {}): AsyncGenerator<unknown> {
-  for await (const page of new Pages(client, first, options)) yield* page.items;
-}
-
-function header(response: ApiResponse, name: string): string | undefined {
-  const value = response.headers[name];
-  return Array.isArray(value) ? value.join(', ') : value;
+export async function* paginateItems(ctx: Context, client: ApiClient, first: ApiRequest, options: PaginateOptions = {}): AsyncGenerator<unknown> {
+  for await (const page of new Pages(ctx, client, first, options)) yield* page.items;
 }
 
 async function readJson(response: ApiResponse, request: ApiRequest, number: number, max: number): Promise<unknown> {
-  const where = `page ${number} of ${request.method} ${request.url.pathname}`;
+  const where = `page ${number} of ${request.method} ${sanitize(request.url.pathname, 120)}`;
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -121,12 +121,11 @@ async function readJson(response: ApiResponse, request: ApiRequest, number: numb
   try {
     return JSON.parse(text);
   } catch {
-    throw new PlatError(`The ${where} is not JSON (${String(header(response, 'content-type') ?? 'no content type')}): --paginate reads JSON lists.`);
+    throw new PlatError(`The ${where} is not JSON (${sanitize(header(response, 'content-type') ?? 'no content type', 100)}): --paginate reads JSON lists.`);
   }
 }
 
-/** Cursors can be long and opaque: enough of the URL to recognise it. */
+/** Server-supplied, and cursors can be long and opaque: enough of the URL to recognise it, made safe to print. */
 function redactQuery(url: URL): string {
-  const text = `${url.origin}${url.pathname}${url.search}`;
-  return text.length > 160 ? `${text.slice(0, 157)}…` : text;
+  return sanitize(`${url.origin}${url.pathname}${url.search}`, 160);
 }

@@ -21,7 +21,7 @@ export interface PlatformOptions {
 export type MetadataKnob = 'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint';
 export type RegistrationKnob = 'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id';
 /** How a successful token response is mangled after the server issued (and rotated) the tokens. */
-export type TokenResponseKnob = 'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in';
+export type TokenResponseKnob = 'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token';
 
 export interface Knobs {
   /** Seconds; read whenever an access token is issued. */
@@ -60,6 +60,8 @@ export interface Knobs {
   unknownClients: string[];
   /** Where `unknownClients` are unknown: 'everywhere' (default), or 'token' = only at the token endpoint. */
   unknownClientsAt: 'everywhere' | 'token';
+  /** More RFC 8707 resources the server issues tokens for (an API on another origin that names it); default none. */
+  extraResources: string[];
 }
 
 export interface PlatformEvent {

@@ -38,7 +38,7 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
 
 /**
  * @typedef {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean | Promise<boolean>} OverrideHandler
- * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in'} TokenResponseKnob
+ * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token'} TokenResponseKnob
  */
 
 /** @returns {Knobs} */
@@ -60,6 +60,7 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     clientIdMetadataDocumentsOverHttp: false,
     unknownClients: [],
     unknownClientsAt: 'everywhere',
+    extraResources: [],
   };
 }
 
@@ -461,6 +462,9 @@ function applyTokenResponseKnob(response, knob) {
       break;
     case 'no-expires-in':
       delete response.expires_in;
+      break;
+    case 'control-char-access-token':
+      response.access_token = `${response.access_token}\u001b[2J`;
       break;
     default:
   }

@@ -181,9 +181,9 @@ describe('assertSecureEndpoint', () => {
     expect(() => assertSecureEndpoint(as, 'revocation_endpoint')).toThrow(/revocation_endpoint is not https:\/\/ \(http:\/\/127\.0\.0\.1:5\)/);
   });
 
-  it('refuses a missing or malformed endpoint as invalid', () => {
+  it('refuses a malformed endpoint as invalid, and says a missing one is not offered', () => {
     const as = { issuer: BASE, userinfo_endpoint: 'not a url' } as oauth.AuthorizationServer;
     expect(() => assertSecureEndpoint(as, 'userinfo_endpoint')).toThrow(/invalid userinfo_endpoint/);
-    expect(() => assertSecureEndpoint(as, 'registration_endpoint')).toThrow(/invalid registration_endpoint/);
+    expect(() => assertSecureEndpoint(as, 'registration_endpoint')).toThrow(/offers no registration_endpoint/);
   });
 });

@@ -1,7 +1,8 @@
 import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { AuthError, ExitCode, PlatError, UsageError } from '../../src/errors.js';
-import { oauthErrorOf, sanitize, toPlatError } from '../../src/oauth/errors.js';
+import { oauthErrorOf, toPlatError } from '../../src/oauth/errors.js';
+import { sanitize } from '../../src/text.js';
 
 const ISSUER = 'https://as.example';
 const STEP = 'reading the authorization server metadata';

@@ -1,0 +1,23 @@
+/**
+ * The commands plat suggests in its messages. Each must act on the same session when pasted as printed: it names
+ * the profile (unless it is the default) and the base URL when the session's own is not the one plat would find
+ * by itself, and every word is shell-quoted, so a value a server chose (a scope name) runs nothing else.
+ */
+import type { Context } from '../context.js';
+import { commandLine } from '../text.js';
+
+export interface SuggestOptions {
+  /** The profile the command must act on; default: the one this invocation uses. */
+  profile?: string;
+  /** A base URL the command must name (a login to an origin the profile does not remember yet). */
+  baseUrl?: string;
+}
+
+export function suggestCommand(ctx: Context, args: string[], options: SuggestOptions = {}): string {
+  const profile = options.profile ?? ctx.globals.profile;
+  const [command, ...rest] = args;
+  const words = ['plat', ...(command ? [command] : [])];
+  if (profile && profile !== 'default') words.push('--profile', profile);
+  if (options.baseUrl) words.push('--base-url', options.baseUrl);
+  return commandLine([...words, ...rest]);
+}

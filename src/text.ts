@@ -1,0 +1,43 @@
+/**
+ * Text that crosses a trust boundary on its way to the person: a server-supplied string plat prints itself, and a
+ * command plat suggests. A leaf module every layer may use (like errors.ts).
+ */
+
+/**
+ * C0 controls (ESC, CR, BEL, …), DEL, C1 controls (U+0080–U+009F, among them the one-byte CSI U+009B) and the
+ * bidirectional overrides that reorder what a terminal shows (Trojan Source). Any of them in a name, a reason
+ * phrase, a header or a metadata value could move the cursor, retitle the window or hide text.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/g;
+const UNSAFE_KEEP_NEWLINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/g;
+
+/**
+ * A server-supplied string made safe to print: unsafe characters become a space, the result is trimmed and bounded
+ * (`max` characters, default 200; 0 for no bound). `multiline` keeps line feeds (descriptions of an OpenAPI
+ * document), never carriage returns.
+ */
+export function sanitize(text: unknown, max = 200, options: { multiline?: boolean } = {}): string {
+  const s = String(text ?? '')
+    .replace(options.multiline ? UNSAFE_KEEP_NEWLINES : UNSAFE, ' ')
+    .trim();
+  return max > 0 && s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+/** True when the text holds nothing `sanitize` would change (before trimming and bounding). */
+export function isPrintable(text: string): boolean {
+  return !new RegExp(UNSAFE.source).test(text);
+}
+
+/**
+ * One shell word that means exactly `arg` to a POSIX shell (bash, zsh, dash): left bare when it holds only
+ * characters no shell treats specially, otherwise single-quoted, with each ' written as '\''.
+ */
+export function shellQuote(arg: string): string {
+  if (arg !== '' && /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A command line to print for the person to run: each word shell-quoted and stripped of unsafe characters. */
+export function commandLine(words: string[]): string {
+  return words.map((word) => shellQuote(sanitize(word, 0))).join(' ');
+}
