@@ -60,7 +60,7 @@ try {
   results.rows.push({ figure: `${big.mib} MiB download speed / curl's`, target: '≥ 0.5', measured: (big.platMiBs / big.curlMiBs).toFixed(2), ok: big.platMiBs / big.curlMiBs >= 0.5, detail: `plat ${big.platMiBs.toFixed(0)} MiB/s, curl ${big.curlMiBs.toFixed(0)} MiB/s` });
   results.downloads = downloads;
 
-  results.pagination = await benchPagination({ platform, plat, token, measure, median, rows: results.rows, runs: quick ? 3 : undefined });
+  results.pagination = await benchPagination({ platform, plat, env, token, measure, median, rows: results.rows, runs: quick ? 3 : undefined });
 
   platform.stats.reset();
   await login();
