@@ -1,7 +1,9 @@
 // plat call --paginate and --jq through the built CLI against the reference platform's list endpoints
 // (test/platform/lists.mjs): every detection rule, every output shape, every failure path.
+import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome, type Home, type PlatResult } from '../helpers/cli.js';
 import { startPlatform, type Platform } from '../platform/index.mjs';
@@ -265,6 +267,33 @@ describe('--paginate and the session', () => {
     expect(refreshes).toBeGreaterThanOrEqual(1);
     expect(refreshes).toBeLessThanOrEqual(3);
     expect(platform.stats.count('refresh-replay')).toBe(0);
+  });
+
+  it('a token the server rejects part-way (401 invalid_token): refreshed once, the page replayed, the list completed', async () => {
+    await loggedIn();
+    const before = JSON.parse(await readFile(path.join(home.configDir, 'tokens', 'default.json'), 'utf8')) as { accessToken: string };
+    platform.lists.fail = { page: 4, status: 401, times: 1 };
+    const result = await call(['/api/lists/cursor', '--paginate', '--slurp']);
+    expect(result.code, result.stderr).toBe(0);
+    const pages = JSON.parse(result.stdout) as Array<{ viewer: string | null; data: Array<{ id: string }> }>;
+    expect(pages.flatMap((p) => p.data.map((c) => c.id))).toEqual(ids(1, 95));
+    expect(pages.every((p) => p.viewer === 'user-ada')).toBe(true);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+    // Page 4 was answered 401 and asked again with the new token: 10 pages, 11 requests, no start over.
+    expect(platform.lists.served.cursor).toBe(11);
+    const after = JSON.parse(await readFile(path.join(home.configDir, 'tokens', 'default.json'), 'utf8')) as { accessToken: string };
+    expect(after.accessToken).not.toBe(before.accessToken);
+  });
+
+  it('a token still rejected after the refresh: exit 4, the output marked incomplete', async () => {
+    await loggedIn();
+    platform.lists.fail = { page: 2, status: 401, times: 100 };
+    const result = await call(['/api/lists/cursor', '--paginate']);
+    expect(result.code).toBe(4);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+    expect(result.stderr).toMatch(/Page 2: .*401.*incomplete/s);
+    expect(() => JSON.parse(result.stdout)).toThrow();
+    expectCleanError(result);
   });
 
   describe('a next link on another origin', () => {

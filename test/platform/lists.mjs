@@ -104,7 +104,11 @@ export function createLists({ authorize, sendJson, knobs }) {
     const fail = knobs.fail;
     if (fail && fail.page === page && fail.times > 0) {
       fail.times--;
-      sendJson(res, fail.status, { error: 'injected', error_description: `page ${page} fails on purpose` }, fail.retryAfter ? { 'retry-after': fail.retryAfter } : {});
+      /** @type {Record<string, string>} */
+      const headers = fail.retryAfter ? { 'retry-after': fail.retryAfter } : {};
+      // A 401 says why, as the real API does: the token (whatever it was) is not accepted.
+      if (fail.status === 401) headers['www-authenticate'] = 'Bearer error="invalid_token", error_description="injected: token rejected"';
+      sendJson(res, fail.status, { error: fail.status === 401 ? 'invalid_token' : 'injected', error_description: `page ${page} fails on purpose` }, headers);
       return true;
     }
     const caller = await authorize(req, res, 'courses:read');
