@@ -8,6 +8,8 @@ __plat_takes_value() {
   case $2 in --base-url|--profile) return 0 ;; esac
   case $1 in
     login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout) return 0 ;; esac ;;
+    token) case $2 in --min-ttl) return 0 ;; esac ;;
+    exec) case $2 in --env) return 0 ;; esac ;;
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
   esac
   return 1
@@ -25,7 +27,7 @@ __plat_value_kind() {
     call:arg:0) echo 'l GET POST PUT PATCH DELETE HEAD OPTIONS' ;;
     call:arg:1) echo 'd paths' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status refresh token logout call api scopes discover completion' ;;
+    help:arg:0) echo 'l login whoami status refresh token exec logout call api scopes discover completion' ;;
   esac
 }
 
@@ -36,7 +38,8 @@ __plat_options() {
     whoami) echo '-h --help' ;;
     status) echo '--check -h --help' ;;
     refresh) echo '-h --help' ;;
-    token) echo '-h --help' ;;
+    token) echo '--min-ttl -h --help' ;;
+    exec) echo '--env -h --help' ;;
     logout) echo '--no-revoke --all -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     api) echo '--refresh -h --help' ;;
@@ -120,7 +123,7 @@ _plat() {
   elif [[ $cur == -* ]]; then
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
   elif [[ -z $cmd ]]; then
-    __plat_add_values 'l login whoami status refresh token logout call api scopes discover completion help'
+    __plat_add_values 'l login whoami status refresh token exec logout call api scopes discover completion help'
   else
     local kind
     kind=$(__plat_value_kind "$cmd" "arg:$nargs")

@@ -6,40 +6,12 @@
  * page: what an option's value can be is recorded here with `completes()`, next to the option itself.
  */
 import { Argument, Command, Option } from 'commander';
+import { collect, completes } from './completion/value-kinds.js';
 import type { Context, Globals } from './context.js';
 
 export type ContextFactory = (globals: Globals) => Context;
 
-/** What a shell offers for an option's value or an argument (besides commander's own `.choices()`). */
-export type ValueKind =
-  /** the server's scope catalogue (cached metadata), else the spec's */
-  | 'scopes'
-  /** profile names in the config dir */
-  | 'profiles'
-  /** the API's paths from the cached /openapi.json */
-  | 'paths'
-  /** base URLs the profiles remember */
-  | 'base-urls'
-  /** HTTP methods */
-  | 'methods'
-  /** file names */
-  | 'files'
-  /** plat's own command names */
-  | 'commands';
-
-/** Read by the completion generator; set with `completes()`. */
-export const valueKinds = new WeakMap<Option | Argument, ValueKind>();
-
-export function completes<T extends Option | Argument>(target: T, kind: ValueKind): T {
-  valueKinds.set(target, kind);
-  return target;
-}
-
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-
-/** The arg parser of repeatable options (the completion generator recognises them by it). */
-export const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** Help text with examples, one `$ plat …` line each; a trailing `# …` explains the line. */
 function examples(...lines: string[]): string {
@@ -80,6 +52,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   // output: hand those on at dispatch, so `plat login --bogus` is a usage error (exit 2) printed like any other.
   program.hook('preSubcommand', (parent, sub) => {
     sub.copyInheritedSettings(parent);
+    // `plat exec curl -s …` without the `--`: commander takes -s for plat's; say how to hand it to the command.
+    if (sub.name() === 'exec') sub.showHelpAfterError('(the command and its options go after --: plat exec -- <command> [args...])');
   });
 
   const ctxFor = (command: Command) => {
@@ -157,10 +131,41 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   program
     .command('token')
     .description('print the access token (refreshed if needed) and nothing else')
-    .addHelpText('after', examples('curl -H "Authorization: Bearer $(plat token)" https://school.example.com/api/courses'))
-    .action(async (_flags, command: Command) => {
+    .option('--min-ttl <seconds>', 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts')
+    .addHelpText(
+      'after',
+      examples(
+        'curl -H "Authorization: Bearer $(plat token)" https://school.example.com/api/courses',
+        'plat token --json | jq -r .expires_at',
+        'plat token --min-ttl 900                          # a token that lasts at least 15 minutes',
+      ),
+    )
+    .action(async (flags, command: Command) => {
       const { run } = await import('./commands/token.js');
-      await run(ctxFor(command));
+      await run(ctxFor(command), flags);
+    });
+
+  program
+    .command('exec')
+    .description('run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)')
+    .argument('<command...>', 'the program and its arguments, after --')
+    .usage('[--env NAME] -- <command> [args...]')
+    .option('--env <name>', 'the environment variable that carries the token', 'PLAT_TOKEN')
+    .addHelpText(
+      'after',
+      examples(
+        'plat exec -- sh -c \'curl -sf -H "Authorization: Bearer $PLAT_TOKEN" "$PLAT_BASE_URL/api/courses"\'',
+        'plat exec -- python3 migrate.py                 # os.environ["PLAT_TOKEN"]',
+        'plat exec --env API_TOKEN -- node sync.mjs      # process.env.API_TOKEN',
+      ) +
+        `
+
+The token is never on the program's command line. plat exits with the program's status (128 + n when signal n
+ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
+    )
+    .action(async (argv: string[], flags, command: Command) => {
+      const { run } = await import('./commands/exec.js');
+      await run(ctxFor(command), argv, flags);
     });
 
   program

@@ -3,7 +3,8 @@
  * `plat api`, `plat call`'s check and the completions read.
  */
 import type { Context } from '../context.js';
-import { ExitCode, NetworkError, PlatError } from '../errors.js';
+import { ExitCode, PlatError } from '../errors.js';
+import { bodyReadError } from '../http/body-error.js';
 import { API_TTL_MS, buildIndex, OPENAPI_PATH, readCachedIndex, writeCachedIndex, type ApiIndex } from './openapi.js';
 
 /** An API description is bigger than OAuth metadata, but a document past this is broken or hostile. */
@@ -26,8 +27,7 @@ export async function getApiIndex(ctx: Context, baseUrl: string, options: { refr
   try {
     body = await response.text();
   } catch (error) {
-    if (error instanceof PlatError) throw error; // too big
-    throw new NetworkError(`The response from ${new URL(source).origin} broke off before it was complete. Try again.`, { cause: error });
+    throw bodyReadError(error, new URL(source));
   }
   let doc: unknown;
   try {

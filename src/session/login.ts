@@ -23,19 +23,11 @@ import { suggestCommand } from './suggest.js';
 import { shellQuote } from '../text.js';
 import { rememberSecrets } from '../redact.js';
 import { listen, portOf, waitForConsent } from './consent.js';
+import type { LoginOptions } from './login-options.js';
 import { clientRejected, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
 
-export interface LoginOptions {
-  scope?: string[];
-  addScope?: string[];
-  browser: boolean;
-  port?: number;
-  resource?: string;
-  clientId?: string;
-  clientSecretStdin?: boolean;
-  clientMetadataUrl?: string;
-  timeoutSeconds: number;
-}
+
+export type { LoginOptions } from './login-options.js';
 
 export interface LoginResult {
   profile: Profile;
@@ -155,9 +147,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       await listener.close();
       listener = undefined;
 
-      const session = exchanged.session;
+      // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
+      const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
       rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
-      if (client.credentials.secret) session.clientSecret = client.credentials.secret;
       const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
       const result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
       if (replaced) await revokeReplaced(ctx, replaced);

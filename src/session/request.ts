@@ -11,7 +11,7 @@
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { NetworkError } from '../errors.js';
-import type { HttpResponse } from '../http.js';
+import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
 import { anonymousNote, bindSession, freshToken, noSessionError, type Binding, type TokenSource } from './binding.js';

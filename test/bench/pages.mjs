@@ -1,14 +1,13 @@
 // `npm run bench`'s pagination rows (called by run.mjs, which owns the platform, the login and measure()).
-import { spawn } from 'node:child_process';
 
 /**
  * `plat call --paginate --ndjson > /dev/null` over 1,000 pages of 100 items (Link-header style), beside a minimal
  * Node loop making the same requests (same token, keep-alive, follows rel="next", prints each item as a line).
  * plat's overhead per page is its wall time less the server's own time answering the pages, over the page count;
  * peak RSS is compared between 10 and 1,000 pages to show it flat. Wall time on a shared machine swings with its
- * load, so the CPU time (user + system, from /usr/bin/time) of plat and of the loop is reported beside it.
+ * load, so the CPU time (user + system, which measure() takes from /usr/bin/time) of both is reported beside it.
  */
-export async function benchPagination({ platform, plat, env, token, measure, median, rows, runs: fixedRuns }) {
+export async function benchPagination({ platform, plat, token, measure, median, rows, runs: fixedRuns }) {
   const runs = fixedRuns ?? Number(process.env.BENCH_PAGE_RUNS ?? 7);
   const query = (total) => `per_page=100&total=${total}`;
   const platArgs = (total) => [plat, 'call', 'GET', `/api/lists/link?${query(total)}`, '--paginate', '--ndjson'];
@@ -41,11 +40,9 @@ export async function benchPagination({ platform, plat, env, token, measure, med
     ratios.push(p.ms / l.ms);
     overheads.push((p.ms - busy) / 1000);
     peak1000 = Math.max(peak1000, p.peakKiB / 1024);
-    const pc = await cpuSeconds(process.execPath, platArgs(100_000));
-    const lc = await cpuSeconds(process.execPath, loop(100_000));
-    if (pc !== undefined && lc !== undefined) {
-      platCpu.push(pc);
-      loopCpu.push(lc);
+    if (Number.isFinite(p.cpuS) && Number.isFinite(l.cpuS)) {
+      platCpu.push(p.cpuS);
+      loopCpu.push(l.cpuS);
     }
   }
   let peak10 = 0;
@@ -83,19 +80,4 @@ export async function benchPagination({ platform, plat, env, token, measure, med
     ok: peak10 <= 80 && peak1000 <= 80,
   });
   return { runs, platMs, loopMs, overheadsMs: overheads, platCpuS: platCpu, loopCpuS: loopCpu, peak10MiB: peak10, peak1000MiB: peak1000 };
-
-  /** User + system seconds of one run, from /usr/bin/time (undefined without it); stdout to /dev/null. */
-  function cpuSeconds(file, args) {
-    return new Promise((resolve) => {
-      const child = spawn('/usr/bin/time', ['-f', 'cpu %U %S', file, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      child.stderr.on('data', (d) => (err += d));
-      child.on('error', () => resolve(undefined));
-      child.on('close', () => {
-        const m = /cpu ([\d.]+) ([\d.]+)/.exec(err);
-        resolve(m ? Number(m[1]) + Number(m[2]) : undefined);
-      });
-    });
-  }
 }
-

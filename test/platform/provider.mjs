@@ -209,7 +209,7 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
       },
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
-    rotateRefreshToken: true,
+    rotateRefreshToken: async () => knobs.rotateRefreshTokens,
     expiresWithSession: async () => false,
     ttl: {
       AccessToken: () => knobs.accessTokenTtl,

@@ -1,7 +1,7 @@
 import type * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, PlatError } from '../../src/errors.js';
-import type { Fetch } from '../../src/http.js';
+import type { Fetch } from '../../src/http/index.js';
 import { SPEC_PATHS, assertS256, assertSecureEndpoint, discover } from '../../src/oauth/discovery.js';
 import { MAX_OAUTH_BODY_BYTES } from '../../src/oauth/options.js';
 

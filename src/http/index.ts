@@ -7,14 +7,13 @@
  * snapshot, so a call costs a few milliseconds instead of the ~140 ms it takes to load undici. With HTTP(S)_PROXY
  * set, undici's EnvHttpProxyAgent carries every request (and honours NO_PROXY).
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
-import { InterruptedError, NetworkError, PlatError } from './errors.js';
-import { describeNetworkCode } from './network-codes.js';
-import type { IO } from './io.js';
-import { redactBody, redactHeaderValue, redactUrl } from './redact.js';
-import { sanitize } from './text.js';
+import { InterruptedError, NetworkError, PlatError } from '../errors.js';
+import { describeNetworkCode } from '../network-codes.js';
+import type { IO } from '../io.js';
+import { redactBody, redactHeaderValue, redactUrl } from '../redact.js';
+import type { HttpRequest, HttpResponse, Transport } from './types.js';
+import { sanitize } from '../text.js';
 
 export type Fetch = (input: string | URL, init?: RequestInit & { maxBodyBytes?: number }) => Promise<Response>;
 
@@ -33,32 +32,9 @@ export interface HttpOptions {
   bodyTimeoutMs?: number;
 }
 
-export interface HttpRequest {
-  method: string;
-  url: URL;
-  headers?: Record<string, string>;
-  body?: string | Uint8Array | Readable;
-  signal?: AbortSignal;
-}
-
-export interface HttpResponse {
-  status: number;
-  statusText: string;
-  /** Lower-case names; repeated headers joined with ", " (set-cookie kept as a list). */
-  headers: IncomingHttpHeaders;
-  /** Header lines as received, for `plat call -i`. */
-  rawHeaders: string[];
-  body: Readable;
-}
-
 export interface Http {
   request(request: HttpRequest): Promise<HttpResponse>;
   fetch: Fetch;
-  close(): Promise<void>;
-}
-
-export interface Transport {
-  send(request: HttpRequest & { headers: Record<string, string> }, signal: AbortSignal | undefined): Promise<HttpResponse>;
   close(): Promise<void>;
 }
 
@@ -84,8 +60,8 @@ export function createHttp(options: HttpOptions): Http {
   let transport: Promise<Transport> | undefined;
   const getTransport = () =>
     (transport ??= proxyConfigured(options.env)
-      ? import('./http-undici.js').then(({ undiciTransport }) => undiciTransport(timeouts))
-      : import('./http-node.js').then(({ nodeTransport }) => nodeTransport(timeouts)));
+      ? import('./undici.js').then(({ undiciTransport }) => undiciTransport(timeouts))
+      : import('./node.js').then(({ nodeTransport }) => nodeTransport(timeouts)));
 
   const request = async (req: HttpRequest): Promise<HttpResponse> => {
     const headers: Record<string, string> = { 'user-agent': options.userAgent, ...lowerCaseKeys(req.headers ?? {}) };
@@ -148,10 +124,6 @@ export function createHttp(options: HttpOptions): Http {
 
 function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-}
-
-export function statusText(status: number, given?: string): string {
-  return given || STATUS_CODES[status] || '';
 }
 
 function traceRequest(io: IO, method: string, url: URL, headers: Record<string, string>, body: unknown): void {

@@ -8,14 +8,7 @@ import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import type * as https from 'node:https';
 import { Readable } from 'node:stream';
-import type { HttpResponse, Transport } from './http.js';
-import { statusText } from './http.js';
-
-export interface Timeouts {
-  connectMs: number;
-  headersMs: number;
-  bodyMs: number;
-}
+import { statusText, type HttpResponse, type Timeouts, type Transport } from './types.js';
 
 const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -45,12 +38,18 @@ export function isLoopbackAddress(address: string): boolean {
   return /^127\./.test(address) || address === '::1' || /^::ffff:127\./i.test(address);
 }
 
+/**
+ * Idle connections close after 5 s (the agent destroys a free socket when this timeout fires): the library makes a
+ * context, and so an agent, per call and never disposes it, so its idle sockets must not wait for the server.
+ */
+const KEEP_ALIVE = { keepAlive: true, timeout: 5_000 };
+
 export function nodeTransport(timeouts: Timeouts): Transport {
   const agents: { http?: Agent; https?: https.Agent } = {};
   const agentFor = (protocol: string) =>
     protocol === 'https:'
-      ? (agents.https ??= new (require('node:https') as typeof https).Agent({ keepAlive: true }))
-      : (agents.http ??= new Agent({ keepAlive: true }));
+      ? (agents.https ??= new (require('node:https') as typeof https).Agent(KEEP_ALIVE))
+      : (agents.http ??= new Agent(KEEP_ALIVE));
   return {
     send: (req, signal) =>
       new Promise<HttpResponse>((resolve, reject) => {
