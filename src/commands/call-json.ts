@@ -20,6 +20,15 @@ import { responseError } from '../session/response-error.js';
 import { sanitize } from '../text.js';
 import { prepareRequest } from './call-request.js';
 import { parsePositiveInt } from './options.js';
+import { minorGc } from '../stream-out.js';
+
+/**
+ * Output between two forced minor GCs (about ten pages of 100 items). Each page's text, parsed items and output
+ * are garbage at once, but at this allocation rate V8 grows its young generation towards 32 MiB instead of
+ * collecting it: 1,000 pages peaked at 75 MiB, 3,000 at 95. A scavenge every 64 KiB holds them at 62 and 69 MiB
+ * for no measurable CPU (src/stream-out.ts does the same for downloads).
+ */
+const GC_EVERY_CHARS = 64 * 1024;
 
 export interface JsonOutputFlags {
   paginate?: boolean;
@@ -175,12 +184,18 @@ async function filterAll(pages: Pages, mode: 'items' | 'slurp', jq: JqProgram, o
   await out.write(jq.apply(`[${parts.join(',')}]`));
 }
 
-/** stdout with backpressure: a slow reader slows the paging instead of filling memory. */
+/** stdout with backpressure (a slow reader slows the paging instead of filling memory), collecting as it goes. */
 class Output {
   openArray = false;
   written = 0;
   constructor(private readonly stream: Writable) {}
+  private sinceGc = 0;
   write(text: string): Promise<void> {
+    this.sinceGc += text.length;
+    if (this.sinceGc >= GC_EVERY_CHARS) {
+      this.sinceGc = 0;
+      minorGc()?.({ type: 'minor' });
+    }
     if (text === '' || this.stream.write(text)) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {

@@ -1,11 +1,12 @@
 // plat call --paginate and --jq through the built CLI against the reference platform's list endpoints
 // (test/platform/lists.mjs): every detection rule, every output shape, every failure path.
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home, type PlatResult } from '../helpers/cli.js';
+import { expectCleanError, makeHome, platBin, type Home, type PlatResult } from '../helpers/cli.js';
 import { startPlatform, type Platform } from '../platform/index.mjs';
 
 let platform: Platform;
@@ -171,6 +172,47 @@ describe('--paginate output shapes and limits', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--paginate follows GET lists \(got POST\)/);
   });
+});
+
+describe('--paginate memory', () => {
+  /** Runs a paging plat, counting output lines as they stream by and polling its peak RSS (VmHWM) from /proc. */
+  async function pageThrough(total: number) {
+    const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const args = ['call', 'GET', `/api/lists/link?per_page=100&total=${total}`, '--paginate', '--ndjson'];
+    const child = spawn(process.execPath, [platBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let lines = 0;
+    let tail = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      const text = tail + chunk;
+      const parts = text.split('\n');
+      tail = parts.pop() ?? '';
+      lines += parts.length;
+      if (parts.length) last = parts[parts.length - 1]!;
+    });
+    let last = '';
+    let peakKiB = 0;
+    const poll = setInterval(async () => {
+      const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
+      const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+      if (hwm) peakKiB = Math.max(peakKiB, Number(hwm[1]));
+    }, 20);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearInterval(poll);
+    return { code, lines, last, peakMiB: peakKiB / 1024 };
+  }
+
+  it('100,000 items over 1,000 pages stream through with flat memory (peak RSS ≤ 80 MiB, near that of 10 pages)', async () => {
+    const small = await pageThrough(1000);
+    const large = await pageThrough(100_000);
+    expect(small.code).toBe(0);
+    expect(large.code).toBe(0);
+    expect(large.lines).toBe(100_000);
+    expect(JSON.parse(large.last).id).toBe('course-100000');
+    expect(platform.lists.served.link).toBe(10 + 1000);
+    expect(large.peakMiB).toBeLessThanOrEqual(80);
+    // Without the forced minor GCs of call-json.ts's output, 1,000 pages peaked ~27 MiB above 10.
+    expect(large.peakMiB - small.peakMiB).toBeLessThanOrEqual(20);
+  }, 60_000);
 });
 
 describe('--paginate failure paths', () => {
