@@ -33,6 +33,17 @@ const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, 
 const call = (args: string[], options?: Parameters<Home['run']>[1]) => home.run(['call', 'GET', ...args], options);
 const parse = (result: PlatResult) => JSON.parse(result.stdout) as Array<{ id: string }>;
 
+/** Runs a command line with stdout on a pseudo-terminal (util-linux script), as a person at a terminal would. */
+async function runInTerminal(command: string): Promise<string> {
+  const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  expect(code, out).toBe(0);
+  return out;
+}
+
 async function loggedIn() {
   const result = await home.login(platform, ['--scope', 'courses:read']);
   expect(result.code, result.stderr).toBe(0);
@@ -420,6 +431,43 @@ describe('--jq', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/--jq failed on the response: array \(.*\) and number \(1\) cannot be added/);
     expectCleanError(result);
+  });
+
+  it('filters the response of any method', async () => {
+    const result = await home.run(['call', 'POST', '/api/echo', '-f', 'title=Algebra', '--jq', '[.method, (.body | fromjson | .title)]']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('["POST","Algebra"]\n');
+  });
+
+  it('with --paginate and a page that fails: nothing on stdout (jq never saw a whole list), exit 1', async () => {
+    platform.lists.fail = { page: 3, status: 500, times: 100 };
+    const result = await call(['/api/lists/link', '--paginate', '--jq', 'length']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/Page 3: HTTP 500/);
+  });
+
+  it.each([
+    [['--jq', ' '], /--jq needs an expression/],
+    [['--jq', '.', '-i'], /-i cannot be combined with --jq/],
+  ])('usage errors: %j', async (flags, message) => {
+    const result = await call(['/api/lists/pages', ...flags]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(platform.lists.served.pages ?? 0).toBe(0);
+  });
+
+  it('on a terminal, JSON results are indented as jq does', async () => {
+    const command = `'${process.execPath}' '${platBin}' call GET '/api/lists/pages?total=2' --jq '.courses | map({id})'`;
+    const result = await runInTerminal(command);
+    expect(result.replace(/\r/g, '')).toContain('[\n  {\n    "id": "course-0001"\n  },\n  {\n    "id": "course-0002"\n  }\n]\n');
+  });
+
+  it('on a terminal, --paginate indents each item inside the array', async () => {
+    const result = await runInTerminal(`'${process.execPath}' '${platBin}' call GET '/api/lists/link?total=2' --paginate`);
+    const out = result.replace(/\r/g, '');
+    expect(out).toContain('[\n  {\n    "id": "course-0001",\n    "n": 1,');
+    expect(out).toMatch(/ {4}"public": true\n {2}\}\n\]\n/);
   });
 
   it('an HTTP error response is printed as it came, unfiltered, with the contract\'s exit code', async () => {
