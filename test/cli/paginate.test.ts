@@ -311,14 +311,17 @@ describe('--paginate and the session', () => {
     platform.knobs.accessTokenTtl = 3;
     await loggedIn();
     // 16 pages 250 ms apart: about 4 s, past the 3 s token (refreshed when half its lifetime is left).
+    const started = Date.now();
     const result = await call(['/api/lists/cursor', '--paginate', '--slurp', '-F', 'per_page=6', '-F', 'delay_ms=250'], { timeoutMs: 30_000 });
+    const elapsed = Date.now() - started;
     expect(result.code, result.stderr).toBe(0);
     const pages = JSON.parse(result.stdout) as Array<{ viewer: string | null; data: unknown[] }>;
     expect(pages).toHaveLength(16);
     expect(pages.every((p) => p.viewer === 'user-ada')).toBe(true);
     const refreshes = platform.stats.count('token:refresh_token');
     expect(refreshes).toBeGreaterThanOrEqual(1);
-    expect(refreshes).toBeLessThanOrEqual(3);
+    // One refresh each time a token reaches half its 3 s lifetime, never more (a slow machine stretches the run).
+    expect(refreshes).toBeLessThanOrEqual(Math.ceil(elapsed / 1500) + 1);
     expect(platform.stats.count('refresh-replay')).toBe(0);
   });
 
