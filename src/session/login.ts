@@ -10,7 +10,7 @@ import { AuthError, InterruptedError, UsageError } from '../errors.js';
 import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '../oauth/authorize.js';
 import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
 import { assertS256, assertSecureEndpoint, type Discovery } from '../oauth/discovery.js';
-import { checkScopesSupported, parseScopeArgs, scopesToRequest } from '../oauth/scopes.js';
+import { checkScopesSupported, parseScopeArgs, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
@@ -65,7 +65,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         : `--add-scope adds to the session of profile ${profile.name} at ${profile.baseUrl}, not at ${baseUrl}; drop --base-url to add scopes there.`,
     );
   }
-  const scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
+  let scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
   if (options.clientSecretStdin && !options.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
   if (options.clientMetadataUrl !== undefined && options.clientId) {
     throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');
@@ -94,6 +94,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     assertSecureEndpoint(as, 'authorization_endpoint');
     assertSecureEndpoint(as, 'token_endpoint');
     checkScopesSupported(scopes, as.scopes_supported);
+    scopes = withOfflineAccess(scopes, as.scopes_supported);
     let plan = await planClient(ctx, profile, stored, discovery, options, { secret, metadataUrl });
 
     for (let attempt = 1; ; attempt++) {
@@ -121,6 +122,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
           callbackParams: params,
           redirectUri: request.redirectUri,
           codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
           resource,
           requestedScopes: scopes,
           now: ctx.now(),
