@@ -67,6 +67,14 @@ export class Pages implements AsyncIterable<Page> {
         if (number > 1) failure.message = `Page ${number}: ${failure.message}`;
         throw failure;
       }
+      if (response.status >= 300) {
+        // Redirects are never followed (no token may follow one): a list that moved is the caller's to name.
+        response.body.resume();
+        const location = header(response, 'location');
+        throw new PlatError(
+          `Page ${number} (${request.method} ${sanitize(url.pathname, 120)}) answered HTTP ${response.status}${location ? ` to ${sanitize(location, 160)}` : ''}: plat does not follow redirects; call the list where it is now.`,
+        );
+      }
       const body = await readJson(response, request, number, this.options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES);
       const link = header(response, 'link');
       shape ??= detectShape(body, link, this.options);

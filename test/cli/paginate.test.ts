@@ -289,6 +289,14 @@ describe('--paginate failure paths', () => {
     expect(result.stdout.trimEnd().split('\n')).toHaveLength(2);
   });
 
+  it('a redirect is not followed: exit 1 naming where it points', async () => {
+    const result = await call(['/api/redirect', '-f', 'to=/api/lists/link', '--paginate']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/Page 1 \(GET \/api\/redirect\) answered HTTP 302 to \/api\/lists\/link: plat does not follow redirects/);
+    expect(result.stdout).toBe('');
+    expect(platform.lists.served.link ?? 0).toBe(0);
+  });
+
   it('a page that is not JSON: exit 1, saying so', async () => {
     const result = await call(['/auth.md', '--paginate']);
     expect(result.code).toBe(1);
