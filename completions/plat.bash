@@ -23,11 +23,13 @@ __plat_value_kind() {
     *:--profile) echo 'd profiles' ;;
     login:--scope) echo 'd scopes' ;;
     login:--add-scope) echo 'd scopes' ;;
+    status:arg:0) echo 'd profiles' ;;
+    switch:arg:0) echo 'd profiles' ;;
     call:--input) echo 'f' ;;
     call:arg:0) echo 'l GET POST PUT PATCH DELETE HEAD OPTIONS' ;;
     call:arg:1) echo 'd paths' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status refresh token exec logout call api scopes discover completion' ;;
+    help:arg:0) echo 'l login whoami status switch refresh token exec logout call api scopes discover completion' ;;
   esac
 }
 
@@ -37,10 +39,11 @@ __plat_options() {
     login) echo '--scope --add-scope --no-browser --port --resource --client-id --client-secret-stdin --client-metadata-url --timeout -h --help' ;;
     whoami) echo '-h --help' ;;
     status) echo '--check -h --help' ;;
+    switch) echo '-h --help' ;;
     refresh) echo '-h --help' ;;
     token) echo '--min-ttl -h --help' ;;
     exec) echo '--env -h --help' ;;
-    logout) echo '--no-revoke --all -h --help' ;;
+    logout) echo '--no-revoke --all --forget -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     api) echo '--refresh -h --help' ;;
     scopes) echo '-h --help' ;;
@@ -123,7 +126,7 @@ _plat() {
   elif [[ $cur == -* ]]; then
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
   elif [[ -z $cmd ]]; then
-    __plat_add_values 'l login whoami status refresh token exec logout call api scopes discover completion help'
+    __plat_add_values 'l login whoami status switch refresh token exec logout call api scopes discover completion help'
   else
     local kind
     kind=$(__plat_value_kind "$cmd" "arg:$nargs")
