@@ -242,7 +242,8 @@ the document does not list, and names the scope an operation needs when the sess
 next_url, next_page_url, links.next (or links.next.href), @odata.nextLink, next_cursor, meta.next_cursor,
 meta.cursor, response_metadata.next_cursor or cursor (a URL is followed; any other value is sent back as ?cursor=);
 page with total_pages (top level or under meta), as ?page=N+1. The items are the body when it is an array, else
-its only array member, or the first of items, data, results, value, records, entries, elements. A next link on
+its only array member, or the first of items, data, results, value, records, entries, elements. A page that says
+has_more but names no next page is an error, not a short list. A next link on
 another origin is fetched without your token; a page that leads back to an earlier one is an error. If a page
 fails, plat exits non-zero and the array printed so far has no closing ].`,
     )

@@ -8,7 +8,7 @@
  *                  `response_metadata.next_cursor`, `cursor` — a URL (absolute or relative) is followed, any
  *                  other string or number is sent back as the query parameter `cursor`
  *               3. page numbers: `page` with `total_pages` (top level or under `meta`): `page=<page+1>` until the last
- *               4. none of these: the list has one page
+ *               4. none of these: the list has one page (paginate.ts refuses a page that says has_more)
  *   items:      the body itself when it is an array; otherwise the object's only array member, or, when there are
  *               several, the first of `items`, `data`, `results`, `value`, `records`, `entries`, `elements`
  *   `--items <path>` and `--next <path>[=<param>]` replace the detection of their half.

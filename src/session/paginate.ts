@@ -80,6 +80,14 @@ export class Pages implements AsyncIterable<Page> {
       shape ??= detectShape(body, link, this.options);
       let items = itemsOf(body, shape);
       const next = nextPage(shape, url, body, link);
+      if (!next && saysMore(body)) {
+        // Stripe-style lists (has_more, the next page asked for by the last item's id) name no next page: printing
+        // this page as the whole list would be a silent truncation, unless --max-pages asked for no more.
+        if (maxPages !== undefined && number >= maxPages) this.limited = true;
+        else throw new PlatError(
+          `Page ${number} says it has more (has_more: true) but names no next page that plat can follow. Name it with --next <path>=<param>, or pass --max-pages ${number} to take what is there.`,
+        );
+      }
       if (maxItems !== undefined && itemCount + items.length >= maxItems) {
         this.limited = itemCount + items.length > maxItems || next !== undefined;
         items = items.slice(0, maxItems - itemCount);
@@ -136,6 +144,14 @@ async function readJson(response: ApiResponse, request: ApiRequest, number: numb
   } catch {
     throw new PlatError(`The ${where} is not JSON (${sanitize(header(response, 'content-type') ?? 'no content type', 100)}): --paginate reads JSON lists.`);
   }
+}
+
+/** A page that says, in one of the usual words, that the list goes on. */
+function saysMore(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const b = body as Record<string, unknown>;
+  const meta = (b.meta ?? b.pagination ?? b.page_info ?? b.pageInfo) as Record<string, unknown> | undefined;
+  return b.has_more === true || b.hasMore === true || meta?.has_more === true || meta?.hasNextPage === true || meta?.has_next_page === true;
 }
 
 /** Server-supplied, and cursors can be long and opaque: enough of the URL to recognise it, made safe to print. */

@@ -297,6 +297,22 @@ describe('--paginate failure paths', () => {
     expect(platform.lists.served.link ?? 0).toBe(0);
   });
 
+  it('a page that says has_more but names no next page: exit 1 rather than a silently short list', async () => {
+    platform.override('/api/lists/stripe', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ id: 'x1' }, { id: 'x2' }], has_more: true }));
+      return true;
+    });
+    const refused = await call(['/api/lists/stripe', '--paginate']);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/Page 1 says it has more \(has_more: true\) but names no next page.*--max-pages 1/);
+    const taken = await call(['/api/lists/stripe', '--paginate', '--max-pages', '1']);
+    expect(taken.code, taken.stderr).toBe(0);
+    expect(parse(taken).map((c) => c.id)).toEqual(['x1', 'x2']);
+    expect(taken.stderr).toMatch(/Stopped at --max-pages: the list has more/);
+  });
+
   it('a page that is not JSON: exit 1, saying so', async () => {
     const result = await call(['/auth.md', '--paginate']);
     expect(result.code).toBe(1);
