@@ -13,7 +13,7 @@ function __plat_takes_value
         case exec
             contains -- $argv[2] --env; and return 0
         case call
-            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --retry; and return 0
+            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
     end
     return 1
 end
@@ -110,6 +110,14 @@ complete -c plat -n '__plat_using call' -s i -l include -d 'print the status lin
 complete -c plat -n '__plat_using call' -l anonymous -d 'send no token'
 complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many seconds (default: 600)' -x
 complete -c plat -n '__plat_using call' -l retry -d 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others' -x
+complete -c plat -n '__plat_using call' -l paginate -d 'follow every page and print one JSON array of all the items'
+complete -c plat -n '__plat_using call' -l ndjson -d 'with --paginate: one item per line, printed as pages arrive'
+complete -c plat -n '__plat_using call' -l slurp -d 'with --paginate: an array of the whole page bodies, not just their items'
+complete -c plat -n '__plat_using call' -l max-pages -d 'with --paginate: stop after n pages' -x
+complete -c plat -n '__plat_using call' -l max-items -d 'with --paginate: stop after n items' -x
+complete -c plat -n '__plat_using call' -l items -d 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell' -x
+complete -c plat -n '__plat_using call' -l next -d 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)' -x
+complete -c plat -n '__plat_using call' -l jq -d 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)' -x
 complete -c plat -n '__plat_arg call 0' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'
 complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
 complete -c plat -n __plat_needs_command -a api -d 'list the API\'s operations from its /openapi.json: method, path, summary, required scopes'

@@ -2,7 +2,8 @@
 // graph of ES modules (its ESM loader costs ~20 ms of start-up per invocation). Modules that only some commands
 // need are still initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so
 // their code is parsed but not run. ESM-only packages used by few commands (ora, open) and the ones plat needs
-// only in rare cases (undici: only behind a proxy; keytar: a native addon) stay outside and are imported on use.
+// only in rare cases (undici: only behind a proxy; keytar: a native addon; jq-web: --jq, a 2.7 MB WebAssembly file
+// it finds beside itself) stay outside and are imported on use.
 import { build } from 'esbuild';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 
@@ -17,7 +18,7 @@ await build({
   target: 'node20',
   sourcemap: 'linked',
   legalComments: 'none',
-  external: ['@github/keytar', 'open', 'ora', 'undici'],
+  external: ['@github/keytar', 'open', 'ora', 'undici', 'jq-web'],
   define: { PLAT_VERSION: JSON.stringify(pkg.version) },
   logLevel: 'warning',
   plugins: [lazyChildProcessInCommander(), chalkWithoutDetection()],

@@ -5,7 +5,6 @@
  * in big-endian order is an error, and the caller falls back to libsecret). Every failure is a DBusError or a
  * socket error; none carries message bodies, which may hold secrets.
  */
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 
 /** A D-Bus value as JS sees it: strings (s, o, g), numbers (y, u, i), booleans, byte arrays (ay), arrays, structs
@@ -157,11 +156,11 @@ export class DBusConnection {
 
 /**
  * node:net, loaded with the first connection rather than with this file, so a command that reads no keychain
- * (the file store, `plat token > file`) never pays for it: ~3 ms of CPU. require() because the bundle runs from a
- * vm.Script, where import() is unavailable; a builtin resolves from any path.
+ * (the file store, `plat token > file`) never pays for it: ~3 ms of CPU. process.getBuiltinModule() because the
+ * bundle runs from a vm.Script, where import() is unavailable, and it needs no loader of its own.
  */
 function loadNet(): typeof import('node:net') {
-  return createRequire(process.execPath)('node:net') as typeof import('node:net');
+  return process.getBuiltinModule('node:net') as typeof import('node:net');
 }
 
 /** The total length of the message at the start of `data`, once its fixed header has arrived. */

@@ -3,6 +3,8 @@
 
 import { randomUUID } from 'node:crypto';
 
+import { createLists } from './lists.mjs';
+
 const ECHO_LIMIT = 1024 * 1024;
 const JSON_LIMIT = 256 * 1024;
 const CHUNK_SIZE = 64 * 1024;
@@ -63,10 +65,11 @@ async function readBody(req, limit) {
 }
 
 /**
- * @param {{ provider: import('./provider.mjs').OidcProvider, baseUrl: string, expiryOf: (token: string) => number | undefined }} setup
+ * @param {{ provider: import('./provider.mjs').OidcProvider, baseUrl: string, expiryOf: (token: string) => number | undefined, listKnobs: ReturnType<typeof import('./lists.mjs').createListKnobs> }} setup
  *   expiryOf: when (epoch ms) a token issued in this run expires; oidc-provider's store drops expired tokens
+ *   listKnobs: faults of the paginated lists (lists.mjs)
  */
-export function createApi({ provider, baseUrl, expiryOf }) {
+export function createApi({ provider, baseUrl, expiryOf, listKnobs }) {
   const resourceMetadata = `${baseUrl}/.well-known/oauth-protected-resource`;
   const audiences = new Set([baseUrl, `${baseUrl}/`]);
 
@@ -263,7 +266,10 @@ export function createApi({ provider, baseUrl, expiryOf }) {
    * @param {URL} url
    * @returns {Promise<boolean>} false when the path is not part of this API
    */
+  const handleLists = createLists({ authorize, sendJson, knobs: listKnobs });
+
   return async function handleApi(req, res, url) {
+    if (await handleLists(req, res, url)) return true;
     const route = routes[url.pathname];
     if (route) {
       await route(req, res, url);

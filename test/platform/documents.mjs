@@ -1,5 +1,6 @@
 // Static documents the platform publishes besides oidc-provider's own: RFC 9728 metadata, OpenAPI, auth.md.
 
+import { listPaths } from './lists.mjs';
 import { ALL_SCOPES, API_SCOPES, SCOPE_TABLE } from './scopes.mjs';
 
 /**
@@ -91,6 +92,8 @@ export function openApiDocument(baseUrl) {
           ],
         }),
       },
+      // The paginated lists, one per pagination style (lists.mjs).
+      ...listPaths(),
       '/api/oauth/userinfo': {
         get: { summary: 'OpenID Connect UserInfo', security: [{ oauth2: ['openid'] }], responses: { 200: { description: 'OK' } } },
       },

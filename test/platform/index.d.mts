@@ -96,18 +96,31 @@ export interface PlatformStats {
 /** true = the handler answered the request on the raw node response. */
 export type OverrideHandler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
+/** Faults of the paginated list endpoints (/api/lists/<style>, test/platform/lists.mjs). */
+export interface ListKnobs {
+  /** That page's first `times` requests are answered with `status` (and Retry-After when set); null = none. */
+  fail: { page: number; status: number; times: number; retryAfter?: string } | null;
+  /** Pages answered, by style (any status). */
+  served: Record<string, number>;
+  /** Milliseconds spent answering pages (arrival to last byte written), for the benchmark. */
+  busyMs: number;
+  reset(): void;
+}
+
 export interface Platform {
   /** http://127.0.0.1:<port> (https with `tls`), no trailing slash; also the issuer and the protected resource identifier. */
   baseUrl: string;
   issuer: string;
   knobs: Knobs;
+  /** Knobs of the paginated list endpoints. */
+  lists: ListKnobs;
   stats: PlatformStats;
   /** Every secret issued or received in this run: codes, tokens, code_verifiers, client secrets. */
   secrets(): string[];
   /** Most recently added override is consulted first; runs before every built-in route. */
   override(pathPrefix: string, handler: OverrideHandler): void;
   clearOverrides(): void;
-  /** The state of a fresh platform for the next test: default knobs (and `accessTokenTtl` option), no overrides, empty stats. */
+  /** The state of a fresh platform for the next test: default knobs (and `accessTokenTtl` option), default list knobs, no overrides, empty stats. */
   reset(): void;
   /** Drives consent over HTTP and returns the client's redirect URL (not requested). */
   approve(authorizeUrl: string, options?: { deny?: boolean }): Promise<string>;
