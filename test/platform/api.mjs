@@ -2,6 +2,7 @@
 // anonymous access without a token (per the spec), plus fault/streaming helpers for client tests.
 
 import { randomUUID } from 'node:crypto';
+import { createOperationHandler } from './operations.mjs';
 
 const ECHO_LIMIT = 1024 * 1024;
 const JSON_LIMIT = 256 * 1024;
@@ -257,13 +258,17 @@ export function createApi({ provider, baseUrl, expiryOf }) {
     },
   };
 
+  // The operations that operations.mjs serves itself (its entries with a handler).
+  const handleOperation = createOperationHandler({ authenticate, authorize, sendJson, readBody });
+
   /**
    * @param {import('node:http').IncomingMessage} req
    * @param {import('node:http').ServerResponse} res
    * @param {URL} url
    * @returns {Promise<boolean>} false when the path is not part of this API
    */
-  return async function handleApi(req, res, url) {
+  async function handleApi(req, res, url) {
+    if (await handleOperation(req, res, url)) return true;
     const route = routes[url.pathname];
     if (route) {
       await route(req, res, url);
@@ -282,5 +287,7 @@ export function createApi({ provider, baseUrl, expiryOf }) {
       return true;
     }
     return false;
-  };
+  }
+  // The paths of the route table, so a test can check that /openapi.json describes every one of them.
+  return Object.assign(handleApi, { routePaths: [...Object.keys(routes), '/api/status/{code}'] });
 }
