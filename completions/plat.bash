@@ -7,8 +7,9 @@
 __plat_takes_value() {
   case $2 in --base-url|--profile) return 0 ;; esac
   case $1 in
-    login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout) return 0 ;; esac ;;
+    login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout) return 0 ;; esac ;;
+    op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout) return 0 ;; esac ;;
   esac
   return 1
 }
@@ -21,25 +22,30 @@ __plat_value_kind() {
     *:--profile) echo 'd profiles' ;;
     login:--scope) echo 'd scopes' ;;
     login:--add-scope) echo 'd scopes' ;;
+    login:--for) echo 'd operations' ;;
     call:--input) echo 'f' ;;
     call:arg:0) echo 'l GET POST PUT PATCH DELETE HEAD OPTIONS' ;;
     call:arg:1) echo 'd paths' ;;
+    op:--input) echo 'f' ;;
+    op:arg:0) echo 'd operations' ;;
+    scopes:arg:0) echo 'l plan' ;;
+    scopes:arg:*) echo 'd operations' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status refresh token logout call api scopes discover completion' ;;
+    help:arg:0) echo 'l login whoami status refresh token logout call op scopes discover completion' ;;
   esac
 }
 
 __plat_options() {
   echo '--version --base-url --profile --json --verbose --no-color -h --help'
   case $1 in
-    login) echo '--scope --add-scope --no-browser --port --resource --client-id --client-secret-stdin --client-metadata-url --timeout -h --help' ;;
+    login) echo '--scope --add-scope --no-browser --port --resource --client-id --client-secret-stdin --client-metadata-url --timeout --for -h --help' ;;
     whoami) echo '-h --help' ;;
     status) echo '--check -h --help' ;;
     refresh) echo '-h --help' ;;
     token) echo '-h --help' ;;
     logout) echo '--no-revoke --all -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout -h --help' ;;
-    api) echo '--refresh -h --help' ;;
+    op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout -h --help' ;;
     scopes) echo '-h --help' ;;
     discover) echo '--refresh -h --help' ;;
     completion) echo '-h --help' ;;
@@ -120,7 +126,7 @@ _plat() {
   elif [[ $cur == -* ]]; then
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
   elif [[ -z $cmd ]]; then
-    __plat_add_values 'l login whoami status refresh token logout call api scopes discover completion help'
+    __plat_add_values 'l login whoami status refresh token logout call op scopes discover completion help'
   else
     local kind
     kind=$(__plat_value_kind "$cmd" "arg:$nargs")

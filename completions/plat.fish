@@ -7,9 +7,11 @@ function __plat_takes_value
     contains -- $argv[2] --base-url --profile; and return 0
     switch $argv[1]
         case login
-            contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout; and return 0
+            contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout --for; and return 0
         case call
             contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout; and return 0
+        case op
+            contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout; and return 0
     end
     return 1
 end
@@ -82,6 +84,7 @@ complete -c plat -n '__plat_using login' -l client-id -d 'use a pre-registered c
 complete -c plat -n '__plat_using login' -l client-secret-stdin -d 'read the pre-registered client\'s secret from the first line of stdin'
 complete -c plat -n '__plat_using login' -l client-metadata-url -d 'use the https URL of your client ID metadata document as the client_id (servers that support it)' -x
 complete -c plat -n '__plat_using login' -l timeout -d 'how long to wait for approval in the browser' -x
+complete -c plat -n '__plat_using login' -l for -d 'ask for exactly the scopes these operations need (plat scopes plan); repeat, or separate with spaces or commas' -x -a '(__plat_query operations)'
 complete -c plat -n __plat_needs_command -a whoami -d 'show who you are signed in as (OIDC UserInfo)'
 complete -c plat -n __plat_needs_command -a status -d 'list profiles: platform, user, scopes, token expiry, where tokens are stored'
 complete -c plat -n '__plat_using status' -l check -d 'also ask the server whether each token still works'
@@ -100,15 +103,26 @@ complete -c plat -n '__plat_using call' -l anonymous -d 'send no token'
 complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many seconds' -x
 complete -c plat -n '__plat_arg call 0' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'
 complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
-complete -c plat -n __plat_needs_command -a api -d 'list the API\'s operations from its /openapi.json: method, path, summary, required scopes'
-complete -c plat -n '__plat_using api' -l refresh -d 'fetch the document again instead of using the cached copy (kept for an hour)'
-complete -c plat -n __plat_needs_command -a scopes -d 'list the scopes the platform offers, what each grants, and which ones your session holds'
+complete -c plat -n __plat_needs_command -a op -d 'list the API\'s operations from its /openapi.json, or call one by its operationId with checked parameters'
+complete -c plat -n '__plat_using op' -s p -l param -d 'a parameter whose name plat uses itself (repeatable)' -x
+complete -c plat -n '__plat_using op' -l refresh -d 'fetch /openapi.json again now (otherwise the cached copy is used for an hour)'
+complete -c plat -n '__plat_using op' -s H -l header -d 'add a request header "Name: value" (repeatable)' -x
+complete -c plat -n '__plat_using op' -s f -l field -d 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise' -x
+complete -c plat -n '__plat_using op' -s F -l typed-field -d 'add a typed field: numbers, true/false/null, @file (repeatable)' -x
+complete -c plat -n '__plat_using op' -l input -d 'send a file (or - for stdin) as the request body' -r -F
+complete -c plat -n '__plat_using op' -s i -l include -d 'print the status line and response headers first'
+complete -c plat -n '__plat_using op' -l anonymous -d 'send no token'
+complete -c plat -n '__plat_using op' -l timeout -d 'give up after this many seconds' -x
+complete -c plat -n '__plat_arg op 0' -x -a '(__plat_query operations)' -d 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'
+complete -c plat -n __plat_needs_command -a scopes -d 'list the scopes the platform offers and which your session holds; plan the least set some operations need'
+complete -c plat -n '__plat_arg scopes 0' -x -a 'plan' -d 'plan: the least set of scopes covering the operations named after it'
+complete -c plat -n '__plat_using scopes' -x -a '(__plat_query operations)' -d 'operations from plat op'
 complete -c plat -n __plat_needs_command -a discover -d 'show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'
 complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata again instead of using the cached copy (kept for an hour)'
 complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
 complete -c plat -n __plat_needs_command -a help -d 'show help for a command'
-complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status refresh token logout call api scopes discover completion' -d 'the command'
+complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status refresh token logout call op scopes discover completion' -d 'the command'
 complete -c plat -l version -d 'print the version'
 complete -c plat -l base-url -d 'origin of the platform API (env: PLAT_BASE_URL; remembered by the profile at login)' -x -a '(__plat_query base-urls)'
 complete -c plat -l profile -d 'which stored session to use (env: PLAT_PROFILE; default: default)' -x -a '(__plat_query profiles)'

@@ -17,7 +17,7 @@ await build({
   target: 'node20',
   sourcemap: 'linked',
   legalComments: 'none',
-  external: ['@github/keytar', 'open', 'ora', 'undici'],
+  external: ['@github/keytar', 'ajv', 'open', 'ora', 'undici'],
   define: { PLAT_VERSION: JSON.stringify(pkg.version) },
   logLevel: 'warning',
   plugins: [lazyChildProcessInCommander(), chalkWithoutDetection()],

@@ -6,10 +6,14 @@
 import { join } from 'node:path';
 import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
 import { cacheKey } from '../store/paths.js';
+import { sanitize } from '../text.js';
+import { bodyOf, parametersOf, SCOPE_TOKEN, securityAlternatives, type BodySpec, type ParamSpec } from './operation-shape.js';
 
 export const OPENAPI_PATH = '/openapi.json';
-/** `plat api` fetches the document again after this long. */
+/** `plat op`/`plat api` fetch the document again (conditionally, with its ETag) after this long. */
 export const API_TTL_MS = 60 * 60 * 1000;
+/** The cached index's shape; a cache of another shape is read as no cache. */
+export const INDEX_FORMAT = 2;
 /** `plat call` checks against a cached document only while it is younger than this. */
 export const CALL_CHECK_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
@@ -28,18 +32,28 @@ export interface Operation {
   anonymous: boolean | null;
 }
 
+/** An operation with what `plat op` needs to call it. */
+export interface OperationDetail extends Operation {
+  /** The longer description, line breaks kept; null when there is none. */
+  description: string | null;
+  /** Security requirement alternatives, each the scopes a token needs ([] none); null when the document does not say. */
+  security: string[][] | null;
+  parameters: ParamSpec[];
+  body: BodySpec | null;
+}
+
 export interface ApiIndex {
+  format?: number;
   baseUrl: string;
   /** Where the document was read from. */
   source: string;
   fetchedAt: number;
+  /** The document's ETag, sent back as If-None-Match when the cache is refreshed. */
+  etag?: string;
   title: string | null;
   version: string | null;
-  operations: Operation[];
+  operations: OperationDetail[];
 }
-
-/** RFC 6749 §3.3 scope-token, bounded: anything else in a document is not a scope plat will print. */
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/;
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -97,9 +111,12 @@ function securityOf(requirements: unknown, scoped: Set<string> | undefined): Pic
 /** Reduces an OpenAPI 3 (or Swagger 2) document; throws a plain Error when it is not one. */
 export function buildIndex(doc: unknown, baseUrl: string, source: string, fetchedAt: number): ApiIndex {
   if (!isObject(doc) || !isObject(doc.paths)) throw new Error('it has no "paths"');
+  const version = typeof doc.openapi === 'string' ? doc.openapi : typeof doc.swagger === 'string' ? doc.swagger : undefined;
+  if (version !== undefined && !/^(3\.\d+|2\.0)(\.\d+)?([-+].*)?$/.test(version)) throw new Error(`it is OpenAPI ${sanitize(version, 20)}, which plat does not read`);
   const prefix = serverPrefix(doc, baseUrl);
   const scoped = scopedSchemes(doc);
-  const operations: Operation[] = [];
+  const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : undefined;
+  const operations: OperationDetail[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     if (!path.startsWith('/') || !isObject(item)) continue;
     for (const method of METHODS) {
@@ -111,11 +128,15 @@ export function buildIndex(doc: unknown, baseUrl: string, source: string, fetche
         summary: text(op.summary) ?? text(item.summary) ?? text(op.description),
         operationId: text(op.operationId, 100),
         ...securityOf(op.security ?? doc.security, scoped),
+        description: typeof op.description === 'string' ? sanitize(op.description, 2000, { multiline: true }) || null : null,
+        security: securityAlternatives(op.security ?? doc.security, schemes),
+        parameters: parametersOf(item, op, doc),
+        body: bodyOf(op, doc),
       });
     }
   }
   const info = isObject(doc.info) ? doc.info : {};
-  return { baseUrl, source, fetchedAt, title: text(info.title), version: text(info.version, 50), operations };
+  return { format: INDEX_FORMAT, baseUrl, source, fetchedAt, title: text(info.title), version: text(info.version, 50), operations };
 }
 
 function templateScore(template: string): number {
@@ -144,8 +165,13 @@ export function operationsFor(index: ApiIndex, path: string): Operation[] {
   return index.operations.filter((op) => op.path === candidates[0]);
 }
 
-/** What a session holding `held` lacks for the operation; [] when nothing (or the document does not say). */
-export function missingScopes(op: Operation, held: readonly string[]): string[] {
+/**
+ * What a session holding `held` lacks for the operation; [] when nothing (or the document does not say). With
+ * alternative requirements, nothing when any one is met, else what the first one lacks.
+ */
+export function missingScopes(op: Operation & { security?: string[][] | null }, held: readonly string[]): string[] {
+  const scoped = (op.security ?? []).filter((alt) => alt.length > 0);
+  if (scoped.some((alt) => alt.every((s) => held.includes(s)))) return [];
   return (op.scopes ?? []).filter((s) => !held.includes(s));
 }
 
@@ -157,7 +183,13 @@ export function apiCachePath(configDir: string, baseUrl: string): string {
 export async function readCachedIndex(configDir: string, baseUrl: string, now: number, maxAgeMs: number): Promise<ApiIndex | undefined> {
   try {
     const cached = (await readJsonFile(apiCachePath(configDir, baseUrl))) as ApiIndex | undefined;
-    if (!isObject(cached) || cached.baseUrl !== baseUrl || typeof cached.fetchedAt !== 'number' || !Array.isArray(cached.operations)) {
+    if (
+      !isObject(cached) ||
+      cached.format !== INDEX_FORMAT ||
+      cached.baseUrl !== baseUrl ||
+      typeof cached.fetchedAt !== 'number' ||
+      !Array.isArray(cached.operations)
+    ) {
       return undefined;
     }
     if (now - cached.fetchedAt > maxAgeMs || cached.fetchedAt > now + 60_000) return undefined;

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
 import type { HttpResponse } from '../http.js';
+import type { Profile } from '../store/types.js';
 import { AuthError, ExitCode, InterruptedError, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import { getAccessToken, type TokenSource } from '../session/access.js';
@@ -33,14 +34,24 @@ const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_C
 const PRETTY_LIMIT = 8 * 1024 * 1024;
 
 export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
-  const { io } = ctx;
   const profile = await loadProfile(ctx);
   const baseUrl = resolveBaseUrl(ctx, profile);
   const request = await prepareRequest(
     { method, target, headers: flags.header ?? [], fields: flags.field ?? [], typedFields: flags.typedField ?? [], input: flags.input },
     baseUrl,
-    () => readAll(io.stdin),
+    () => readAll(ctx.io.stdin),
   );
+  await runPrepared(ctx, request, flags, { profile, baseUrl });
+}
+
+/** The rest of `plat call` once the request is built; `plat op` builds its request from the document and ends here. */
+export async function runPrepared(
+  ctx: Context,
+  request: PreparedRequest,
+  flags: CallFlags,
+  { profile, baseUrl }: { profile: Profile; baseUrl: string | undefined },
+): Promise<void> {
+  const { io } = ctx;
   const timeoutMs = (parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 0) * 1000 || undefined;
   if (request.inputFrom && request.inputFrom !== '-') await assertReadable(request.inputFrom);
   // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.
@@ -207,7 +218,7 @@ function classify(request: PreparedRequest, response: HttpResponse, source: Toke
   return new PlatError(`HTTP ${status} ${response.statusText}: ${where}`, ExitCode.failure);
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');

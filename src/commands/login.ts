@@ -2,6 +2,7 @@ import type { Context } from '../context.js';
 import { login } from '../session/login.js';
 import { describeUser, expiryText, iso, printJson } from './format.js';
 import { parsePositiveInt } from './options.js';
+import { loadProfile, requireBaseUrl } from '../session/profile.js';
 
 export interface LoginFlags {
   scope?: string[];
@@ -13,10 +14,13 @@ export interface LoginFlags {
   clientSecretStdin?: boolean;
   clientMetadataUrl?: string;
   timeout?: string;
+  for?: string[];
 }
 
 export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
+  const forScopes = flags.for?.length ? await plannedScopes(ctx, flags.for) : undefined;
   const result = await login(ctx, {
+    forScopes,
     scope: flags.scope,
     addScope: flags.addScope,
     browser: flags.browser,
@@ -46,4 +50,17 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
   ctx.io.note(
     `Token ${expiryText(session.expiresAt, ctx.now())}; stored in ${profile.tokenStore === 'keychain' ? 'the OS keychain' : result.tokenStoreLocation}.`,
   );
+}
+
+/** `--for`: the least set of scopes covering the operations, from the platform's /openapi.json (cached). */
+async function plannedScopes(ctx: Context, values: string[]): Promise<string[]> {
+  const { getApiIndex } = await import('../catalogue/fetch-openapi.js');
+  const { parseOperationIds, planFor } = await import('./scopes-plan.js');
+  const profile = await loadProfile(ctx);
+  const baseUrl = requireBaseUrl(ctx, profile);
+  const held = profile.loggedIn && profile.baseUrl === baseUrl ? (profile.scopes ?? []) : [];
+  const ids = parseOperationIds(values);
+  const plan = planFor(await getApiIndex(ctx, baseUrl), ids, held);
+  ctx.io.note(`${ids.join(', ')} need${plan.scopes.length > 0 ? `: ${plan.scopes.join(' ')}` : ' no scope'}.`);
+  return plan.scopes;
 }

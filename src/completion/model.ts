@@ -7,7 +7,7 @@ import { collect, HTTP_METHODS, valueKinds, type ValueKind } from '../cli.js';
 
 /** How a value is completed: from plat at completion time, from a fixed list, as a file name, or not at all. */
 export type Values =
-  | { type: 'dynamic'; kind: 'scopes' | 'profiles' | 'paths' | 'base-urls' }
+  | { type: 'dynamic'; kind: 'scopes' | 'profiles' | 'paths' | 'base-urls' | 'operations' }
   | { type: 'list'; items: string[] }
   | { type: 'files' }
   | { type: 'none' };
@@ -65,6 +65,7 @@ function valuesOf(target: Option | Argument, commandNames: string[]): Values {
     case 'profiles':
     case 'paths':
     case 'base-urls':
+    case 'operations':
       return { type: 'dynamic', kind };
     case 'methods':
       return { type: 'list', items: [...HTTP_METHODS] };

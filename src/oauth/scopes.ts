@@ -14,6 +14,14 @@ export function scopesToRequest(requested: string[], added: string[], granted: s
   return [...new Set(['openid', ...base])];
 }
 
+/**
+ * `--for`: exactly the scopes the operations need plus openid (and whatever --scope/--add-scope name beside it);
+ * with a session on the same server, on top of the scopes it holds, as --add-scope does.
+ */
+export function scopesForPlan(planned: string[], requested: string[], added: string[], granted: string[] | undefined): string[] {
+  return [...new Set(['openid', ...(granted ?? []), ...planned, ...requested, ...added])];
+}
+
 /** Refuses scopes the server does not list, naming the closest ones it does. A server that lists none is trusted. */
 export function checkScopesSupported(scopes: string[], supported: readonly string[] | undefined): void {
   if (!supported || supported.length === 0) return;

@@ -10,7 +10,7 @@ import { AuthError, InterruptedError, UsageError } from '../errors.js';
 import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '../oauth/authorize.js';
 import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
 import { assertS256, assertSecureEndpoint, type Discovery } from '../oauth/discovery.js';
-import { checkScopesSupported, parseScopeArgs, scopesToRequest } from '../oauth/scopes.js';
+import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
@@ -32,6 +32,8 @@ export interface LoginOptions {
   clientSecretStdin?: boolean;
   clientMetadataUrl?: string;
   timeoutSeconds: number;
+  /** `--for`: the scopes planned for some operations (commands/scopes-plan.ts); then exactly these are asked for. */
+  forScopes?: string[];
 }
 
 export interface LoginResult {
@@ -52,7 +54,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   if (added.length > 0 && !(sameServer && profile.scopes)) {
     throw new UsageError('--add-scope adds to an existing session on the same server; run plat login --scope … first.');
   }
-  const scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
+  const scopes = options.forScopes
+    ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined)
+    : scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
   if (options.clientSecretStdin && !options.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
   if (options.clientMetadataUrl !== undefined && options.clientId) {
     throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');

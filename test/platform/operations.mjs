@@ -43,7 +43,7 @@ const open = (/** @type {string[]} */ ...scopes) => [scopes, []];
 /** @param {string} name @param {string} description @param {Record<string, unknown>} schema @param {boolean} [required] @returns {Parameter} */
 const query = (name, description, schema, required = false) => ({ name, in: 'query', required, description, schema });
 
-const courseId = /** @type {Parameter} */ ({ name: 'courseId', in: 'path', required: true, description: 'the course, e.g. course-101', schema: { type: 'string', pattern: '^course-[0-9a-z]+$' } });
+const courseId = /** @type {Parameter} */ ({ name: 'courseId', in: 'path', required: true, description: 'the course, e.g. course-101', schema: { type: 'string', pattern: '^course-[0-9a-z]+$', examples: ['course-101'] } });
 
 const COURSE_FIELDS = {
   title: { type: 'string', minLength: 1, maxLength: 200, description: 'the title people see' },
