@@ -67,7 +67,6 @@ The journey:
   $ plat login --base-url https://school.example.com --scope courses:read
   $ plat whoami
   $ plat call GET /api/courses | jq .
-  $ plat op getCourse --courseId course-101
   $ plat logout
 
 Find your way around a platform:
@@ -249,7 +248,7 @@ the document does not list, and names the scope an operation needs when the sess
         'plat op getCourse --courseId course-101 --include lessons',
         'plat op updateCourse --courseId course-101 -F seats=40 -f level=advanced',
         'plat op createCourse --input course.json -i',
-        'plat api --refresh                                  # the same listing, read again from the server',
+        'plat api --refresh                                  # plat api: only the listing (every word filters)',
       ) +
         `
 
@@ -272,10 +271,18 @@ config dir (ETag revalidation after that); a document that cannot be read never 
         defaultValue: o.defaultValue as unknown,
         choices: o.argChoices,
       }));
-      await run(ctxFor(command), command.args, own, () => {
-        (command as unknown as { options: readonly Option[] }).options = options;
-        command.outputHelp();
-      });
+      const invokedAs = command.parent?.args[0] === 'api' ? 'api' : 'op';
+      await run(
+        ctxFor(command),
+        command.args,
+        own,
+        () => {
+          (command as unknown as { options: readonly Option[] }).options = options;
+          command.helpOption('-h, --help', 'show help');
+          command.outputHelp();
+        },
+        invokedAs,
+      );
     });
   // The same request options as plat call (the Option objects themselves), since plat op then behaves as plat call.
   for (const option of callCommand.options) opCommand.addOption(option);

@@ -44,10 +44,36 @@ export function splitLeading(tokens: string[], options: OwnOption[]): { flags: F
     }
     if (!token.startsWith('-') || token === '-') return { flags: withDefaults(flags, options), first: token, rest: tokens.slice(i + 1), help };
     const option = findOption(options, token);
-    if (!option) throw new UsageError(`Unknown option ${token.split('=')[0]} before the operation: name the operation first (plat op <operationId> --<parameter> value).`);
+    if (!option) throw unknownOption(token, options, ' Name the operation first: plat op <operationId> --<parameter> value.');
     i = take(option, token, tokens, i, flags);
   }
   return { flags: withDefaults(flags, options), first: undefined, rest: [], help };
+}
+
+/** `plat api [filter] [--refresh]`: every word filters; plat's options may stand anywhere. */
+export function listingArgs(tokens: string[], options: OwnOption[]): { filter: string | undefined; flags: Flags; help: boolean } {
+  const flags: Flags = {};
+  const words: string[] = [];
+  let help = false;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token === '--help' || token === '-h') help = true;
+    else if (!token.startsWith('-') || token === '-') words.push(token);
+    else {
+      const option = findOption(options, token);
+      if (!option) throw unknownOption(token, options, '');
+      i = take(option, token, tokens, i, flags);
+    }
+  }
+  return { filter: words.length > 0 ? words.join(' ') : undefined, flags: withDefaults(flags, options), help };
+}
+
+/** As commander words it, with the closest option suggested. */
+function unknownOption(token: string, options: OwnOption[], more: string): UsageError {
+  const name = token.split('=')[0]!;
+  const longs = options.map((o) => o.long).filter((l): l is string => Boolean(l));
+  const close = longs.filter((l) => distance(l, name) <= 2).sort((a, b) => distance(a, name) - distance(b, name))[0];
+  return new UsageError(`unknown option '${name}'${close ? `\n(Did you mean ${close}?)` : ''}${more ? `\n${more.trim()}` : ''}`);
 }
 
 /** The operation's parameters and plat's own options among the words after the operationId. */

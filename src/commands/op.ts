@@ -23,8 +23,14 @@ export interface OpFlags extends CallFlags {
  * `--<name> value` parameters, and plat call's options, told apart in op-args.ts. `options`: plat op's own options
  * (from its commander definition). `commandHelp` prints plat op's own help.
  */
-export async function run(ctx: Context, words: string[], options: OwnOption[], commandHelp: () => void): Promise<void> {
-  const { splitLeading, parseOpArgs } = await import('./op-args.js');
+export async function run(ctx: Context, words: string[], options: OwnOption[], commandHelp: () => void, invokedAs = 'op'): Promise<void> {
+  const { splitLeading, parseOpArgs, listingArgs } = await import('./op-args.js');
+  if (invokedAs === 'api') {
+    // plat api is the listing as it always was: every word filters, --refresh reads the document again.
+    const { filter, flags, help } = listingArgs(words, options);
+    if (help) return commandHelp();
+    return listing(ctx, filter, flags as OpFlags);
+  }
   const leading = splitLeading(words, options);
   const { first, rest } = leading;
   if (first === undefined) {

@@ -135,6 +135,7 @@ export const API = object({
       operationId: nullable('string'),
       scopes: nullable(arrayOf('string')),
       anonymous: nullable('boolean'),
+      security: nullable(arrayOf(arrayOf('string'))),
     }),
   ),
 });
