@@ -9,7 +9,7 @@ __plat_takes_value() {
   case $1 in
     login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout) return 0 ;; esac ;;
-    op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout) return 0 ;; esac ;;
+    op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout) return 0 ;; --refresh|-i|--include|--anonymous|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
   esac
   return 1
 }
@@ -99,7 +99,7 @@ _plat() {
 
   local plat=${COMP_WORDS[0]}
   type -P -- "$plat" &>/dev/null || plat=plat
-  local cmd= nargs=0 skip=
+  local cmd= nargs=0 skip= first=
   local -a globals=()
   for ((i = 1; i < cword; i++)); do
     w=${words[i]}
@@ -111,13 +111,22 @@ _plat() {
     case $w in
       --*=*) ;;
       -?*) __plat_takes_value "$cmd" "$w" && skip=1 ;;
-      *) if [[ -z $cmd ]]; then cmd=$w; else ((nargs++)); fi ;;
+      *) if [[ -z $cmd ]]; then cmd=$w; else ((nargs++ == 0)) && first=$w; fi ;;
     esac
   done
+  # After an operationId, its parameters: --<name> flags and their values, from plat's cache.
+  local opid=
+  case $cmd in op) opid=$first ;; esac
 
   local word=$cur
   if [[ -n $skip ]]; then
-    __plat_add_values "$(__plat_value_kind "$cmd" "$prev")"
+    local kind
+    kind=$(__plat_value_kind "$cmd" "$prev")
+    if [[ -z $kind && -n $opid && $prev == --* ]]; then
+      __plat_add < <("$plat" __complete op-values "$opid" "${prev#--}" "${globals[@]}" 2>/dev/null)
+    else
+      __plat_add_values "$kind"
+    fi
   elif [[ $cur == --*=* ]]; then
     local flag=${cur%%=*}
     cur=${cur#*=}
@@ -125,8 +134,12 @@ _plat() {
     ((${#COMPREPLY[@]})) && COMPREPLY=("${COMPREPLY[@]/#/$flag=}")
   elif [[ $cur == -* ]]; then
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
+    [[ -n $opid ]] && __plat_add < <("$plat" __complete op-flags "$opid" "${globals[@]}" 2>/dev/null)
   elif [[ -z $cmd ]]; then
     __plat_add_values 'l login whoami status refresh token logout call op scopes discover completion help'
+  elif [[ -n $opid && $prev == --* ]]; then
+    # a parameter named like one of plat's flag options (--include): the parameter's values
+    __plat_add < <("$plat" __complete op-values "$opid" "${prev#--}" "${globals[@]}" 2>/dev/null)
   else
     local kind
     kind=$(__plat_value_kind "$cmd" "arg:$nargs")

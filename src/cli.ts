@@ -20,6 +20,8 @@ export type ValueKind =
   | 'paths'
   /** the API's operationIds from the cached /openapi.json */
   | 'operations'
+  /** after an operationId: its parameters as --<name> flags, and their enum values (cached /openapi.json) */
+  | 'operation-parameters'
   /** base URLs the profiles remember */
   | 'base-urls'
   /** HTTP methods */
@@ -234,7 +236,9 @@ the document does not list, and names the scope an operation needs when the sess
     .description("list the API's operations from its /openapi.json, or call one by its operationId with checked parameters")
     .usage('[filter] | <operationId> [--<parameter> <value>]... [-f/-F fields] [--input file] [call options]')
     .addArgument(completes(new Argument('[operationId]', 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'), 'operations'))
-    .argument('[parameters...]', "the operation's parameters: --<name> <value> each (plat op <operationId> --help lists them)")
+    .addArgument(
+      completes(new Argument('[parameters...]', "the operation's parameters: --<name> <value> each (plat op <operationId> --help lists them)"), 'operation-parameters'),
+    )
     .addOption(new Option('-p, --param <name=value>', 'a parameter whose name plat uses itself (repeatable)').argParser(collect))
     .option('--refresh', 'fetch /openapi.json again now (otherwise the cached copy is used for an hour)')
     .allowUnknownOption()

@@ -39,6 +39,11 @@ export interface CommandSpec {
   args: ArgumentSpec[];
   /** The help text's examples, without the `$ `. */
   examples: string[];
+  /**
+   * After its first argument (an operationId) the command takes that operation's parameters as `--<name> value`:
+   * the scripts ask `plat __complete op-flags|op-values` for them, and treat an unknown `--<name>` as taking a value.
+   */
+  operationParams?: boolean;
 }
 
 export interface ProgramSpec {
@@ -123,6 +128,7 @@ export function describeProgram(program: Command): ProgramSpec {
     description: command.description(),
     group: command.helpGroup().replace(/:$/, ''),
     options: [...command.options.filter((o) => !o.hidden).map((o) => optionSpec(o, commandNames)), HELP_OPTION],
+    operationParams: command.registeredArguments.some((a) => valueKinds.get(a) === 'operation-parameters') || undefined,
     args: command.registeredArguments.map((a) => ({
       name: a.name(),
       description: a.description,

@@ -63,8 +63,14 @@ function renderBash(program: ProgramSpec): string {
   const globalValueFlags = valueFlags(program.globalOptions).map(plain);
   const takesValue = program.commands
     .filter((c) => valueFlags(c.options).length > 0)
-    .map((c) => `    ${plain(c.name)}) case $2 in ${valueFlags(c.options).map(plain).join('|')}) return 0 ;; esac ;;`)
+    .map((c) => {
+      // An operation's parameter (--<name> value) takes a value; plat's own boolean options do not.
+      const booleans = c.options.filter((o) => !o.takesValue).flatMap(flagsOf).map(plain);
+      const params = c.operationParams ? ` ${booleans.join('|')}) return 1 ;; --*) return 0 ;;` : '';
+      return `    ${plain(c.name)}) case $2 in ${valueFlags(c.options).map(plain).join('|')}) return 0 ;;${params} esac ;;`;
+    })
     .join('\n');
+  const opCommands = program.commands.filter((c) => c.operationParams).map((c) => plain(c.name));
   const options = program.commands
     .map((c) => `    ${plain(c.name)}) echo ${single(c.options.flatMap(flagsOf).map(plain).join(' '))} ;;`)
     .join('\n');
@@ -143,7 +149,7 @@ _plat() {
 
   local plat=\${COMP_WORDS[0]}
   type -P -- "$plat" &>/dev/null || plat=plat
-  local cmd= nargs=0 skip=
+  local cmd= nargs=0 skip= first=
   local -a globals=()
   for ((i = 1; i < cword; i++)); do
     w=\${words[i]}
@@ -155,13 +161,22 @@ _plat() {
     case $w in
       --*=*) ;;
       -?*) __plat_takes_value "$cmd" "$w" && skip=1 ;;
-      *) if [[ -z $cmd ]]; then cmd=$w; else ((nargs++)); fi ;;
+      *) if [[ -z $cmd ]]; then cmd=$w; else ((nargs++ == 0)) && first=$w; fi ;;
     esac
   done
+  # After an operationId, its parameters: --<name> flags and their values, from plat's cache.
+  local opid=
+  case $cmd in ${opCommands.length > 0 ? opCommands.join('|') : '__none__'}) opid=$first ;; esac
 
   local word=$cur
   if [[ -n $skip ]]; then
-    __plat_add_values "$(__plat_value_kind "$cmd" "$prev")"
+    local kind
+    kind=$(__plat_value_kind "$cmd" "$prev")
+    if [[ -z $kind && -n $opid && $prev == --* ]]; then
+      __plat_add < <("$plat" __complete op-values "$opid" "\${prev#--}" "\${globals[@]}" 2>/dev/null)
+    else
+      __plat_add_values "$kind"
+    fi
   elif [[ $cur == --*=* ]]; then
     local flag=\${cur%%=*}
     cur=\${cur#*=}
@@ -169,8 +184,12 @@ _plat() {
     ((\${#COMPREPLY[@]})) && COMPREPLY=("\${COMPREPLY[@]/#/$flag=}")
   elif [[ $cur == -* ]]; then
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\\n')
+    [[ -n $opid ]] && __plat_add < <("$plat" __complete op-flags "$opid" "\${globals[@]}" 2>/dev/null)
   elif [[ -z $cmd ]]; then
     __plat_add_values ${single(`l ${commands}`)}
+  elif [[ -n $opid && $prev == --* ]]; then
+    # a parameter named like one of plat's flag options (--include): the parameter's values
+    __plat_add < <("$plat" __complete op-values "$opid" "\${prev#--}" "\${globals[@]}" 2>/dev/null)
   else
     local kind
     kind=$(__plat_value_kind "$cmd" "arg:$nargs")
