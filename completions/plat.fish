@@ -12,6 +12,8 @@ function __plat_takes_value
             contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout; and return 0
         case op
             contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout; and return 0
+            contains -- $argv[2] --refresh -i --include --anonymous -h --help; and return 1
+            string match -q -- '--*' $argv[2]; and return 0
     end
     return 1
 end
@@ -23,6 +25,7 @@ function __plat_state
     set -l cmd '(none)'
     set -l nargs 0
     set -l skip 0
+    set -l first ''
     for t in $tokens
         if test $skip -eq 1
             set skip 0
@@ -33,11 +36,13 @@ function __plat_state
         else if test "$cmd" = '(none)'
             set cmd $t
         else
+            test $nargs -eq 0; and set first $t
             set nargs (math $nargs + 1)
         end
     end
     echo $cmd
     echo $nargs
+    echo $first
 end
 
 function __plat_needs_command
@@ -70,7 +75,30 @@ function __plat_query
     end
     set -l plat $tokens[1]
     command -q $plat; or set plat plat
-    $plat __complete $argv[1] $context 2>/dev/null
+    $plat __complete $argv $context 2>/dev/null
+end
+
+# The operationId when the cursor is among an operation's parameters (plat op <operationId> …).
+function __plat_opid
+    set -l state (__plat_state)
+    contains -- "$state[1]" op; or return 1
+    test "$state[2]" -ge 1; or return 1
+    echo $state[3]
+end
+
+# The operation's --<name> flags, for a word that starts with -.
+function __plat_op_flags
+    string match -q -- '-*' (commandline -ct); or return
+    set -l id (__plat_opid); or return
+    __plat_query op-flags $id
+end
+
+# The values of the parameter before the cursor (its enum).
+function __plat_op_values
+    set -l id (__plat_opid); or return
+    set -l prev (commandline -opc)[-1]
+    string match -q -- '--*' $prev; or return
+    __plat_query op-values $id (string replace -r -- '^--' '' $prev)
 end
 
 complete -c plat -f
@@ -123,6 +151,8 @@ complete -c plat -n __plat_needs_command -a completion -d 'print the shell compl
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
 complete -c plat -n __plat_needs_command -a help -d 'show help for a command'
 complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status refresh token logout call op scopes discover completion' -d 'the command'
+complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_flags)'
+complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_values)'
 complete -c plat -l version -d 'print the version'
 complete -c plat -l base-url -d 'origin of the platform API (env: PLAT_BASE_URL; remembered by the profile at login)' -x -a '(__plat_query base-urls)'
 complete -c plat -l profile -d 'which stored session to use (env: PLAT_PROFILE; default: default)' -x -a '(__plat_query profiles)'
