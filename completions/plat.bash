@@ -8,8 +8,8 @@ __plat_takes_value() {
   case $2 in --base-url|--profile) return 0 ;; esac
   case $1 in
     login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
-    call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout) return 0 ;; esac ;;
-    op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout) return 0 ;; --refresh|-i|--include|--anonymous|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
+    call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry) return 0 ;; esac ;;
+    op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry) return 0 ;; --refresh|-i|--include|--anonymous|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
   esac
   return 1
 }
@@ -44,8 +44,8 @@ __plat_options() {
     refresh) echo '-h --help' ;;
     token) echo '-h --help' ;;
     logout) echo '--no-revoke --all -h --help' ;;
-    call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout -h --help' ;;
-    op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout -h --help' ;;
+    call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry -h --help' ;;
+    op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry -h --help' ;;
     scopes) echo '-h --help' ;;
     discover) echo '--refresh -h --help' ;;
     completion) echo '-h --help' ;;

@@ -9,9 +9,9 @@ function __plat_takes_value
         case login
             contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout --for; and return 0
         case call
-            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout; and return 0
+            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --retry; and return 0
         case op
-            contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout; and return 0
+            contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout --retry; and return 0
             contains -- $argv[2] --refresh -i --include --anonymous -h --help; and return 1
             string match -q -- '--*' $argv[2]; and return 0
     end
@@ -128,7 +128,8 @@ complete -c plat -n '__plat_using call' -s F -l typed-field -d 'add a typed fiel
 complete -c plat -n '__plat_using call' -l input -d 'send a file (or - for stdin) as the request body' -r -F
 complete -c plat -n '__plat_using call' -s i -l include -d 'print the status line and response headers first'
 complete -c plat -n '__plat_using call' -l anonymous -d 'send no token'
-complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many seconds' -x
+complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many seconds (default: 600)' -x
+complete -c plat -n '__plat_using call' -l retry -d 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others' -x
 complete -c plat -n '__plat_arg call 0' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'
 complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
 complete -c plat -n __plat_needs_command -a op -d 'list the API\'s operations from its /openapi.json, or call one by its operationId with checked parameters'
@@ -140,7 +141,8 @@ complete -c plat -n '__plat_using op' -s F -l typed-field -d 'add a typed field:
 complete -c plat -n '__plat_using op' -l input -d 'send a file (or - for stdin) as the request body' -r -F
 complete -c plat -n '__plat_using op' -s i -l include -d 'print the status line and response headers first'
 complete -c plat -n '__plat_using op' -l anonymous -d 'send no token'
-complete -c plat -n '__plat_using op' -l timeout -d 'give up after this many seconds' -x
+complete -c plat -n '__plat_using op' -l timeout -d 'give up after this many seconds (default: 600)' -x
+complete -c plat -n '__plat_using op' -l retry -d 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others' -x
 complete -c plat -n '__plat_arg op 0' -x -a '(__plat_query operations)' -d 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'
 complete -c plat -n __plat_needs_command -a scopes -d 'list the scopes the platform offers and which your session holds; plan the least set some operations need'
 complete -c plat -n '__plat_arg scopes 0' -x -a 'plan' -d 'plan: the least set of scopes covering the operations named after it'

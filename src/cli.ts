@@ -6,44 +6,12 @@
  * page: what an option's value can be is recorded here with `completes()`, next to the option itself.
  */
 import { Argument, Command, Option } from 'commander';
+import { collect, completes } from './completion/value-kinds.js';
 import type { Context, Globals } from './context.js';
 
 export type ContextFactory = (globals: Globals) => Context;
 
-/** What a shell offers for an option's value or an argument (besides commander's own `.choices()`). */
-export type ValueKind =
-  /** the server's scope catalogue (cached metadata), else the spec's */
-  | 'scopes'
-  /** profile names in the config dir */
-  | 'profiles'
-  /** the API's paths from the cached /openapi.json */
-  | 'paths'
-  /** the API's operationIds from the cached /openapi.json */
-  | 'operations'
-  /** after an operationId: its parameters as --<name> flags, and their enum values (cached /openapi.json) */
-  | 'operation-parameters'
-  /** base URLs the profiles remember */
-  | 'base-urls'
-  /** HTTP methods */
-  | 'methods'
-  /** file names */
-  | 'files'
-  /** plat's own command names */
-  | 'commands';
-
-/** Read by the completion generator; set with `completes()`. */
-export const valueKinds = new WeakMap<Option | Argument, ValueKind>();
-
-export function completes<T extends Option | Argument>(target: T, kind: ValueKind): T {
-  valueKinds.set(target, kind);
-  return target;
-}
-
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-
-/** The arg parser of repeatable options (the completion generator recognises them by it). */
-export const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** Help text with examples, one `$ plat …` line each; a trailing `# …` explains the line. */
 function examples(...lines: string[]): string {
@@ -210,7 +178,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     .addOption(completes(new Option('--input <file>', 'send a file (or - for stdin) as the request body'), 'files'))
     .option('-i, --include', 'print the status line and response headers first')
     .option('--anonymous', 'send no token')
-    .option('--timeout <seconds>', 'give up after this many seconds')
+    .option('--timeout <seconds>', 'give up after this many seconds (default: 600)')
+    .option('--retry <n>', 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others')
     .addHelpText(
       'after',
       examples(

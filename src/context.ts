@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os';
 import type { BrowserResult } from './browser.js';
-import type { Http } from './http.js';
+import type { Http } from './http/index.js';
 import type { IO } from './io.js';
 import type { ProfileStore } from './store/profiles.js';
 import type { TokenStore, TokenStoreKind } from './store/types.js';
@@ -75,7 +75,7 @@ export function createContext(options: ContextOptions): Context {
       });
     },
     http: () =>
-      (http ??= import('./http.js').then(({ createHttp }) =>
+      (http ??= import('./http/index.js').then(({ createHttp }) =>
         createHttp({ io, env, verbose: globals.verbose, userAgent: `plat/${options.version}`, now, signal }),
       )),
     openUrl: async (url) => {

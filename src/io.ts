@@ -2,6 +2,7 @@ import { Chalk } from 'chalk';
 import type { Readable, Writable } from 'node:stream';
 import { importPackage } from './esm.js';
 import { scrubKnownSecrets } from './redact.js';
+import { sanitize } from './text.js';
 
 /**
  * The streams plat talks through, and how it decorates them. Results go to stdout; everything meant for a person
@@ -83,9 +84,10 @@ export function createIO(options: IOOptions): IO {
       stdout.write(text);
     },
     err: line,
-    note: (s) => line(paint.dim(s)),
-    warn: (s) => line(`${paint.yellow('warning:')} ${s}`),
-    success: (s) => line(`${paint.green('✓')} ${s}`),
+    // Messages may quote a server; whatever a server slipped into one never reaches the terminal as a control.
+    note: (s) => line(paint.dim(safe(s))),
+    warn: (s) => line(`${paint.yellow('warning:')} ${safe(s)}`),
+    success: (s) => line(`${paint.green('✓')} ${safe(s)}`),
     dim: (s) => outPaint.dim(s),
     bold: (s) => outPaint.bold(s),
     green: (s) => outPaint.green(s),
@@ -100,3 +102,6 @@ export function createIO(options: IOOptions): IO {
 }
 
 export const errorPrefix = (io: IO) => io.red('error:');
+
+/** A message made safe to print (line feeds kept): the last guard for text plat did not write itself. */
+export const safe = (message: string) => sanitize(message, 0, { multiline: true });

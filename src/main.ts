@@ -5,7 +5,7 @@
 import { CommanderError } from 'commander';
 import { createContext, type Context } from './context.js';
 import { ExitCode, InterruptedError, PlatError, UsageError } from './errors.js';
-import { createIO, errorPrefix, type IO } from './io.js';
+import { createIO, errorPrefix, safe, type IO } from './io.js';
 import { buildProgram } from './cli.js';
 import { resolveConfigDir, validateProfileName } from './store/paths.js';
 import { parseTokenStoreEnv } from './store/select.js';
@@ -84,12 +84,12 @@ function report(io: IO, error: unknown, verbose: boolean, interrupted: boolean):
     return ExitCode.interrupted;
   }
   if (error instanceof PlatError) {
-    io.err(`${errorPrefix(io)} ${error.message}`);
+    io.err(`${errorPrefix(io)} ${safe(error.message)}`);
     if (verbose && error.cause) io.err(String((error.cause as Error)?.stack ?? error.cause));
     return error.exitCode;
   }
   const message = (error as Error)?.message ?? String(error);
-  io.err(`${errorPrefix(io)} Unexpected failure: ${message}. Run again with --verbose for details, and report it if it repeats.`);
+  io.err(`${errorPrefix(io)} Unexpected failure: ${safe(message)}. Run again with --verbose for details, and report it if it repeats.`);
   if (verbose) io.err(String((error as Error)?.stack ?? ''));
   return error instanceof UsageError ? ExitCode.usage : ExitCode.failure;
 }

@@ -4,6 +4,7 @@ const REASONS: Record<string, string> = {
   ECONNRESET: 'the connection was reset',
   EPIPE: 'the connection was closed',
   ENOTFOUND: 'the host name could not be resolved',
+  ERR_PLAT_NOT_LOOPBACK: 'the host name resolves to an address that is not loopback, and plat speaks plain http:// only to loopback',
   EAI_AGAIN: 'the host name could not be resolved',
   EHOSTUNREACH: 'the host is unreachable',
   ENETUNREACH: 'the network is unreachable',

@@ -11,7 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -118,6 +118,10 @@ function countResults(report) {
 async function main() {
   const userArgs = process.argv.slice(2);
   const home = await mkdtemp(path.join(os.tmpdir(), 'plat-test-home-'));
+  // Where tests put a world-readable copy of the CLI for runs as another user (test/helpers/readable-copy.ts):
+  // outside the private home, and removed with it.
+  const shared = await mkdtemp(path.join(process.platform === 'linux' ? '/tmp' : os.tmpdir(), 'plat-test-shared-'));
+  await chmod(shared, 0o755);
   let exitCode = 1;
   let summary = '0 passed, 1 failed, 0 skipped';
   try {
@@ -134,6 +138,7 @@ async function main() {
     const env = { ...process.env, HOME: home, USERPROFILE: home, ...dirs };
     // A developer's own plat settings must not leak into the tests.
     for (const key of Object.keys(env)) if (key.startsWith('PLAT_')) delete env[key];
+    env.PLAT_TEST_SHARED_DIR = shared;
     delete env.DBUS_SESSION_BUS_ADDRESS;
     delete env.GNOME_KEYRING_CONTROL;
 
@@ -197,6 +202,7 @@ async function main() {
     reportMissing('after');
   } finally {
     await rm(home, { recursive: true, force: true }).catch(() => undefined);
+    await rm(shared, { recursive: true, force: true }).catch(() => undefined);
   }
   process.stdout.write(`${summary}\n`);
   process.exitCode = exitCode;

@@ -6,6 +6,7 @@
 import { getApiIndex } from '../catalogue/fetch-openapi.js';
 import type { ApiIndex, Operation, OperationDetail } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
+import { sanitize } from '../text.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
 import { iso, printJson } from './format.js';
 import { age, table } from './table.js';
@@ -74,7 +75,7 @@ export async function run(ctx: Context, filter: string | undefined, flags: ApiFl
       [io.bold, undefined, undefined, undefined, io.dim],
     ),
   );
-  const title = [index.title, index.version].filter(Boolean).join(' ') || index.source;
+  const title = sanitize([index.title, index.version].filter(Boolean).join(' ') || index.source);
   const shown = filter ? `${operations.length} of ${index.operations.length}` : `${operations.length}`;
   io.note(`${shown} operation${operations.length === 1 ? '' : 's'} in ${title}, read ${age(index.fetchedAt, ctx.now())}.`);
   if (filter && operations.length === 0) io.note(`Nothing matches "${filter}"; plat op without a filter lists them all.`);

@@ -2,7 +2,7 @@
  * Turning `plat call` arguments into a request: method, URL (relative to the base URL or absolute), headers,
  * -f/-F fields (query on GET/HEAD/DELETE, JSON body otherwise) and --input. Pure apart from reading @files.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 
 export interface CallArgs {
@@ -28,6 +28,8 @@ export interface PreparedRequest {
 }
 
 const QUERY_METHODS = new Set(['GET', 'HEAD', 'DELETE']);
+/** A field's file is held in memory as part of a JSON body: bounded, unlike --input, which streams. */
+export const MAX_FIELD_FILE_BYTES = 16 * 1024 * 1024;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export async function prepareRequest(args: CallArgs, baseUrl: string | undefined, readStdinText: () => Promise<string>): Promise<PreparedRequest> {
@@ -101,6 +103,17 @@ async function typedValue(value: string, readStdinText: () => Promise<string>): 
   if (value.startsWith('@')) {
     const path = value.slice(1);
     if (path === '-') return readStdinText();
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      throw new UsageError(`Cannot read ${path} for -F: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+    }
+    // A FIFO would block plat (deaf to Ctrl-C while the read is pending), a device such as /dev/zero never ends.
+    if (!info.isFile()) throw new UsageError(`-F ${path}: not a regular file. For a stream, send it as the body with --input.`);
+    if (info.size > MAX_FIELD_FILE_BYTES) {
+      throw new UsageError(`-F ${path}: ${info.size} bytes is more than a field can hold (${MAX_FIELD_FILE_BYTES / 1024 / 1024} MiB). Send it as the body with --input.`);
+    }
     try {
       return await readFile(path, 'utf8');
     } catch (error) {

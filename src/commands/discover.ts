@@ -4,6 +4,7 @@
  * PKCE methods, registration. Needs no session; uses (and fills) the discovery cache.
  */
 import type { Context } from '../context.js';
+import { sanitize } from '../text.js';
 import { getDiscovery } from '../session/discovery-cache.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
 import { iso, printJson, rows } from './format.js';
@@ -85,26 +86,28 @@ export async function run(ctx: Context, flags: DiscoverFlags): Promise<void> {
     return;
   }
   const filled = new Set(discovery.filledFromSpec);
+  // Every value below was written by the server: made safe before plat prints it.
+  const safe = (value: string) => sanitize(value, 0);
   const endpoint = (value: string | null, name: string) =>
-    value === null ? '(none)' : filled.has(name) ? `${value}  ${io.dim('(documented path; not in the metadata)')}` : value;
-  const list = (value: string[] | null) => (value === null ? io.dim('(not stated)') : value.join(' ') || io.dim('(none)'));
+    value === null ? '(none)' : filled.has(name) ? `${safe(value)}  ${io.dim('(documented path; not in the metadata)')}` : safe(value);
+  const list = (value: string[] | null) => (value === null ? io.dim('(not stated)') : safe(value.join(' ')) || io.dim('(none)'));
   const pkce = output.pkceMethods;
   const entries: Array<[string, string]> = [
     ['Platform', baseUrl],
-    ['Resource', output.resource ?? io.dim('(no protected-resource metadata; the API is its own authorization server)')],
-    ['Issuer', output.issuer],
+    ['Resource', output.resource !== null ? safe(output.resource) : io.dim('(no protected-resource metadata; the API is its own authorization server)')],
+    ['Issuer', safe(output.issuer)],
     ['Authorization', endpoint(output.endpoints.authorization, 'authorization_endpoint')],
     ['Token', endpoint(output.endpoints.token, 'token_endpoint')],
     ['Registration', output.endpoints.registration ? endpoint(output.endpoints.registration, 'registration_endpoint') : io.dim('(none: needs a pre-registered --client-id)')],
     ['UserInfo', endpoint(output.endpoints.userinfo, 'userinfo_endpoint')],
     ['Revocation', endpoint(output.endpoints.revocation, 'revocation_endpoint')],
   ];
-  if (output.endpoints.introspection) entries.push(['Introspection', output.endpoints.introspection]);
-  if (output.endpoints.jwks) entries.push(['JWKS', output.endpoints.jwks]);
+  if (output.endpoints.introspection) entries.push(['Introspection', safe(output.endpoints.introspection)]);
+  if (output.endpoints.jwks) entries.push(['JWKS', safe(output.endpoints.jwks)]);
   entries.push(
     ['Grant types', list(output.grantTypes)],
     ['Response types', list(output.responseTypes)],
-    ['PKCE methods', pkce === null ? io.dim('(not stated; plat uses S256)') : `${pkce.join(' ')}${pkce.includes('S256') ? '' : '  (no S256: plat cannot log in)'}`],
+    ['PKCE methods', pkce === null ? io.dim('(not stated; plat uses S256)') : `${safe(pkce.join(' '))}${pkce.includes('S256') ? '' : '  (no S256: plat cannot log in)'}`],
     ['Client auth', list(output.tokenEndpointAuthMethods)],
     ['iss parameter', output.issParameterSupported ? 'yes (RFC 9207)' : 'not announced'],
     ['Scopes', output.scopes === null ? io.dim('(not stated)') : `${output.scopes.length} (plat scopes lists them)`],

@@ -1,11 +1,14 @@
 /** Small shared renderers for human output; JSON output is built by each command with a documented shape. */
 import type { IO } from '../io.js';
-import type { ProfileUser } from '../store/types.js';
+import type { ProfileUser } from '../session/access.js';
+import { sanitize } from '../text.js';
 
 export function describeUser(user: ProfileUser | undefined): string {
   if (!user) return 'an unknown user';
-  const name = user.name ?? user.preferredUsername ?? user.sub;
-  return user.email && user.email !== name ? `${name} <${user.email}>` : name;
+  // Profiles written by older versions hold the names as the server sent them: made safe here too.
+  const name = sanitize(user.name ?? user.preferredUsername ?? user.sub);
+  const email = user.email ? sanitize(user.email) : undefined;
+  return email && email !== name ? `${name} <${email}>` : name;
 }
 
 export function iso(epochMs: number | undefined): string | null {

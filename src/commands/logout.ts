@@ -22,6 +22,15 @@ export async function run(ctx: Context, flags: LogoutFlags): Promise<void> {
   for (const r of results) {
     const which = r.profile === 'default' && !flags.all ? '' : ` (profile ${r.profile})`;
     if (!r.wasLoggedIn) ctx.io.out(`Not logged in${which}; nothing to do.\n`);
-    else ctx.io.out(`Logged out${which}${r.revoked ? '; the tokens were revoked at the server' : flags.revoke ? '' : '; tokens not revoked (--no-revoke)'}.\n`);
+    else {
+      const how = r.revoked
+        ? '; the tokens were revoked at the server'
+        : r.revocationUnsupported
+          ? '; the server offers no revocation, so the tokens were only removed from this machine (they stay valid until they expire)'
+          : flags.revoke
+            ? ''
+            : '; tokens not revoked (--no-revoke)';
+      ctx.io.out(`Logged out${which}${how}.\n`);
+    }
   }
 }

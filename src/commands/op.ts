@@ -63,7 +63,10 @@ export async function run(ctx: Context, words: string[], options: OwnOption[], c
     baseUrl,
     () => readAll(ctx.io.stdin),
   );
-  await runPrepared(ctx, request, flags, { profile, baseUrl });
+  // Checked: from here on it is plat call's request, sent through the session's one authenticated path.
+  const { openApiClient } = await import('../session/request.js');
+  const client = await openApiClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
+  await runPrepared(ctx, client, request, flags);
 }
 
 async function listing(ctx: Context, filter: string | undefined, flags: OpFlags, loaded?: { index: ApiIndex; baseUrl: string }): Promise<void> {

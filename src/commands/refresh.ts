@@ -1,6 +1,7 @@
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { refreshSession, requireSession } from '../session/access.js';
+import { refreshSession } from '../session/access.js';
+import { requireSession } from '../session/binding.js';
 import { expiryText, iso, printJson } from './format.js';
 
 export async function run(ctx: Context): Promise<void> {

@@ -1,9 +1,7 @@
 import type { Context } from '../context.js';
-import { AuthError, PlatError } from '../errors.js';
-import { fetchUserInfo, UserInfoRefusedError } from '../oauth/userinfo.js';
-import { credentialsOf, getAccessToken, loadSession } from '../session/access.js';
-import { getDiscovery } from '../session/discovery-cache.js';
-import type { Profile, StoredSession } from '../store/types.js';
+import { PlatError } from '../errors.js';
+import { loadSession, type Profile, type StoredSession } from '../session/access.js';
+import { whoAmI } from '../session/userinfo.js';
 import { describeUser, expiryText, iso, printJson, rows } from './format.js';
 
 export interface StatusFlags {
@@ -111,19 +109,15 @@ async function statusOf(ctx: Context, profile: Profile, flags: StatusFlags): Pro
   }
   if (flags.check && status.loggedIn) {
     try {
-      const scoped = { ...ctx, globals: { ...ctx.globals, profile: profile.name } };
-      const source = await getAccessToken(scoped);
-      const discovery = await getDiscovery(ctx, profile.baseUrl!);
-      const active = source.kind === 'session' ? source : undefined;
-      if (!active) throw new AuthError('PLAT_TOKEN is set');
-      await fetchUserInfo(await ctx.http(), discovery.as, source.token);
-      status.works = true;
-    } catch (error) {
-      if (error instanceof UserInfoRefusedError) {
-        // A token bound to an API (--resource) is valid but not for UserInfo: that says nothing about the token.
-        status.problem = `not checked: UserInfo does not accept tokens bound to ${profile.resource ?? 'an API'}; plat call shows whether it works`;
+      if (ctx.env.PLAT_TOKEN) throw new PlatError('PLAT_TOKEN is set, so the stored session was not checked');
+      const who = await whoAmI(ctx, { profile, quiet: true });
+      if (who.from === 'id_token') {
+        // A token UserInfo cannot judge (bound to an API with --resource, or no UserInfo at all) says nothing either way.
+        status.problem = `not checked: ${who.why}; plat call shows whether it works`;
         return status;
       }
+      status.works = true;
+    } catch (error) {
       status.works = false;
       status.problem = error instanceof PlatError ? error.message : String(error);
     }

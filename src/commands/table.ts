@@ -1,10 +1,13 @@
 /** Aligned columns for human output: padded on the plain text first, styled after, so colour never skews them. */
+import { sanitize } from '../text.js';
 import { relative } from './format.js';
 
 export type Style = ((text: string) => string) | undefined;
 
-export function table(rows: string[][], styles: Style[] = []): string {
-  if (rows.length === 0) return '';
+export function table(unsafeRows: string[][], styles: Style[] = []): string {
+  if (unsafeRows.length === 0) return '';
+  // Cells come from servers (paths, summaries, scope names): made safe before they are measured and painted.
+  const rows = unsafeRows.map((row) => row.map((cell) => sanitize(cell, 0)));
   const columns = Math.max(...rows.map((r) => r.length));
   const widths = Array.from({ length: columns }, (_, c) => Math.max(...rows.map((r) => [...(r[c] ?? '')].length)));
   return rows

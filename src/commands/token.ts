@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { getAccessToken } from '../session/access.js';
+import { getAccessToken } from '../session/binding.js';
 
 /** The access token and nothing else, for `$(plat token)`: the only command that prints a secret, by design. */
 export async function run(ctx: Context): Promise<void> {

@@ -3,7 +3,7 @@
  * scripts and the man page follow every change to src/cli.ts.
  */
 import type { Argument, Command, Option } from 'commander';
-import { collect, HTTP_METHODS, valueKinds, type ValueKind } from '../cli.js';
+import { collect, HTTP_METHODS, valueKinds, type ValueKind } from './value-kinds.js';
 
 /** How a value is completed: from plat at completion time, from a fixed list, as a file name, or not at all. */
 export type Values =

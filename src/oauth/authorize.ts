@@ -3,12 +3,12 @@
  * redirect URI: state, RFC 9207 `iss` (required when the server advertises it), and error responses.
  */
 import * as oauth from 'oauth4webapi';
-import { InterruptedError } from '../errors.js';
-import type { ClientRegistration } from '../store/types.js';
+import { AuthError, InterruptedError } from '../errors.js';
 import { toOAuthClient } from './client.js';
 import { assertSecureEndpoint } from './discovery.js';
 import { toPlatError } from './errors.js';
 import type { OAuthDeps } from './options.js';
+import type { OAuthClient } from './types.js';
 
 export interface AuthorizationRequest {
   url: URL;
@@ -24,7 +24,7 @@ export function newLoginSecrets(): { state: string; codeVerifier: string } {
 
 export async function buildAuthorizationRequest(
   as: oauth.AuthorizationServer,
-  registration: ClientRegistration,
+  registration: OAuthClient,
   input: { redirectUri: string; scopes: string[]; resource?: string; state: string; codeVerifier: string },
 ): Promise<AuthorizationRequest> {
   const url = assertSecureEndpoint(as, 'authorization_endpoint');
@@ -44,16 +44,32 @@ export async function buildAuthorizationRequest(
 /** Returns the parameters to exchange, or throws the PlatError that explains why the callback is unusable. */
 export function validateCallback(
   as: oauth.AuthorizationServer,
-  registration: ClientRegistration,
+  registration: OAuthClient,
   callbackUrl: URL,
   expectedState: string,
 ): URLSearchParams {
+  // state and iss are checked here, from the parameters themselves, so each failure has its one sentence; the
+  // protocol library then checks the rest (and these again).
+  const params = callbackUrl.searchParams;
+  if (params.get('state') !== expectedState) throw new AuthError(CALLBACK_ERRORS.state);
+  const iss = params.get('iss');
+  if (iss === null && as.authorization_response_iss_parameter_supported === true) throw new AuthError(CALLBACK_ERRORS.issMissing);
+  if (iss !== null && iss !== as.issuer) throw new AuthError(CALLBACK_ERRORS.issMismatch);
   try {
     return oauth.validateAuthResponse(as, toOAuthClient(registration), callbackUrl, expectedState);
   } catch (error) {
     throw toPlatError(error, 'completing the sign-in', callbackUrl.origin);
   }
 }
+
+/** The callback failures plat tells apart (RFC 6749 §10.12 state, RFC 9207 iss), one sentence each. */
+export const CALLBACK_ERRORS = {
+  state: 'The sign-in response does not belong to this login (state mismatch). Run plat login again.',
+  issMissing:
+    'The sign-in response lacks the "iss" parameter that the server announced it would send. Run plat login again; if it repeats, the server is misconfigured.',
+  issMismatch:
+    'The sign-in response came from a different authorization server than the one plat asked (iss mismatch). Run plat login again; if it repeats, the server or a proxy is misconfigured.',
+} as const;
 
 export type ProbeResult = 'accepted' | 'rejected' | 'unknown';
 
@@ -68,7 +84,7 @@ export type ProbeResult = 'accepted' | 'rejected' | 'unknown';
 export async function probeAuthorization(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
-  registration: ClientRegistration,
+  registration: OAuthClient,
   input: { redirectUri: string; scopes: string[] },
 ): Promise<ProbeResult> {
   const { url } = await buildAuthorizationRequest(as, registration, { ...input, ...newLoginSecrets() });

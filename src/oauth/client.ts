@@ -6,19 +6,19 @@
  */
 import * as oauth from 'oauth4webapi';
 import { PlatError, UsageError } from '../errors.js';
-import type { ClientRegistration } from '../store/types.js';
 import { isLoopbackHost } from './base-url.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
+import type { OAuthClient } from './types.js';
 
 export interface ClientCredentials {
-  registration: ClientRegistration;
+  registration: OAuthClient;
   /** Only for client_secret_post integrations; never written to the config file. */
   secret?: string;
 }
 
-export function toOAuthClient(registration: ClientRegistration): oauth.Client {
+export function toOAuthClient(registration: OAuthClient): oauth.Client {
   return { client_id: registration.clientId, token_endpoint_auth_method: registration.authMethod };
 }
 
@@ -50,7 +50,7 @@ export function knownClient(
 }
 
 /** Whether a stored registration is a metadata-document client (its client_id is the document's URL). */
-export function isMetadataDocumentClient(registration: ClientRegistration): boolean {
+export function isMetadataDocumentClient(registration: OAuthClient): boolean {
   return !registration.dynamic && /^https?:\/\//i.test(registration.clientId);
 }
 
@@ -94,7 +94,7 @@ export async function registerClient(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
   input: { redirectUri: string; clientName: string; now: number },
-): Promise<ClientRegistration> {
+): Promise<OAuthClient> {
   const step = 'registering plat as a client';
   if (!as.registration_endpoint) {
     throw new PlatError(

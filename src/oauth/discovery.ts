@@ -83,8 +83,14 @@ async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL): Promis
   }
 }
 
+/**
+ * The spec's documented paths describe the platform's own authorization server: they fill in an endpoint only
+ * for an issuer on the base URL's own origin. For an issuer elsewhere, an endpoint its metadata omits is absent
+ * (RFC 8414 §2) — guessing would send codes, verifiers or tokens to the API instead.
+ */
 function fillFromSpec(as: oauth.AuthorizationServer, baseUrl: string): string[] {
   const filled: string[] = [];
+  if (new URL(as.issuer).origin !== new URL(baseUrl).origin) return filled;
   const record = as as unknown as Record<string, unknown>;
   for (const [name, path] of Object.entries(SPEC_PATHS)) {
     if (typeof record[name] !== 'string') {

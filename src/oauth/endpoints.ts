@@ -36,6 +36,9 @@ export function assertS256(as: AuthorizationServer): void {
  */
 export function assertSecureEndpoint(as: AuthorizationServer, name: keyof typeof SPEC_PATHS): URL {
   const value = (as as unknown as Record<string, unknown>)[name];
+  if (value === undefined || value === null) {
+    throw new EndpointMissingError(as.issuer, name);
+  }
   let url: URL;
   try {
     url = new URL(String(value));
@@ -54,5 +57,15 @@ function isLoopbackHttp(issuer: string): boolean {
     return url.protocol === 'http:' && isSecureOrLoopback(url);
   } catch {
     return false;
+  }
+}
+
+/** The metadata names no such endpoint (RFC 8414 §2: optional ones may be absent); callers say what that means. */
+export class EndpointMissingError extends PlatError {
+  readonly endpoint: string;
+  constructor(issuer: string, endpoint: string) {
+    super(`The authorization server ${issuer} offers no ${endpoint} in its metadata, so plat cannot use it for that.`);
+    this.name = 'EndpointMissingError';
+    this.endpoint = endpoint;
   }
 }

@@ -91,37 +91,14 @@ export function toPlatError(error: unknown, step: Step, origin: string): PlatErr
           { cause: error },
         );
       case oauth.JSON_ATTRIBUTE_COMPARISON:
-      case oauth.JWT_CLAIM_COMPARISON: {
-        const attribute = (error.cause as { attribute?: string; claim?: string } | undefined)?.attribute ??
-          (error.cause as { claim?: string } | undefined)?.claim;
-        if (attribute === 'state' || /"state"/.test(error.message)) {
-          return new AuthError('The sign-in response does not belong to this login (state mismatch). Run plat login again.');
-        }
-        if (attribute === 'iss' || /"iss"/.test(error.message)) {
-          return new AuthError(
-            'The sign-in response came from a different authorization server than the one plat asked (iss mismatch). Run plat login again; if it repeats, the server or a proxy is misconfigured.',
-          );
-        }
+      case oauth.JWT_CLAIM_COMPARISON:
         return new PlatError(`While ${step}, the server's answer did not match what it had announced (${what}).`, ExitCode.failure, {
           cause: error,
         });
-      }
       case oauth.MISSING_SERVER_METADATA:
       case oauth.INVALID_SERVER_METADATA:
         return new PlatError(`The server's metadata is unusable for ${step} (${what}).`, ExitCode.failure, { cause: error });
       default:
-        if (/"iss"/.test(error.message)) {
-          return /missing/.test(error.message)
-            ? new AuthError(
-                'The sign-in response lacks the "iss" parameter that the server announced it would send. Run plat login again; if it repeats, the server is misconfigured.',
-              )
-            : new AuthError(
-                'The sign-in response came from a different authorization server than the one plat asked (iss mismatch). Run plat login again; if it repeats, the server or a proxy is misconfigured.',
-              );
-        }
-        if (/"state"/.test(error.message)) {
-          return new AuthError('The sign-in response does not belong to this login (state mismatch). Run plat login again.');
-        }
         return new PlatError(`While ${step}, the server broke the protocol (${what}).`, ExitCode.failure, { cause: error });
     }
   }
@@ -159,10 +136,16 @@ function contentTypeOf(cause: unknown): string | undefined {
  * The error a response body failed with while being read, as plat reports it: our fetch's own (too large) as is, a
  * socket that broke off or stalled as the network failure it is (exit 3), Ctrl-C as an interruption.
  */
+/** The protocol's overall deadline (http.ts PROTOCOL_DEADLINE_MS), as said to the person. */
+const PROTOCOL_DEADLINE_SECONDS = 30;
+
 function bodyFailure(cause: unknown, origin: string): PlatError | undefined {
   if (cause instanceof PlatError) return cause;
   const failure = cause as { code?: unknown; name?: unknown } | undefined;
   if (failure?.name === 'AbortError') return new InterruptedError();
+  if (failure?.name === 'TimeoutError') {
+    return new NetworkError(`${origin} did not finish answering within ${PROTOCOL_DEADLINE_SECONDS} s, so plat gave up. Try again later.`, { cause });
+  }
   if (typeof failure?.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(failure.code)) {
     return new NetworkError(
       `The response from ${origin} broke off before it was complete (${describeNetworkCode(failure.code) ?? failure.code}). Check your network and try again.`,

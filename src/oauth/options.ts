@@ -1,5 +1,5 @@
 import * as oauth from 'oauth4webapi';
-import type { Fetch } from '../http.js';
+import type { Fetch } from '../http/index.js';
 import { isLoopbackHost } from './base-url.js';
 
 import { MAX_OAUTH_BODY_BYTES } from './limits.js';

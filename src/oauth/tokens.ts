@@ -4,12 +4,12 @@
  */
 import * as oauth from 'oauth4webapi';
 import { AuthError, PlatError } from '../errors.js';
-import type { StoredSession } from '../store/types.js';
 import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
 import { assertSecureEndpoint } from './discovery.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { sanitize } from '../text.js';
 import { requestOptions, type OAuthDeps } from './options.js';
+import type { TokenSet } from './types.js';
 import { parseBearerChallenge } from './www-authenticate.js';
 
 function additional(resource?: string) {
@@ -21,7 +21,7 @@ export async function exchangeCode(
   as: oauth.AuthorizationServer,
   credentials: ClientCredentials,
   input: { callbackParams: URLSearchParams; redirectUri: string; codeVerifier: string; resource?: string; requestedScopes: string[]; now: number },
-): Promise<{ session: StoredSession; idTokenSubject?: string }> {
+): Promise<{ session: TokenSet; idTokenSubject?: string; idTokenClaims?: Record<string, unknown> }> {
   const endpoint = assertSecureEndpoint(as, 'token_endpoint');
   const client = toOAuthClient(credentials.registration);
   let result: oauth.TokenEndpointResponse;
@@ -47,7 +47,7 @@ export async function exchangeCode(
     throw toPlatError(error, 'exchanging the sign-in code for tokens', endpoint.origin);
   }
   const claims = result.id_token ? oauth.getValidatedIdTokenClaims(result) : undefined;
-  return { session: toSession(result, input.now, input.requestedScopes), idTokenSubject: claims?.sub };
+  return { session: toSession(result, input.now, input.requestedScopes), idTokenSubject: claims?.sub, idTokenClaims: claims };
 }
 
 /**
@@ -65,8 +65,8 @@ export async function refreshTokens(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
   credentials: ClientCredentials,
-  input: { previous: StoredSession; resource?: string; now: number },
-): Promise<StoredSession> {
+  input: { previous: Pick<TokenSet, 'refreshToken' | 'idToken' | 'scopes'>; resource?: string; now: number },
+): Promise<TokenSet> {
   const endpoint = assertSecureEndpoint(as, 'token_endpoint');
   const refreshToken = input.previous.refreshToken;
   if (!refreshToken) {
@@ -92,19 +92,28 @@ export async function refreshTokens(
   // RFC 6749 §6: a server that does not rotate returns no refresh token; the old one stays valid.
   session.refreshToken ??= refreshToken;
   session.idToken ??= input.previous.idToken;
-  if (input.previous.clientSecret) session.clientSecret = input.previous.clientSecret;
   return session;
 }
 
 /** The refresh token is dead (expired, revoked, replayed): only a new login helps. */
 export class RefreshRejectedError extends AuthError {
   constructor() {
-    super('The session has expired or was revoked (the refresh token was rejected). Run plat login to sign in again.');
+    super('The session has expired or was revoked (the refresh token was rejected).');
     this.name = 'RefreshRejectedError';
   }
 }
 
-function toSession(result: oauth.TokenEndpointResponse, now: number, requestedScopes: string[]): StoredSession {
+/** RFC 6749 Appendix A: access and refresh tokens are VSCHAR, printable ASCII. Anything else is refused whole. */
+const VSCHAR = /^[\x20-\x7e]+$/;
+
+function toSession(result: oauth.TokenEndpointResponse, now: number, requestedScopes: string[]): TokenSet {
+  for (const [name, value] of [['access_token', result.access_token], ['refresh_token', result.refresh_token]] as const) {
+    if (value !== undefined && (typeof value !== 'string' || !VSCHAR.test(value))) {
+      throw new PlatError(
+        `The server's token response has an ${name} with characters a token cannot contain (RFC 6749 Appendix A allows printable ASCII only); plat stored nothing. Report it to the platform.`,
+      );
+    }
+  }
   if (result.token_type.toLowerCase() !== 'bearer') {
     throw new PlatError(`The server issued a "${result.token_type}" token; plat only supports Bearer tokens.`);
   }

@@ -6,12 +6,16 @@
  */
 import type { AuthorizationServer } from 'oauth4webapi';
 import { AuthError, InterruptedError, NetworkError, PlatError } from '../errors.js';
-import type { ProfileUser } from '../store/types.js';
-import type { Http, HttpResponse } from '../http.js';
+import type { Http } from '../http/index.js';
+import type { HttpResponse } from '../http/types.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { MAX_OAUTH_BODY_BYTES } from './limits.js';
 import { sanitize } from '../text.js';
+import type { UserIdentity } from './types.js';
 import { parseBearerChallenge } from './www-authenticate.js';
+
+/** The whole UserInfo exchange, body included: a server that trickles cannot hold whoami forever. */
+const USERINFO_DEADLINE_MS = 30_000;
 
 export interface UserInfo {
   sub: string;
@@ -32,6 +36,7 @@ export async function fetchUserInfo(
     method: 'GET',
     url,
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    signal: AbortSignal.timeout(USERINFO_DEADLINE_MS),
   });
   const header = (name: string) => {
     const v = response.headers[name];
@@ -75,9 +80,10 @@ export async function fetchUserInfo(
 }
 
 /** The non-secret facts about the user that the profile keeps. */
-export function toProfileUser(info: UserInfo): ProfileUser {
-  const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-  return { sub: info.sub, name: text(info.name), email: text(info.email), preferredUsername: text(info.preferred_username) };
+export function toProfileUser(info: Pick<UserInfo, 'sub'> & Record<string, unknown>): UserIdentity {
+  // Stored and printed later: made safe to print once, here (a hostile name could carry escape sequences).
+  const text = (v: unknown) => (typeof v === 'string' && sanitize(v) ? sanitize(v) : undefined);
+  return { sub: sanitize(info.sub), name: text(info.name), email: text(info.email), preferredUsername: text(info.preferred_username) };
 }
 
 async function readBounded(response: HttpResponse, url: URL): Promise<string> {
@@ -97,6 +103,7 @@ async function readBounded(response: HttpResponse, url: URL): Promise<string> {
     // The body broke off (reset, stalled past the idle timeout) or Ctrl-C ended it: a network failure, not a bug.
     const { code, name } = error as { code?: string; name?: string };
     if (name === 'AbortError') throw new InterruptedError();
+    if (name === 'TimeoutError') throw new NetworkError(`${url.origin} did not finish sending your user information within 30 s, so plat gave up. Try again later.`, { cause: error });
     throw new NetworkError(`The response from ${url.origin} broke off before it was complete (${code ?? 'the connection closed'}). Check your network and try again.`, {
       cause: error,
       code,

@@ -9,6 +9,9 @@ import type { ClientCredentials } from '../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../store/types.js';
 import { rememberSecrets } from '../redact.js';
 import { loadProfile, notLoggedIn } from './profile.js';
+import { suggestCommand } from './suggest.js';
+
+export type { Profile, ProfileUser, StoredSession } from '../store/types.js';
 
 export interface ActiveSession {
   profile: Profile;
@@ -16,9 +19,6 @@ export interface ActiveSession {
   store: TokenStore;
 }
 
-export type TokenSource =
-  | { kind: 'env'; token: string }
-  | ({ kind: 'session'; token: string } & ActiveSession);
 
 /** Refresh when the token expires within min(60 s, half its lifetime). */
 export function needsRefresh(session: StoredSession, now: number): boolean {
@@ -91,46 +91,12 @@ async function reconcileProfile(ctx: Context, name: string): Promise<void> {
   }
 }
 
-export async function requireSession(ctx: Context): Promise<ActiveSession> {
-  const profile = await loadProfile(ctx);
-  const active = await loadSession(ctx, profile);
-  if (!active) throw notLoggedIn(ctx, profile);
-  return active;
-}
-
-export function credentialsOf(active: ActiveSession): ClientCredentials {
+export function credentialsOf(ctx: Context, active: ActiveSession): ClientCredentials {
   const registration = active.profile.client;
   if (!registration) {
-    throw new AuthError(`Profile ${active.profile.name} has no client registration. Run plat login to sign in again.`);
+    throw new AuthError(`Profile ${active.profile.name} has no client registration. Run ${suggestCommand(ctx, ['login'], { profile: active.profile.name })} to sign in again.`);
   }
   return { registration, secret: active.session.clientSecret };
-}
-
-/**
- * A usable token. `optional`: without PLAT_TOKEN or a session, resolve to undefined instead of failing (anonymous
- * calls). `force`: refresh even if the token looks valid (after a 401).
- */
-export async function getAccessToken(ctx: Context, options: { optional: true; force?: boolean; profile?: Profile }): Promise<TokenSource | undefined>;
-export async function getAccessToken(ctx: Context, options?: { optional?: false; force?: boolean; profile?: Profile }): Promise<TokenSource>;
-export async function getAccessToken(
-  ctx: Context,
-  options: { optional?: boolean; force?: boolean; profile?: Profile } = {},
-): Promise<TokenSource | undefined> {
-  const fromEnv = ctx.env.PLAT_TOKEN?.trim();
-  rememberSecrets(fromEnv);
-  if (fromEnv) return { kind: 'env', token: fromEnv };
-  // A caller that has read the profile already passes it: the token path reads each file once.
-  const profile = options.profile ?? (await loadProfile(ctx));
-  const active = await loadSession(ctx, profile);
-  if (!active) {
-    if (options.optional) return undefined;
-    throw notLoggedIn(ctx, profile);
-  }
-  if (!options.force && !needsRefresh(active.session, ctx.now())) {
-    return { kind: 'session', token: active.session.accessToken, ...active };
-  }
-  const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true });
-  return { kind: 'session', token: refreshed.session.accessToken, ...refreshed };
 }
 
 /**
@@ -154,27 +120,33 @@ export async function refreshSession(
       import('../oauth/tokens.js'),
     ]);
     const discovery = await getDiscovery(ctx, profile.baseUrl!);
+    assertSameIssuer(ctx, profile, discovery.issuer);
     let session: StoredSession;
     try {
-      session = await refreshTokens({ fetch: (await ctx.http()).fetch }, discovery.as, credentialsOf(current), {
+      const tokens = await refreshTokens({ fetch: (await ctx.http()).fetch }, discovery.as, credentialsOf(ctx, current), {
         previous: current.session,
         resource: profile.resource,
         now: ctx.now(),
       });
+      // A confidential integration's secret stays beside the new tokens.
+      session = { ...tokens, ...(current.session.clientSecret ? { clientSecret: current.session.clientSecret } : {}) };
     } catch (error) {
       // A dead refresh token ends the session; a network failure (any other error) keeps it for the next try.
-      if (error instanceof RefreshRejectedError) await endSession(ctx, current);
+      if (error instanceof RefreshRejectedError) {
+        await endSession(ctx, current, { ended: 'the server rejected its refresh token' });
+        throw new AuthError(`${error.message} Run ${suggestCommand(ctx, ['login'], { profile: current.profile.name })} to sign in again.`, { cause: error });
+      }
       if (error instanceof ClientRejectedError) {
         // The client itself is refused: the session cannot be refreshed any more. A registration plat made is
         // forgotten with it (the server forgot it first), so the next login registers anew.
         const client = current.profile.client;
-        await endSession(ctx, current, { forgetClient: client?.dynamic === true });
+        await endSession(ctx, current, { forgetClient: client?.dynamic === true, ended: 'the server no longer accepts its client' });
         const detail = `invalid_client${error.description ? `: ${error.description}` : ''}`;
-        const which = current.profile.name === 'default' ? '' : ` --profile ${current.profile.name}`;
+        const login = (args: string[]) => suggestCommand(ctx, ['login', ...args], { profile: current.profile.name });
         throw new AuthError(
           client?.dynamic !== false
-            ? `The server no longer recognises plat's registration (${detail}), so the session ended. Run plat login${which} to register anew and sign in.`
-            : `The server rejected the credentials of the integration ${client.clientId} (${detail}), so the session ended. Sign in again: plat login${which} --client-id ${client.clientId}${client.authMethod === 'client_secret_post' ? ' --client-secret-stdin' : ''}`,
+            ? `The server no longer recognises plat's registration (${detail}), so the session ended. Run ${login([])} to register anew and sign in.`
+            : `The server rejected the credentials of the integration ${client.clientId} (${detail}), so the session ended. Sign in again: ${login(['--client-id', client.clientId, ...(client.authMethod === 'client_secret_post' ? ['--client-secret-stdin'] : [])])}`,
           { cause: error },
         );
       }
@@ -220,7 +192,7 @@ async function storeRotated(ctx: Context, current: ActiveSession, session: Store
 export async function endSession(
   ctx: Context,
   active: Pick<ActiveSession, 'profile' | 'store'> & { session?: StoredSession },
-  options: { forgetClient?: boolean } = {},
+  options: { forgetClient?: boolean; ended?: string } = {},
 ): Promise<void> {
   const secret = active.session?.clientSecret;
   const { keepClientSecret, dropKeptClientSecret } = await import('./client-secret.js');
@@ -231,6 +203,25 @@ export async function endSession(
   }
   await active.store.delete(active.profile.name);
   const profiles = await ctx.profiles();
-  const { user: _user, expiresAt: _expiresAt, client, ...rest } = active.profile;
-  await profiles.save({ ...rest, ...(options.forgetClient ? {} : { client }), loggedIn: false, updatedAt: ctx.now() });
+  const { user: _user, expiresAt: _expiresAt, client, sessionEnded: _ended, ...rest } = active.profile;
+  await profiles.save({
+    ...rest,
+    ...(options.forgetClient ? {} : { client }),
+    ...(options.ended ? { sessionEnded: { at: ctx.now(), reason: options.ended } } : {}),
+    loggedIn: false,
+    updatedAt: ctx.now(),
+  });
+}
+
+/**
+ * Refresh, revocation and UserInfo go only to the issuer that issued the session. When the platform's metadata now
+ * names another authorization server, no token is sent anywhere until the person signs in again and so says they
+ * trust the new one (RFC 9700 §4.4: a client must not hand one server's tokens to another).
+ */
+export function assertSameIssuer(ctx: Context, profile: Profile, issuer: string): void {
+  if (!profile.issuer || profile.issuer === issuer) return;
+  throw new AuthError(
+    `The platform ${profile.baseUrl} now names another authorization server (${profile.issuer} → ${issuer}), so plat sent it no token. ` +
+      `Run ${suggestCommand(ctx, ['login'], { profile: profile.name })} to trust it.`,
+  );
 }

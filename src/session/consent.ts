@@ -7,7 +7,7 @@ import type { Context } from '../context.js';
 import { AuthError, InterruptedError } from '../errors.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
 import type { StdinLines } from './paste.js';
-import type { LoginOptions } from './login.js';
+import type { LoginOptions } from './login-options.js';
 
 /**
  * Listens on --port, or on the port the stored client used last (so servers that match redirect URIs exactly

@@ -5,7 +5,7 @@
 import { dirname, join } from 'node:path';
 import type { Context } from '../context.js';
 import type { Discovery } from '../oauth/discovery.js';
-import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
+import { assertTrusted, ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
 import { cacheKey } from '../store/paths.js';
 
 export const DISCOVERY_TTL_MS = 60 * 60 * 1000;
@@ -21,7 +21,11 @@ export async function readCachedDiscovery(
   options: { maxAgeMs?: number } = {},
 ): Promise<Discovery | undefined> {
   try {
-    const cached = (await readJsonFile(cachePath(ctx.configDir, baseUrl))) as Discovery | undefined;
+    // A cache another user could write would let them name the endpoints: it is not read then (assertTrusted throws).
+    const file = cachePath(ctx.configDir, baseUrl);
+    await assertTrusted(dirname(file), 'directory');
+    await assertTrusted(file, 'file');
+    const cached = (await readJsonFile(file)) as Discovery | undefined;
     if (!cached || cached.baseUrl !== baseUrl || typeof cached.fetchedAt !== 'number') return undefined;
     const maxAge = options.maxAgeMs ?? DISCOVERY_TTL_MS;
     if (ctx.now() - cached.fetchedAt > maxAge || cached.fetchedAt > ctx.now() + 60_000) return undefined;

@@ -15,7 +15,7 @@ import type { ClientRegistration, Profile } from '../store/types.js';
 import { loadSession } from './access.js';
 import { readKeptClientSecret } from './client-secret.js';
 import { portOf } from './consent.js';
-import type { LoginOptions } from './login.js';
+import type { LoginOptions } from './login-options.js';
 
 /**
  * Which client this login uses. `stored`: a registration plat made earlier at this issuer, reused. `known`: a
@@ -140,7 +140,7 @@ export async function diagnoseNoAnswer(
   let verdict: Awaited<ReturnType<typeof probeAuthorization>> = 'unknown';
   if (interrupted) {
     // The context's HTTP client is already aborted by Ctrl-C: ask with a short-lived one of our own.
-    const { createHttp } = await import('../http.js');
+    const { createHttp } = await import('../http/index.js');
     const http = createHttp({
       io: ctx.io,
       env: ctx.env,

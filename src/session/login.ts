@@ -18,23 +18,16 @@ import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '..
 import { getDiscovery } from './discovery-cache.js';
 import { readStdinLines, type StdinLines } from './paste.js';
 import { loadProfile, requireBaseUrl } from './profile.js';
+import { loadSession, type ActiveSession } from './access.js';
+import { suggestCommand } from './suggest.js';
+import { shellQuote } from '../text.js';
 import { rememberSecrets } from '../redact.js';
 import { listen, portOf, waitForConsent } from './consent.js';
+import type { LoginOptions } from './login-options.js';
 import { clientRejected, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
 
-export interface LoginOptions {
-  scope?: string[];
-  addScope?: string[];
-  browser: boolean;
-  port?: number;
-  resource?: string;
-  clientId?: string;
-  clientSecretStdin?: boolean;
-  clientMetadataUrl?: string;
-  timeoutSeconds: number;
-  /** `--for`: the scopes planned for some operations (commands/scopes-plan.ts); then exactly these are asked for. */
-  forScopes?: string[];
-}
+
+export type { LoginOptions } from './login-options.js';
 
 export interface LoginResult {
   profile: Profile;
@@ -46,13 +39,31 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   const { io } = ctx;
   const profile = await loadProfile(ctx, { replaceDamaged: true });
   const baseUrl = requireBaseUrl(ctx, profile);
+  const moving = Boolean(profile.baseUrl) && baseUrl !== profile.baseUrl;
+  if (moving && !ctx.globals.baseUrl) {
+    // An exported PLAT_BASE_URL is ambient: it never moves a profile that belongs to another platform.
+    throw new UsageError(
+      `Profile ${profile.name} belongs to ${profile.baseUrl}, but PLAT_BASE_URL names ${baseUrl}. ` +
+        `Use a profile for ${baseUrl} (plat login --profile <name> --base-url ${shellQuote(baseUrl)}), unset PLAT_BASE_URL to sign in to ${profile.baseUrl}, ` +
+        `or move this profile with an explicit ${suggestCommand(ctx, ['login'], { profile: profile.name, baseUrl })}.`,
+    );
+  }
+  // The session being replaced, if any: revoked at its own issuer once the new one is stored, never before.
+  const replaced = moving && profile.loggedIn ? await loadSession(ctx, profile).catch(() => undefined) : undefined;
+  if (moving && profile.loggedIn) {
+    io.note(`Profile ${profile.name} is signed in to ${profile.baseUrl}; signing in to ${baseUrl} replaces that session, which plat then revokes.`);
+  }
   // Tokens that cannot be stored are lost after consent: find out before anyone is asked to approve.
   await (await ctx.profiles()).assertWritable(profile.name);
   if (ctx.env.PLAT_TOKEN_STORE?.trim().toLowerCase() === 'keychain') await (await ctx.tokenStore()).assertWritable?.(profile.name);
   const sameServer = profile.baseUrl === baseUrl;
   const added = parseScopeArgs(options.addScope);
   if (added.length > 0 && !(sameServer && profile.scopes)) {
-    throw new UsageError('--add-scope adds to an existing session on the same server; run plat login --scope … first.');
+    throw new UsageError(
+      sameServer || !profile.baseUrl
+        ? `--add-scope adds to an existing session, and profile ${profile.name} has none at ${baseUrl}; run ${suggestCommand(ctx, ['login', '--scope', added.join(',')], { profile: profile.name, baseUrl: profile.baseUrl ? undefined : baseUrl })} instead.`
+        : `--add-scope adds to the session of profile ${profile.name} at ${profile.baseUrl}, not at ${baseUrl}; drop --base-url to add scopes there.`,
+    );
   }
   const scopes = options.forScopes
     ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined)
@@ -62,7 +73,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');
   }
   const metadataUrl = options.clientMetadataUrl !== undefined ? parseClientMetadataUrl(options.clientMetadataUrl) : undefined;
-  const resource = options.resource ?? (sameServer ? profile.resource : undefined);
+  let resource = options.resource ?? (sameServer ? profile.resource : undefined);
   if (resource) validateResource(resource);
 
   const stdin = readStdinLines(io.stdin);
@@ -77,6 +88,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       discovery = await getDiscovery(ctx, baseUrl, { refresh: true });
     }
     const { as } = discovery;
+    // An API whose authorization server lives on another origin gets tokens bound to it (RFC 8707), so they cannot
+    // be replayed at another API of the same server.
+    resource ??= defaultResource(discovery, baseUrl);
     assertS256(as);
     // An endpoint plat would refuse later is refused before anything is registered or anyone asked to approve.
     assertSecureEndpoint(as, 'authorization_endpoint');
@@ -135,11 +149,13 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       await listener.close();
       listener = undefined;
 
-      const session = exchanged.session;
+      // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
+      const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
       rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
-      if (client.credentials.secret) session.clientSecret = client.credentials.secret;
-      const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, resource });
-      return await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
+      const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
+      const result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
+      if (replaced) await revokeReplaced(ctx, replaced);
+      return result;
     }
   } finally {
     stdin.close();
@@ -147,6 +163,21 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   }
 }
 
+
+/** The protected-resource metadata's `resource` when the authorization server is on another origin than the API. */
+function defaultResource(discovery: Discovery, baseUrl: string): string | undefined {
+  const resource = discovery.resource?.resource;
+  if (typeof resource !== 'string' || new URL(discovery.issuer).origin === new URL(baseUrl).origin) return undefined;
+  return resource;
+}
+
+/** Best effort: the new session is stored already; a revocation that fails is said, not fatal. */
+async function revokeReplaced(ctx: Context, replaced: ActiveSession): Promise<void> {
+  const { revokeSession } = await import('./logout.js');
+  const { unsupported, errors } = await revokeSession(ctx, replaced);
+  if (unsupported) ctx.io.note(`${replaced.profile.baseUrl} offers no revocation: the replaced session's tokens stay valid there until they expire.`);
+  for (const message of errors) ctx.io.warn(`Could not revoke the replaced session at ${replaced.profile.baseUrl}: ${message}`);
+}
 
 function validateResource(resource: string): void {
   try {
@@ -176,12 +207,13 @@ async function readUser(
   discovery: Discovery,
   credentials: ClientCredentials,
   session: StoredSession,
-  known: { subject?: string; resource?: string },
+  known: { subject?: string; claims?: Record<string, unknown>; resource?: string },
 ): Promise<ProfileUser | undefined> {
-  const fromIdToken = known.subject ? { sub: known.subject } : undefined;
+  // The ID token's claims (validated by the protocol library) say who signed in even where UserInfo cannot.
+  const fromIdToken = known.subject ? toProfileUser({ ...known.claims, sub: known.subject }) : undefined;
   if (known.resource) {
     // RFC 8707: the token's audience is the API, and UserInfo refuses it (oidc-provider with 403): do not ask.
-    ctx.io.note(`The tokens are bound to ${known.resource}, which UserInfo does not accept: plat knows you by your subject only.`);
+    ctx.io.note(`The tokens are bound to ${known.resource}, which UserInfo does not accept: plat knows you from the ID token.`);
     return fromIdToken;
   }
   if (!session.scopes.includes('openid') || !discovery.as.userinfo_endpoint) return fromIdToken;
@@ -233,6 +265,7 @@ async function persist(
       expiresAt: input.session.expiresAt,
       tokenStore: store.kind,
       loggedIn: true,
+      sessionEnded: undefined,
       updatedAt: ctx.now(),
     };
     try {

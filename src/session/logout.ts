@@ -5,7 +5,7 @@
 import type { Context } from '../context.js';
 import { InterruptedError } from '../errors.js';
 import { revokeToken } from '../oauth/tokens.js';
-import { credentialsOf, endSession, loadSession } from './access.js';
+import { assertSameIssuer, credentialsOf, endSession, loadSession, type ActiveSession } from './access.js';
 import { getDiscovery } from './discovery-cache.js';
 import { DamagedDataError } from '../store/atomic.js';
 import type { Profile } from '../store/types.js';
@@ -14,6 +14,8 @@ export interface LogoutResult {
   profile: string;
   wasLoggedIn: boolean;
   revoked: boolean;
+  /** The authorization server offers no revocation endpoint: the tokens were only forgotten here. */
+  revocationUnsupported?: boolean;
   revocationErrors: string[];
 }
 
@@ -32,37 +34,58 @@ export async function logoutProfile(ctx: Context, name: string, options: { revok
       return { profile: name, wasLoggedIn: true, revoked: false, revocationErrors: ['The stored session was damaged, so plat could not read it to revoke it.'] };
     }
     if (!profile || !active) {
-      if (profile?.loggedIn) await profiles.save({ ...profile, loggedIn: false });
+      // A session that ended on its own is cleared too: after logout, anonymous calls are the user's choice.
+      if (profile?.loggedIn || profile?.sessionEnded) {
+        const { sessionEnded: _ended, ...rest } = profile;
+        await profiles.save({ ...rest, loggedIn: false });
+      }
       await forgetUncommitted(ctx, name, profile);
       return { profile: name, wasLoggedIn: false, revoked: false, revocationErrors: [] };
     }
-    const errors: string[] = [];
-    if (options.revoke) {
+    const { unsupported, errors } = options.revoke ? await revokeSession(ctx, active) : { unsupported: false, errors: [] };
+    await endSession(ctx, active);
+    return {
+      profile: name,
+      wasLoggedIn: true,
+      revoked: options.revoke && !unsupported && errors.length === 0,
+      ...(unsupported ? { revocationUnsupported: true } : {}),
+      revocationErrors: errors,
+    };
+  });
+}
+
+/**
+ * Revokes the refresh token, then the access token (RFC 7009), at the endpoints of the issuer that issued them,
+ * never anywhere else. Never throws for a failed revocation (but for Ctrl-C): the failures come back as sentences.
+ */
+export async function revokeSession(ctx: Context, active: ActiveSession): Promise<{ unsupported: boolean; errors: string[] }> {
+  const { profile } = active;
+  const errors: string[] = [];
+  let unsupported = false;
+  try {
+    const discovery = await getDiscovery(ctx, profile.baseUrl!);
+    assertSameIssuer(ctx, profile, discovery.issuer);
+    if (typeof discovery.as.revocation_endpoint !== 'string') return { unsupported: true, errors };
+    const deps = { fetch: (await ctx.http()).fetch };
+    const credentials = credentialsOf(ctx, active);
+    const tokens: Array<[string | undefined, 'refresh_token' | 'access_token']> = [
+      [active.session.refreshToken, 'refresh_token'],
+      [active.session.accessToken, 'access_token'],
+    ];
+    for (const [token, hint] of tokens) {
+      if (!token) continue;
       try {
-        const discovery = await getDiscovery(ctx, profile.baseUrl!);
-        const deps = { fetch: (await ctx.http()).fetch };
-        const credentials = credentialsOf(active);
-        const tokens: Array<[string | undefined, 'refresh_token' | 'access_token']> = [
-          [active.session.refreshToken, 'refresh_token'],
-          [active.session.accessToken, 'access_token'],
-        ];
-        for (const [token, hint] of tokens) {
-          if (!token) continue;
-          try {
-            await revokeToken(deps, discovery.as, credentials, token, hint);
-          } catch (error) {
-            if (error instanceof InterruptedError) throw error;
-            errors.push((error as Error).message);
-          }
-        }
+        await revokeToken(deps, discovery.as, credentials, token, hint);
       } catch (error) {
         if (error instanceof InterruptedError) throw error;
         errors.push((error as Error).message);
       }
     }
-    await endSession(ctx, active);
-    return { profile: name, wasLoggedIn: true, revoked: options.revoke && errors.length === 0, revocationErrors: errors };
-  });
+  } catch (error) {
+    if (error instanceof InterruptedError) throw error;
+    errors.push((error as Error).message);
+  }
+  return { unsupported, errors };
 }
 
 /**

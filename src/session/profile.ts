@@ -3,6 +3,7 @@ import { AuthError, UsageError } from '../errors.js';
 import { parseBaseUrl } from '../oauth/base-url.js';
 import { DamagedDataError } from '../store/atomic.js';
 import type { Profile } from '../store/types.js';
+import { suggestCommand } from './suggest.js';
 
 /**
  * The profile named by --profile / PLAT_PROFILE, as stored (or a fresh one that is not saved yet).
@@ -20,11 +21,15 @@ export async function loadProfile(ctx: Context, options: { replaceDamaged?: bool
   }
 }
 
+/** The base URL named for this invocation (--base-url, then PLAT_BASE_URL), normalised; undefined when none. */
+export function explicitBaseUrl(ctx: Context): string | undefined {
+  const explicit = ctx.globals.baseUrl ?? (ctx.env.PLAT_BASE_URL || undefined);
+  return explicit ? parseBaseUrl(explicit) : undefined;
+}
+
 /** --base-url, then PLAT_BASE_URL, then what the profile remembered at login. */
 export function resolveBaseUrl(ctx: Context, profile: Profile | undefined): string | undefined {
-  const explicit = ctx.globals.baseUrl ?? (ctx.env.PLAT_BASE_URL || undefined);
-  if (explicit) return parseBaseUrl(explicit);
-  return profile?.baseUrl;
+  return explicitBaseUrl(ctx) ?? profile?.baseUrl;
 }
 
 export function requireBaseUrl(ctx: Context, profile: Profile | undefined): string {
@@ -35,8 +40,13 @@ export function requireBaseUrl(ctx: Context, profile: Profile | undefined): stri
   return baseUrl;
 }
 
-export function notLoggedIn(ctx: Context, profile: Profile | undefined): AuthError {
-  const where = profile?.baseUrl ? '' : ' --base-url <url>';
-  const which = ctx.globals.profile === 'default' ? '' : ` --profile ${ctx.globals.profile}`;
-  return new AuthError(`Not logged in${which ? ` (profile ${ctx.globals.profile})` : ''}. Run: plat login${where}${which}`);
+/** `baseUrl`: the platform named for this invocation, if any; the suggested login names it when the profile has none. */
+export function notLoggedIn(ctx: Context, profile: Profile | undefined, baseUrl?: string): AuthError {
+  const name = profile?.name ?? ctx.globals.profile;
+  const login = profile?.baseUrl
+    ? suggestCommand(ctx, ['login'], { profile: name })
+    : baseUrl
+      ? suggestCommand(ctx, ['login'], { profile: name, baseUrl })
+      : `${suggestCommand(ctx, ['login'], { profile: name })} --base-url <url>`;
+  return new AuthError(`Not logged in${name === 'default' ? '' : ` (profile ${name})`}. Run: ${login}`);
 }

@@ -140,6 +140,38 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * OpenSSH's StrictModes for plat's own state: a directory or file that another user owns (root aside), or that
+ * group or others may write, is refused — whoever can write there can point a profile's base URL at their own
+ * server or swap a session. Missing paths pass (plat creates them 0700/0600). No-op where there are no Unix modes.
+ */
+export async function assertTrusted(target: string, kind: 'directory' | 'file'): Promise<void> {
+  if (process.platform === 'win32' || typeof process.getuid !== 'function') return;
+  let info: Awaited<ReturnType<typeof fs.lstat>>;
+  try {
+    info = await fs.lstat(target);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw storageError(target, error, 'read');
+  }
+  const uid = process.getuid();
+  const quoted = `'${target.replace(/'/g, `'\\''`)}'`;
+  if (info.uid !== uid && info.uid !== 0) {
+    throw new PlatError(
+      `The ${kind} ${target} belongs to another user (uid ${info.uid}), so plat will not trust what it holds. ` +
+        `If it is yours, run: chown -R ${uid} ${quoted}; otherwise set PLAT_CONFIG_DIR to a directory of your own.`,
+      ExitCode.failure,
+    );
+  }
+  if ((info.mode & 0o022) !== 0) {
+    const who = (info.mode & 0o020) !== 0 && (info.mode & 0o002) !== 0 ? 'group and others' : (info.mode & 0o020) !== 0 ? 'its group' : 'others';
+    throw new PlatError(
+      `The ${kind} ${target} can be written by ${who}, so plat will not trust what it holds. Run: chmod ${kind === 'directory' ? '700' : '600'} ${quoted}`,
+      ExitCode.failure,
+    );
+  }
+}
+
 export interface ReadJsonOptions {
   /** What the user should do when the file is damaged; the default suits token and profile files. */
   fix?: string;

@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { corruptFileError, ensurePrivateDir, readJsonFile, removeStaleTemps, storageError, writeFileAtomic } from './atomic.js';
+import { assertTrusted, corruptFileError, ensurePrivateDir, readJsonFile, removeStaleTemps, storageError, writeFileAtomic } from './atomic.js';
 import { tokenFilePath, tokensDir } from './paths.js';
 import { isStoredSession } from './session-shape.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
@@ -35,6 +35,9 @@ export class FileTokenStore implements TokenStore {
 
   async get(profile: string): Promise<StoredSession | undefined> {
     const file = this.pathOf(profile);
+    await assertTrusted(this.configDir, 'directory');
+    await assertTrusted(this.location, 'directory');
+    await assertTrusted(file, 'file');
     const data = await readJsonFile(file);
     if (data === undefined) return undefined;
     if (!isStoredSession(data)) throw corruptFileError(file, 'does not hold a plat session');

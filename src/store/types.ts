@@ -52,6 +52,11 @@ export interface Profile {
   tokenStore?: TokenStoreKind;
   /** true while a session is stored (the tokens themselves are in the token store). */
   loggedIn?: boolean;
+  /**
+   * Set when the session ended without the user's word (the server rejected the refresh token or the client):
+   * until plat login or plat logout, commands fail with exit 4 instead of quietly calling anonymously.
+   */
+  sessionEnded?: { at: number; reason: string };
   updatedAt?: number;
 }
 

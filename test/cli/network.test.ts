@@ -66,8 +66,17 @@ describe('plat call over an unreliable network', () => {
     });
     const result = await home.run(['call', 'GET', '/api/always-busy']);
     expect(result.code).toBe(1);
-    expect(calls).toBe(4);
+    expect(calls).toBe(3); // the first try and the default two retries of an idempotent method
     expect(result.stderr).toMatch(/HTTP 503/);
+    expect(result.stderr.match(/GET \/api\/always-busy: HTTP 503; retrying in \d+(\.\d)? s \(\d\/2\)/g)).toHaveLength(2);
+    calls = 0;
+    const more = await home.run(['call', 'GET', '/api/always-busy', '--retry', '4']);
+    expect(more.code).toBe(1);
+    expect(calls).toBe(5);
+    calls = 0;
+    const none = await home.run(['call', 'POST', '/api/always-busy', '-f', 'a=b']);
+    expect(none.code).toBe(1);
+    expect(calls).toBe(1); // a POST is not retried unless --retry asks
   });
 
   it('--timeout ends a slow call with exit 3', async () => {

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, NetworkError, PlatError } from '../../src/errors.js';
-import { createHttp, type Http } from '../../src/http.js';
+import { createHttp, type Http } from '../../src/http/index.js';
 import { createIO } from '../../src/io.js';
 import { discover } from '../../src/oauth/discovery.js';
 import { makeHome, type Home } from '../helpers/cli.js';

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Platform } from '../platform/index.mjs';
+import { readablePlatBin } from './readable-copy.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const platBin = path.join(repoRoot, 'bin', 'plat.js');
@@ -99,7 +100,9 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
   return new Promise((resolve, reject) => {
     // An undefined value means "unset": spawn would pass the string "undefined".
     const env = Object.fromEntries(Object.entries(options.env ?? process.env).filter(([, v]) => v !== undefined));
-    const child = spawn(process.execPath, [platBin, ...args], {
+    // Another user may not be able to enter the checkout (a clone in /root or a 0700 directory): give it a copy.
+    const otherUser = options.uid !== undefined && options.uid !== process.getuid?.();
+    const child = spawn(process.execPath, [otherUser ? readablePlatBin(repoRoot) : platBin, ...args], {
       env: env as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
       ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
@@ -126,9 +129,21 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
   });
 }
 
-/** No stack trace, ever: the contract's "one or two sentences". */
+/** The contract's exit codes (cli-contract.md); anything else is a crash. */
+const CONTRACT_EXIT_CODES = [0, 1, 2, 3, 4, 5, 130];
+
+/**
+ * plat ended the contract's way, not by crashing: no stack trace or raw JavaScript error (the contract's "one or
+ * two sentences"), no "Unexpected failure" (main.ts's words for an error no layer translated: a bug), no death by
+ * signal, and an exit code the contract defines. Holds for successes (warnings) and failures alike.
+ */
 export function expectCleanError(result: PlatResult): void {
+  const problems: string[] = [];
   if (/\n\s+at .+\(.+:\d+:\d+\)/.test(result.stderr) || /node:internal|TypeError:|ReferenceError:/.test(result.stderr)) {
-    throw new Error(`stderr has a stack trace or raw error:\n${result.stderr}`);
+    problems.push('stderr has a stack trace or raw error');
   }
+  if (/Unexpected failure/.test(result.stderr)) problems.push('plat reported an unexpected failure (an error no layer translated)');
+  if (result.signal !== null) problems.push(`plat was killed by ${result.signal}`);
+  else if (!CONTRACT_EXIT_CODES.includes(result.code!)) problems.push(`exit code ${result.code} is not one of the contract's`);
+  if (problems.length > 0) throw new Error(`${problems.join('; ')}:\n${result.stderr}`);
 }

@@ -1,7 +1,9 @@
 /**
  * Which real components (a keychain, a browser) this test run has, and how a test that needs one is gated:
  * without the component a test is skipped with a name that says why and how to install it, except in CI (CI is
- * set), where nothing may be skipped and the test fails instead.
+ * set), where nothing may be skipped and the test fails instead. A component this machine has but this run did
+ * not start (the keychain, when a file is run with vitest directly instead of test/run.mjs) is never skipped: its
+ * tests fail with the command that runs them properly.
  *
  *   describe.skipIf(keyring.skip)(keyring.title('real keychain'), () => {
  *     beforeEach(() => keyring.require());   // beforeEach, so that in CI each test fails (a failed
@@ -21,7 +23,7 @@ export interface Component {
   readonly skipReason: string;
   /** The command that installs it on Debian/Ubuntu. */
   readonly install: string;
-  /** Skip tests that need it: only when it is missing and this is not CI. */
+  /** Skip tests that need it: only when this machine cannot have it and this is not CI. */
   readonly skip: boolean;
   /** The test name with the skip reason appended when it will be skipped. */
   title(name: string): string;
@@ -29,18 +31,20 @@ export interface Component {
   require(): void;
 }
 
-function component(name: string, available: boolean, skipReason: string, install: string): Component {
+/** `installed: true` for a component the machine has but this run did not start: its tests fail instead of skipping. */
+function component(name: string, available: boolean, skipReason: string, install: string, installed = false): Component {
+  const skip = !available && !isCI && !installed;
   return {
     name,
     available,
     skipReason: available ? '' : skipReason,
     install,
-    skip: !available && !isCI,
-    title: (title) => (available ? title : `${title} (${isCI ? 'missing' : 'skipped'}: ${skipReason})`),
+    skip,
+    title: (title) => (available ? title : `${title} (${skip ? 'skipped' : 'missing'}: ${skipReason})`),
     require() {
-      if (!available) {
-        throw new Error(`CI must not skip tests, but ${name} is not available here: ${skipReason}`);
-      }
+      if (available) return;
+      if (installed) throw new Error(`${name} is installed but was not started for this run: ${skipReason}`);
+      throw new Error(`CI must not skip tests, but ${name} is not available here: ${skipReason}`);
     },
   };
 }
@@ -79,9 +83,9 @@ export const keyring = (() => {
   const started = process.env.PLAT_TEST_KEYRING === '1';
   const installed = onPath('gnome-keyring-daemon') && onPath('dbus-run-session');
   const reason = installed
-    ? 'gnome-keyring was not started for this run; run the tests with `npm test` (test/run.mjs), which starts it'
+    ? 'run this file with `node test/run.mjs <file>` (or `npm test -- <file>`), which starts a private gnome-keyring, not with vitest directly'
     : `no gnome-keyring; install with: ${KEYRING_INSTALL}`;
-  return component('gnome-keyring (Secret Service)', started, reason, KEYRING_INSTALL);
+  return component('gnome-keyring (Secret Service)', started, reason, KEYRING_INSTALL, installed);
 })();
 
 /** Debian's chromium, driven by playwright-core for the end-to-end browser journey. */

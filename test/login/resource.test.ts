@@ -35,7 +35,7 @@ describe('--resource', () => {
     const [exchange] = tokenRequestBodies(result.stderr);
     expect(exchange).toMatch(/grant_type=authorization_code/);
     expect(exchange).toContain(`resource=${encodeURIComponent(platform.baseUrl)}`);
-    expect(result.stdout).toContain(`Logged in to ${platform.baseUrl} as user-ada`);
+    expect(result.stdout).toContain(`Logged in to ${platform.baseUrl} as Ada Lovelace`);
     expect(result.stderr).toContain(`The tokens are bound to ${platform.baseUrl}, which UserInfo does not accept`);
     expect(result.stderr).not.toMatch(/warning/);
     expect(platform.stats.count('GET /api/oauth/userinfo')).toBe(0);
@@ -52,7 +52,7 @@ describe('--resource', () => {
     expect(result.code, result.stderr).toBe(0);
     const [profile] = JSON.parse(result.stdout).profiles;
     expect(profile.works).toBeUndefined();
-    expect(profile.problem).toMatch(/^not checked: UserInfo does not accept tokens bound to /);
+    expect(profile.problem).toMatch(/^not checked: The session's tokens are bound to .*, which UserInfo does not accept; plat call shows whether it works/);
   });
 
   it('is sent again on refresh, and a later login without the flag keeps it', async () => {
@@ -69,16 +69,19 @@ describe('--resource', () => {
     expect((await home.run(['call', 'GET', '/api/analytics'])).code).toBe(0);
   });
 
-  it('whoami explains that UserInfo does not take an API-bound token, without refreshing', async () => {
+  it('whoami answers from the ID token for an API-bound token, without asking UserInfo or refreshing', async () => {
     await signIn(home, platform, ['--resource', platform.baseUrl, '--scope', 'openid profile courses:read']);
     platform.stats.reset();
     const whoami = await home.run(['whoami']);
-    expect(whoami.code).toBe(1);
-    expect(whoami.stderr).toMatch(/UserInfo endpoint does not accept this session's access token \(insufficient_scope/);
-    expect(whoami.stderr).toMatch(/plat login --resource is for plat call, not for UserInfo/);
-    expect(whoami.stdout).toBe('');
+    expect(whoami.code, whoami.stderr).toBe(0);
+    expect(whoami.stdout).toMatch(/User\s+Ada Lovelace/);
+    expect(whoami.stdout).toMatch(/Subject\s+user-ada/);
+    expect(whoami.stderr).toMatch(/bound to .*which UserInfo does not accept: this is who signed in, from the ID token/);
     expectCleanError(whoami);
     expect(platform.stats.count('token:refresh_token')).toBe(0);
+    expect(platform.stats.count('GET /api/oauth/userinfo')).toBe(0);
+    const json = await home.run(['whoami', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ sub: 'user-ada', name: 'Ada Lovelace' });
   });
 
   it('without --resource nothing is sent, and UserInfo names the user', async () => {

@@ -21,7 +21,7 @@ export interface PlatformOptions {
 export type MetadataKnob = 'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint';
 export type RegistrationKnob = 'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id';
 /** How a successful token response is mangled after the server issued (and rotated) the tokens. */
-export type TokenResponseKnob = 'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in';
+export type TokenResponseKnob = 'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token';
 
 export interface Knobs {
   /** Seconds; read whenever an access token is issued. */
@@ -60,6 +60,13 @@ export interface Knobs {
   unknownClients: string[];
   /** Where `unknownClients` are unknown: 'everywhere' (default), or 'token' = only at the token endpoint. */
   unknownClientsAt: 'everywhere' | 'token';
+  /** More RFC 8707 resources the server issues tokens for (an API on another origin that names it); default none. */
+  extraResources: string[];
+  /**
+   * false = a refresh keeps the refresh token valid and its response carries no `refresh_token` member (RFC 6749 §6
+   * allows a server not to rotate). Default true: every refresh rotates.
+   */
+  rotateRefreshTokens: boolean;
 }
 
 export interface PlatformEvent {
@@ -70,7 +77,10 @@ export interface PlatformEvent {
 }
 
 export interface PlatformStats {
-  /** Keys: "<METHOD> <path>", "token:<grant_type>", "register", "refresh-replay". */
+  /**
+   * Keys: "<METHOD> <path>", "token:<grant_type>", "register", "refresh-replay", and per revocation request the kind of
+   * token it carried, as the server issued it: "revoke:access_token", "revoke:refresh_token", "revoke:unknown".
+   */
   count(key: string): number;
   keys(): Record<string, number>;
   reset(): void;
@@ -95,6 +105,8 @@ export interface Platform {
   /** Most recently added override is consulted first; runs before every built-in route. */
   override(pathPrefix: string, handler: OverrideHandler): void;
   clearOverrides(): void;
+  /** The state of a fresh platform for the next test: default knobs (and `accessTokenTtl` option), no overrides, empty stats. */
+  reset(): void;
   /** Drives consent over HTTP and returns the client's redirect URL (not requested). */
   approve(authorizeUrl: string, options?: { deny?: boolean }): Promise<string>;
   close(): Promise<void>;

@@ -34,11 +34,13 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {boolean} clientIdMetadataDocumentsOverHttp  test-only: also http://127.0.0.1 documents
  * @property {string[]} unknownClients  client IDs the server has forgotten (invalid_client)
  * @property {'everywhere' | 'token'} unknownClientsAt  where they are unknown: every endpoint, or the token endpoint only
+ * @property {boolean} rotateRefreshTokens  false = a refresh keeps the refresh token valid and its response carries
+ *   no refresh_token member (RFC 6749 §6 allows both); default true
  */
 
 /**
  * @typedef {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean | Promise<boolean>} OverrideHandler
- * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in'} TokenResponseKnob
+ * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token'} TokenResponseKnob
  */
 
 /** @returns {Knobs} */
@@ -60,6 +62,8 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     clientIdMetadataDocumentsOverHttp: false,
     unknownClients: [],
     unknownClientsAt: 'everywhere',
+    extraResources: [],
+    rotateRefreshTokens: true,
   };
 }
 
@@ -154,6 +158,9 @@ export async function startPlatform(options = {}) {
   // to expire lets the API say "expired" rather than "invalid" as a real resource server with introspection would.
   /** @type {Map<string, number>} */
   const accessTokenExpiry = new Map();
+  // Which kind of token each issued value is, so a revocation can be recorded by what it really revoked.
+  /** @type {Map<string, 'access_token' | 'refresh_token'>} */
+  const issuedKinds = new Map();
   /** @type {Array<[string, OverrideHandler]>} */
   let overrides = [];
   /** @type {Array<{ clientId: string, scope: string, resource: string | null }>} */
@@ -236,6 +243,8 @@ export async function startPlatform(options = {}) {
         stats.bump(`token:${grantType}`, ctx.method, ctx.path);
         for (const key of ['code', 'code_verifier', 'client_secret', 'refresh_token']) remember(body[key]);
         if (ctx.status === 200) for (const key of ['access_token', 'refresh_token', 'id_token']) remember(response[key]);
+        if (ctx.status === 200) for (const key of /** @type {const} */ (['access_token', 'refresh_token'])) if (typeof response[key] === 'string') issuedKinds.set(response[key], key);
+        if (ctx.status === 200 && grantType === 'refresh_token' && !knobs.rotateRefreshTokens) delete response.refresh_token;
         if (ctx.status === 200 && typeof response.access_token === 'string' && typeof response.expires_in === 'number') {
           accessTokenExpiry.set(response.access_token, Date.now() + response.expires_in * 1000);
         }
@@ -247,6 +256,8 @@ export async function startPlatform(options = {}) {
         break;
       }
       case 'revocation':
+        // "revoke:access_token" / "revoke:refresh_token" / "revoke:unknown": what the request really carried.
+        stats.bump(`revoke:${(typeof body.token === 'string' && issuedKinds.get(body.token)) || 'unknown'}`, ctx.method, ctx.path);
         remember(body.token);
         remember(body.client_secret);
         break;
@@ -354,6 +365,11 @@ export async function startPlatform(options = {}) {
     },
     clearOverrides() {
       overrides = [];
+    },
+    reset() {
+      Object.assign(knobs, defaultKnobs(options.accessTokenTtl ?? 3600));
+      overrides = [];
+      stats.reset();
     },
     /** @param {string} authorizeUrl @param {{ deny?: boolean }} [opts] */
     async approve(authorizeUrl, opts = {}) {
@@ -483,6 +499,9 @@ function applyTokenResponseKnob(response, knob) {
       break;
     case 'no-expires-in':
       delete response.expires_in;
+      break;
+    case 'control-char-access-token':
+      response.access_token = `${response.access_token}\u001b[2J`;
       break;
     default:
   }

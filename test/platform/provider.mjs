@@ -186,7 +186,8 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
         useGrantedResource: async () => false,
         // RFC 8707: the only protected resource is this platform's API, identified by its base URL.
         getResourceServerInfo: async (_ctx, resource) => {
-          if (resource.replace(/\/$/, '') !== baseUrl) throw new errors.InvalidTarget();
+          const wanted = resource.replace(/\/$/, '');
+          if (wanted !== baseUrl && !knobs.extraResources.includes(wanted)) throw new errors.InvalidTarget();
           return { scope: API_SCOPES.join(' '), audience: resource, accessTokenFormat: 'opaque' };
         },
       },
@@ -208,7 +209,7 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
       },
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
-    rotateRefreshToken: true,
+    rotateRefreshToken: async () => knobs.rotateRefreshTokens,
     expiresWithSession: async () => false,
     ttl: {
       AccessToken: () => knobs.accessTokenTtl,

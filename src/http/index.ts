@@ -7,13 +7,13 @@
  * snapshot, so a call costs a few milliseconds instead of the ~140 ms it takes to load undici. With HTTP(S)_PROXY
  * set, undici's EnvHttpProxyAgent carries every request (and honours NO_PROXY).
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
-import { InterruptedError, NetworkError, PlatError } from './errors.js';
-import { describeNetworkCode } from './network-codes.js';
-import type { IO } from './io.js';
-import { redactBody, redactHeaderValue, redactUrl } from './redact.js';
+import { InterruptedError, NetworkError, PlatError } from '../errors.js';
+import { describeNetworkCode } from '../network-codes.js';
+import type { IO } from '../io.js';
+import { redactBody, redactHeaderValue, redactUrl } from '../redact.js';
+import type { HttpRequest, HttpResponse, Transport } from './types.js';
+import { sanitize } from '../text.js';
 
 export type Fetch = (input: string | URL, init?: RequestInit & { maxBodyBytes?: number }) => Promise<Response>;
 
@@ -26,26 +26,10 @@ export interface HttpOptions {
   /** Aborts every request (Ctrl-C). */
   signal?: AbortSignal;
   connectTimeoutMs?: number;
+  /** Overall deadline of each fetch() (the protocol's requests); default PROTOCOL_DEADLINE_MS. */
+  protocolDeadlineMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
-}
-
-export interface HttpRequest {
-  method: string;
-  url: URL;
-  headers?: Record<string, string>;
-  body?: string | Uint8Array | Readable;
-  signal?: AbortSignal;
-}
-
-export interface HttpResponse {
-  status: number;
-  statusText: string;
-  /** Lower-case names; repeated headers joined with ", " (set-cookie kept as a list). */
-  headers: IncomingHttpHeaders;
-  /** Header lines as received, for `plat call -i`. */
-  rawHeaders: string[];
-  body: Readable;
 }
 
 export interface Http {
@@ -54,12 +38,12 @@ export interface Http {
   close(): Promise<void>;
 }
 
-export interface Transport {
-  send(request: HttpRequest & { headers: Record<string, string> }, signal: AbortSignal | undefined): Promise<HttpResponse>;
-  close(): Promise<void>;
-}
-
 const TRACE_BODY_LIMIT = 64 * 1024;
+/**
+ * The whole of one protocol exchange (metadata, registration, token, revocation), body included: idle timeouts
+ * alone let a server that sends a byte a second hold plat (and a refresh holding the profile's lock) forever.
+ */
+export const PROTOCOL_DEADLINE_MS = 30_000;
 
 /** True when the environment names a proxy; then undici (which understands NO_PROXY) carries the requests. */
 export function proxyConfigured(env: Record<string, string | undefined>): boolean {
@@ -76,8 +60,8 @@ export function createHttp(options: HttpOptions): Http {
   let transport: Promise<Transport> | undefined;
   const getTransport = () =>
     (transport ??= proxyConfigured(options.env)
-      ? import('./http-undici.js').then(({ undiciTransport }) => undiciTransport(timeouts))
-      : import('./http-node.js').then(({ nodeTransport }) => nodeTransport(timeouts)));
+      ? import('./undici.js').then(({ undiciTransport }) => undiciTransport(timeouts))
+      : import('./node.js').then(({ nodeTransport }) => nodeTransport(timeouts)));
 
   const request = async (req: HttpRequest): Promise<HttpResponse> => {
     const headers: Record<string, string> = { 'user-agent': options.userAgent, ...lowerCaseKeys(req.headers ?? {}) };
@@ -111,7 +95,9 @@ export function createHttp(options: HttpOptions): Http {
     } else if (init.body) {
       throw new TypeError('plat fetch: unsupported request body type');
     }
-    const response = await request({ method: init.method ?? 'GET', url, headers, body, signal: init.signal ?? undefined });
+    const deadline = AbortSignal.timeout(options.protocolDeadlineMs ?? PROTOCOL_DEADLINE_MS);
+    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    const response = await request({ method: init.method ?? 'GET', url, headers, body, signal });
     const limited = init.maxBodyBytes ? limitBody(response, init.maxBodyBytes, url) : response.body;
     const noBody = response.status === 204 || response.status === 304 || (init.method ?? 'GET').toUpperCase() === 'HEAD';
     if (noBody) limited.resume();
@@ -140,10 +126,6 @@ function lowerCaseKeys(headers: Record<string, string>): Record<string, string> 
   return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
-export function statusText(status: number, given?: string): string {
-  return given || STATUS_CODES[status] || '';
-}
-
 function traceRequest(io: IO, method: string, url: URL, headers: Record<string, string>, body: unknown): void {
   io.err(`> ${method} ${redactUrl(url)}`);
   for (const [name, value] of Object.entries(headers)) io.err(`> ${name}: ${redactHeaderValue(name, value)}`);
@@ -153,9 +135,10 @@ function traceRequest(io: IO, method: string, url: URL, headers: Record<string, 
 }
 
 function traceResponse(io: IO, response: HttpResponse, ms: number): void {
-  io.err(`< ${response.status} ${response.statusText} (${ms} ms)`);
+  // The status line and headers are the server's words: made safe before they reach the terminal.
+  io.err(`< ${response.status} ${sanitize(response.statusText, 80)} (${ms} ms)`);
   for (let i = 0; i + 1 < response.rawHeaders.length; i += 2) {
-    io.err(`< ${response.rawHeaders[i]!.toLowerCase()}: ${redactHeaderValue(response.rawHeaders[i]!, response.rawHeaders[i + 1]!)}`);
+    io.err(`< ${sanitize(response.rawHeaders[i]!, 200).toLowerCase()}: ${sanitize(redactHeaderValue(response.rawHeaders[i]!, response.rawHeaders[i + 1]!), 0)}`);
   }
   const type = String(response.headers['content-type'] ?? '');
   const length = Number(response.headers['content-length'] ?? NaN);
@@ -169,7 +152,7 @@ function traceResponse(io: IO, response: HttpResponse, ms: number): void {
       copy.push(chunk);
     });
     original.on('end', () => {
-      io.err(`< ${redactBody(Buffer.concat(chunks).toString('utf8'), type)}`);
+      io.err(`< ${sanitize(redactBody(Buffer.concat(chunks).toString('utf8'), type), 0)}`);
       copy.push(null);
     });
     original.on('error', (error) => copy.destroy(error));

@@ -2,19 +2,39 @@
  * Requests over Node's built-in http/https: no proxy, keep-alive off (one call per process), explicit connect,
  * header and body-idle deadlines that fail with the same codes undici uses, so one mapping explains them all.
  */
+import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import type * as https from 'node:https';
 import { Readable } from 'node:stream';
-import type { HttpResponse, Transport } from './http.js';
-import { statusText } from './http.js';
-
-export interface Timeouts {
-  connectMs: number;
-  headersMs: number;
-  bodyMs: number;
-}
+import { statusText, type HttpResponse, type Timeouts, type Transport } from './types.js';
 
 const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+/**
+ * Plain http is for loopback only, and a name is not an address (RFC 8252 §8.3): `school.localhost` may resolve
+ * anywhere. A name looked up for an http:// request must resolve to loopback addresses only, checked on the
+ * addresses the socket will use, so no request (and no token) leaves the machine unencrypted.
+ */
+export function loopbackOnlyLookup(
+  hostname: string,
+  options: LookupOptions,
+  callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+): void {
+  lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const list = addresses as LookupAddress[];
+    const outside = list.find((a) => !isLoopbackAddress(a.address));
+    if (outside || list.length === 0) {
+      return callback(coded(`${hostname} resolves to ${outside?.address ?? 'no address'}, not a loopback address`, 'ERR_PLAT_NOT_LOOPBACK'), []);
+    }
+    if (options.all) return callback(null, list);
+    callback(null, list[0]!.address, list[0]!.family);
+  });
+}
+
+export function isLoopbackAddress(address: string): boolean {
+  return /^127\./.test(address) || address === '::1' || /^::ffff:127\./i.test(address);
+}
 
 export function nodeTransport(timeouts: Timeouts): Transport {
   return {
@@ -23,7 +43,13 @@ export function nodeTransport(timeouts: Timeouts): Transport {
         if (signal?.aborted) return reject(signal.reason);
         // https (and so tls) is loaded only for https URLs: it is the heaviest part of Node's network stack.
         const make = req.url.protocol === 'https:' ? (require('node:https') as typeof https).request : httpRequest;
-        const client: ClientRequest = make(req.url, { method: req.method, headers: req.headers, agent: false, maxHeaderSize: 64 * 1024 });
+        const client: ClientRequest = make(req.url, {
+          method: req.method,
+          headers: req.headers,
+          agent: false,
+          maxHeaderSize: 64 * 1024,
+          ...(req.url.protocol === 'http:' ? { lookup: loopbackOnlyLookup } : {}),
+        });
         let settled = false;
         const fail = (error: unknown) => {
           if (settled) return;

@@ -3,9 +3,7 @@
  * honours NO_PROXY, and is worth its load time only then.
  */
 import { EnvHttpProxyAgent, request } from 'undici';
-import type { HttpResponse, Transport } from './http.js';
-import { statusText } from './http.js';
-import type { Timeouts } from './http-node.js';
+import { statusText, type HttpResponse, type Timeouts, type Transport } from './types.js';
 
 export function undiciTransport(timeouts: Timeouts): Transport {
   const dispatcher = new EnvHttpProxyAgent({

@@ -1,0 +1,40 @@
+/**
+ * What the protocol layer hands back, in its own words. The session maps these to what it stores
+ * (src/store/types.ts): the shapes agree field by field where they overlap, so the seam is a plain assignment that
+ * the compiler checks, and the protocol never learns how or where anything is kept.
+ */
+
+/** The OAuth client plat acts as at one authorization server. */
+export interface OAuthClient {
+  clientId: string;
+  /** `none` for self-registered public clients, `client_secret_post` for confidential integrations. */
+  authMethod: 'none' | 'client_secret_post';
+  /** The issuer this client belongs to: a registration is valid only at the issuer that made it. */
+  issuer: string;
+  redirectUris: string[];
+  /** true when plat registered it itself (RFC 7591), false for a pre-registered integration or metadata document. */
+  dynamic: boolean;
+  /** When plat obtained it, epoch milliseconds. */
+  registeredAt: number;
+}
+
+/** A token endpoint's answer (RFC 6749 §5.1), checked and with the expiry made absolute. */
+export interface TokenSet {
+  accessToken: string;
+  refreshToken?: string;
+  idToken?: string;
+  tokenType: string;
+  /** Absolute expiry of the access token, epoch milliseconds; absent when the server did not say. */
+  expiresAt?: number;
+  /** When the access token was obtained, epoch milliseconds. */
+  obtainedAt: number;
+  scopes: string[];
+}
+
+/** The non-secret facts about the signed-in user (OIDC Core §5.1 claims). */
+export interface UserIdentity {
+  sub: string;
+  name?: string;
+  email?: string;
+  preferredUsername?: string;
+}

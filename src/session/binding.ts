@@ -1,0 +1,105 @@
+/**
+ * Which credentials a command may use, decided once per invocation: PLAT_TOKEN, the profile's stored session, or
+ * none — and why none. A stored session belongs to the base URL (origin) and issuer it was issued for: when
+ * --base-url / PLAT_BASE_URL names another platform, the session is not used for it, and a session that ended
+ * without the user's word (refresh token rejected) is not silently replaced by anonymous access.
+ */
+import type { Context } from '../context.js';
+import { AuthError, UsageError } from '../errors.js';
+import { rememberSecrets } from '../redact.js';
+import type { Profile } from '../store/types.js';
+import { loadSession, needsRefresh, refreshSession, type ActiveSession } from './access.js';
+import { explicitBaseUrl, loadProfile, notLoggedIn } from './profile.js';
+import { suggestCommand } from './suggest.js';
+
+export type Binding =
+  | { kind: 'env'; token: string; baseUrl: string | undefined; profile: Profile }
+  | { kind: 'session'; baseUrl: string; profile: Profile; active: ActiveSession }
+  | { kind: 'none'; reason: NoSession; baseUrl: string | undefined; profile: Profile };
+
+/**
+ * `not-logged-in`: nothing stored. `other-platform`: the profile is signed in to another base URL than the one
+ * named. `ended`: the session ended without the user's word; only plat login or plat logout clears that.
+ */
+export type NoSession = 'not-logged-in' | 'other-platform' | 'ended';
+
+export async function bindSession(ctx: Context, given?: Profile): Promise<Binding> {
+  const profile = given ?? (await loadProfile(ctx));
+  const named = explicitBaseUrl(ctx);
+  const baseUrl = named ?? profile.baseUrl;
+  const fromEnv = ctx.env.PLAT_TOKEN?.trim();
+  if (fromEnv) {
+    rememberSecrets(fromEnv);
+    return { kind: 'env', token: fromEnv, baseUrl, profile };
+  }
+  if (named && profile.baseUrl && named !== profile.baseUrl && (profile.loggedIn || profile.sessionEnded)) {
+    return { kind: 'none', reason: 'other-platform', baseUrl, profile };
+  }
+  if (profile.sessionEnded && !profile.loggedIn) return { kind: 'none', reason: 'ended', baseUrl, profile };
+  const active = await loadSession(ctx, profile);
+  if (!active) return { kind: 'none', reason: 'not-logged-in', baseUrl, profile };
+  return { kind: 'session', baseUrl: active.profile.baseUrl!, profile: active.profile, active };
+}
+
+/** The exit-4 error for a command that needs a session and has none, with the ways out. */
+export function noSessionError(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): AuthError {
+  const { profile, baseUrl } = binding;
+  const name = profile.name;
+  if (binding.reason === 'other-platform') {
+    return new AuthError(
+      `Profile ${name} is signed in to ${profile.baseUrl}, not to ${baseUrl}, so its tokens are not used there. ` +
+        `Use the profile that belongs to ${baseUrl} (--profile), or sign this one in there: ${suggestCommand(ctx, ['login'], { profile: name, baseUrl })}`,
+    );
+  }
+  if (binding.reason === 'ended') {
+    const ended = profile.sessionEnded!;
+    return new AuthError(
+      `The session of profile ${name} at ${profile.baseUrl} ended: ${ended.reason}. ` +
+        `Sign in again with ${suggestCommand(ctx, ['login'], { profile: name })}, or run ${suggestCommand(ctx, ['logout'], { profile: name })} to use the platform anonymously.`,
+    );
+  }
+  return notLoggedIn(ctx, profile, baseUrl);
+}
+
+/** A one-line note for a call that goes out without the session's token, saying why. */
+export function anonymousNote(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): string {
+  if (binding.reason === 'other-platform') {
+    return `Profile ${binding.profile.name} is signed in to ${binding.profile.baseUrl}, not ${binding.baseUrl}: calling ${binding.baseUrl} anonymously.`;
+  }
+  return `Not logged in: calling anonymously. Run ${suggestCommand(ctx, ['login'], { profile: binding.profile.name, baseUrl: binding.profile.baseUrl ? undefined : binding.baseUrl })} to call as yourself.`;
+}
+
+export type TokenSource =
+  | { kind: 'env'; token: string; profile: Profile; baseUrl: string | undefined }
+  | ({ kind: 'session'; token: string } & ActiveSession);
+
+/** The stored session a command needs (refresh, logout of it, status --check), honouring the origin rule. */
+export async function requireSession(ctx: Context, profile?: Profile): Promise<ActiveSession> {
+  const binding = await bindSession(ctx, profile);
+  if (binding.kind === 'session') return binding.active;
+  if (binding.kind === 'env') {
+    throw new UsageError('PLAT_TOKEN is set: it is used instead of the stored session, which this command needs. Unset PLAT_TOKEN to use the stored session.');
+  }
+  throw noSessionError(ctx, binding);
+}
+
+/**
+ * A usable token for a command that needs one (exit 4 otherwise): PLAT_TOKEN, or the session's, refreshed first
+ * when it is about to expire (`force`: even if it looks valid, after the server refused it).
+ */
+export async function getAccessToken(ctx: Context, options: { force?: boolean; binding?: Binding } = {}): Promise<TokenSource> {
+  const binding = options.binding ?? (await bindSession(ctx));
+  if (binding.kind === 'env') {
+    rememberSecrets(binding.token);
+    return { kind: 'env', token: binding.token, profile: binding.profile, baseUrl: binding.baseUrl };
+  }
+  if (binding.kind === 'none') throw noSessionError(ctx, binding);
+  return freshToken(ctx, binding.active, options.force);
+}
+
+/** The session's token, refreshed (under the cross-process lock) when it is about to expire or `force` says so. */
+export async function freshToken(ctx: Context, active: ActiveSession, force = false): Promise<TokenSource & { kind: 'session' }> {
+  if (!force && !needsRefresh(active.session, ctx.now())) return { kind: 'session', token: active.session.accessToken, ...active };
+  const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true });
+  return { kind: 'session', token: refreshed.session.accessToken, ...refreshed };
+}

@@ -1,0 +1,185 @@
+/**
+ * The one authenticated-request path, used by `plat call`, pagination, `plat op` and the Node library (as gh's
+ * factory HTTP client carries auth, so no command handles tokens itself):
+ * - token choice and the origin rule: the session's token goes only to URLs on the session's own origin; anything
+ *   else is called without it, with one note saying why;
+ * - a token about to expire is refreshed first (under the cross-process lock), and on 401 invalid_token once more,
+ *   with the request replayed once;
+ * - retries: 429 and 503 honour Retry-After (bounded by MAX_RETRY_AFTER_MS), otherwise exponential backoff with
+ *   jitter; 502, 504 and connection resets only for idempotent methods; each retry is one line on stderr.
+ */
+import type { Readable } from 'node:stream';
+import type { Context } from '../context.js';
+import { NetworkError } from '../errors.js';
+import type { HttpResponse } from '../http/types.js';
+import { parseBearerChallenge } from '../oauth/www-authenticate.js';
+import type { Profile } from '../store/types.js';
+import { anonymousNote, bindSession, freshToken, noSessionError, type Binding, type TokenSource } from './binding.js';
+
+export type AuthMode = 'auto' | 'anonymous' | 'required';
+
+export interface ApiRequest {
+  method: string;
+  /** Absolute; callers resolve paths against `client.baseUrl`. */
+  url: URL;
+  headers?: Record<string, string>;
+  /** A fresh body for each attempt (a file is reopened for a retry). */
+  body?: () => string | Uint8Array | Readable | undefined;
+  /** false when the body cannot be sent twice (stdin): no retry, no replay after a 401. Default true. */
+  replayable?: boolean;
+  /** How many times to retry; default DEFAULT_RETRIES for idempotent methods, 0 for others. */
+  retries?: number;
+  /** Overall deadline of one attempt, body included; default DEFAULT_DEADLINE_MS. */
+  timeoutMs?: number;
+}
+
+export interface ApiResponse extends HttpResponse {
+  /** The token that went with the request, if any. */
+  token?: TokenSource;
+}
+
+export interface ApiClient {
+  /** --base-url / PLAT_BASE_URL / the profile's. */
+  readonly baseUrl: string | undefined;
+  readonly profile: Profile;
+  send(request: ApiRequest): Promise<ApiResponse>;
+}
+
+export const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+export const DEFAULT_RETRIES = 2;
+/** The longest Retry-After plat waits for; a server asking for more gets its answer returned instead. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+/** Every request ends: a server that trickles a byte a second cannot hold a script forever. */
+export const DEFAULT_DEADLINE_MS = 10 * 60_000;
+/** Failures where the request most likely never reached the application: safe to repeat an idempotent one. */
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+export async function openApiClient(ctx: Context, options: { auth: AuthMode }): Promise<ApiClient> {
+  const binding: Binding = await bindSession(ctx);
+  if (options.auth !== 'anonymous' && binding.kind === 'none') {
+    // A session that ended on its own, or one that belongs to another platform, is never silently swapped for
+    // anonymous access when a command needs it.
+    if (options.auth === 'required' || binding.reason === 'ended') throw noSessionError(ctx, binding);
+  }
+  let source: TokenSource | undefined =
+    options.auth === 'anonymous' ? undefined : binding.kind === 'env' ? { kind: 'env', token: binding.token, profile: binding.profile, baseUrl: binding.baseUrl } : undefined;
+  let active = binding.kind === 'session' && options.auth !== 'anonymous' ? binding.active : undefined;
+  const origin = binding.baseUrl ? new URL(binding.baseUrl).origin : undefined;
+  const notes = new Set<string>();
+  const noteOnce = (text: string) => {
+    if (notes.has(text)) return;
+    notes.add(text);
+    ctx.io.note(text);
+  };
+
+  /** The token for this URL, fresh; undefined when none may go there. */
+  const tokenFor = async (url: URL, force = false): Promise<TokenSource | undefined> => {
+    if (options.auth === 'anonymous') return undefined;
+    if (url.origin !== origin) {
+      if (binding.kind !== 'none') noteOnce(`${url.origin} is not the platform's origin: calling it without your token.`);
+      return undefined;
+    }
+    if (binding.kind === 'none') {
+      noteOnce(anonymousNote(ctx, binding));
+      return undefined;
+    }
+    if (active) {
+      const fresh = await freshToken(ctx, active, force);
+      active = fresh;
+      source = fresh;
+    }
+    return source;
+  };
+
+  const send = async (request: ApiRequest): Promise<ApiResponse> => {
+    const method = request.method.toUpperCase();
+    const replayable = request.replayable !== false;
+    let token = await tokenFor(request.url);
+    let response = await sendWithRetries(ctx, { ...request, method }, token, replayable);
+    if (response.status === 401 && token?.kind === 'session' && replayable) {
+      const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
+      if (!challenge?.error || challenge.error === 'invalid_token') {
+        response.body.destroy();
+        token = await tokenFor(request.url, true);
+        response = await sendWithRetries(ctx, { ...request, method }, token, replayable);
+      }
+    }
+    return Object.assign(response, { token });
+  };
+
+  return { baseUrl: binding.baseUrl, profile: binding.profile, send };
+}
+
+async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSource | undefined, replayable: boolean): Promise<HttpResponse> {
+  const http = await ctx.http();
+  const idempotent = IDEMPOTENT_METHODS.has(request.method);
+  const retries = replayable ? (request.retries ?? (idempotent ? DEFAULT_RETRIES : 0)) : 0;
+  const what = `${request.method} ${request.url.pathname}`;
+  for (let attempt = 0; ; attempt++) {
+    const headers = { ...request.headers };
+    if (token) headers.authorization = `Bearer ${token.token}`;
+    let response: HttpResponse;
+    try {
+      response = await http.request({
+        method: request.method,
+        url: request.url,
+        headers,
+        body: request.body?.(),
+        // Redirects are never followed: the response (3xx included) is the result, so no token follows one.
+        signal: AbortSignal.timeout(request.timeoutMs ?? DEFAULT_DEADLINE_MS),
+      });
+    } catch (error) {
+      const reset = error instanceof NetworkError && RESET_CODES.has(error.code ?? '');
+      if (idempotent && reset && attempt < retries) {
+        const wait = backoff(attempt);
+        ctx.io.note(`${what}: the connection was reset; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
+        await sleep(wait, ctx.signal);
+        continue;
+      }
+      throw error;
+    }
+    const retryable = response.status === 429 || response.status === 503 || (idempotent && (response.status === 502 || response.status === 504));
+    if (retryable && attempt < retries) {
+      const wait = retryDelay(header(response, 'retry-after'), attempt, ctx.now());
+      if (wait !== undefined) {
+        response.body.destroy();
+        ctx.io.note(`${what}: HTTP ${response.status}; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
+        await sleep(wait, ctx.signal);
+        continue;
+      }
+    }
+    return response;
+  }
+}
+
+export function header(response: HttpResponse, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** Retry-After as seconds or an HTTP date; undefined when the server asks for longer than MAX_RETRY_AFTER_MS. */
+export function retryDelay(value: string | undefined, attempt: number, now: number): number | undefined {
+  if (!value) return backoff(attempt);
+  const trimmed = value.trim();
+  const ms = /^\d+$/.test(trimmed) ? Number(trimmed) * 1000 : Date.parse(trimmed) - now;
+  if (!Number.isFinite(ms)) return backoff(attempt);
+  return ms > MAX_RETRY_AFTER_MS ? undefined : Math.max(0, ms);
+}
+
+/** 0.5 s, 1 s, 2 s, … (capped at 8 s), each with up to 50 % random jitter so parallel scripts spread out. */
+export function backoff(attempt: number, random = Math.random): number {
+  const base = Math.min(8_000, 500 * 2 ** attempt);
+  return Math.round(base + base * 0.5 * random());
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}

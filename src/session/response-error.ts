@@ -1,0 +1,50 @@
+/**
+ * What a finished API response means for the contract's exit codes: 401 → 4, 403 insufficient_scope → 5 with the
+ * step-up command to run, any other status ≥ 400 → 1. The status line and the challenge are server-supplied: they
+ * are sanitised, and a scope name goes into a suggested command only when it is a plain RFC 6749 scope token, and
+ * then shell-quoted.
+ */
+import type { Context } from '../context.js';
+import { AuthError, ExitCode, PlatError, ScopeError } from '../errors.js';
+import { parseBearerChallenge } from '../oauth/www-authenticate.js';
+import { sanitize } from '../text.js';
+import type { ApiRequest, ApiResponse } from './request.js';
+import { header } from './request.js';
+import { suggestCommand } from './suggest.js';
+
+/** RFC 6749 §3.3 scope-token: %x21 / %x23-5B / %x5D-7E. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+export function responseError(ctx: Context, request: ApiRequest, response: ApiResponse): PlatError | undefined {
+  const status = response.status;
+  if (status < 400) return undefined;
+  const where = `${request.method.toUpperCase()} ${sanitize(request.url.pathname, 120)}`;
+  const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
+  const token = response.token;
+  const profile = token?.kind === 'session' ? token.profile.name : undefined;
+  if (status === 403 && challenge?.error === 'insufficient_scope') {
+    const scopes = (challenge.scope ?? '').trim().split(/\s+/).filter(Boolean);
+    const plain = scopes.length > 0 && scopes.every((s) => SCOPE_TOKEN.test(s));
+    const named = scopes.map((s) => `"${sanitize(s, 80)}"`).join(', ');
+    if (!plain) {
+      return new ScopeError(
+        `${where} needs a scope this session does not have${scopes.length ? ` (the server named ${named}, which is not a valid scope name)` : ''}. See plat scopes, then ${suggestCommand(ctx, ['login'], { profile })} --add-scope <scope>.`,
+      );
+    }
+    if (token?.kind === 'session' && scopes.every((s) => token.session.scopes.includes(s))) {
+      // Asking again would fail the same way: the server did not grant what plat recorded, or ties it to more.
+      return new ScopeError(
+        `${where} needs ${named}, which profile ${token.profile.name} was granted at sign-in as far as plat was told, but the server refuses it. ` +
+          'The server may not grant that scope to this client or this account: check the account\'s role on the platform, or ask its administrators.',
+      );
+    }
+    return new ScopeError(`${where} needs the scope ${named}, which this session does not have. Run: ${suggestCommand(ctx, ['login', '--add-scope', scopes.join(',')], { profile })}`);
+  }
+  if (status === 401) {
+    if (!token) return new AuthError(`${where} needs you to be signed in (HTTP 401). Run: ${suggestCommand(ctx, ['login'])}`);
+    if (token.kind === 'env') return new AuthError(`The server rejected PLAT_TOKEN (HTTP 401) for ${where}. Provide a valid token, or unset PLAT_TOKEN to use the stored session.`);
+    return new AuthError(`The server rejected the token even after a refresh (HTTP 401) for ${where}. Run: ${suggestCommand(ctx, ['login'], { profile })}`);
+  }
+  const reason = sanitize(response.statusText, 80);
+  return new PlatError(`HTTP ${status}${reason ? ` ${reason}` : ''}: ${where}`, ExitCode.failure);
+}

@@ -1,0 +1,70 @@
+/**
+ * Who the session belongs to, for `plat whoami` and `plat status --check`: OIDC UserInfo at the endpoint of the
+ * issuer that issued the session (never anywhere else), with one refresh and one retry when the token is refused.
+ * Where UserInfo cannot answer — the server offers none, or the token is bound to an API (RFC 8707) — what the
+ * ID token said at sign-in is the answer, and the note says so.
+ */
+import type { Context } from '../context.js';
+import { PlatError, UsageError } from '../errors.js';
+import { fetchUserInfo, toProfileUser, UserInfoRefusedError, UserInfoUnauthorizedError, type UserInfo } from '../oauth/userinfo.js';
+import type { Profile, ProfileUser } from '../store/types.js';
+import { assertSameIssuer } from './access.js';
+import { bindSession, freshToken, getAccessToken, noSessionError, type TokenSource } from './binding.js';
+import { getDiscovery } from './discovery-cache.js';
+
+export interface WhoAmI {
+  /** The claims as the server sent them (UserInfo), or those plat kept from the ID token. */
+  claims: UserInfo;
+  user: ProfileUser;
+  from: 'userinfo' | 'id_token';
+  /** With `from: 'id_token'`: why UserInfo was not asked. */
+  why?: string;
+  baseUrl: string;
+  profile: Profile;
+  source: TokenSource;
+}
+
+/** `profile`: another profile than the invocation's (status --check); `quiet`: no note when the ID token answers. */
+export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?: boolean } = {}): Promise<WhoAmI> {
+  const binding = await bindSession(ctx, options.profile);
+  if (binding.kind === 'none') throw noSessionError(ctx, binding);
+  const baseUrl = binding.baseUrl;
+  if (!baseUrl) throw new UsageError('PLAT_TOKEN is set but no platform is known: pass --base-url or set PLAT_BASE_URL.');
+  let source = await getAccessToken(ctx, { binding });
+  const profile = source.profile;
+  const discovery = await getDiscovery(ctx, baseUrl);
+  if (source.kind === 'session') assertSameIssuer(ctx, profile, discovery.issuer);
+  const known = source.kind === 'session' ? profile.user : undefined;
+  const fromIdToken = (why: string): WhoAmI => {
+    if (!known) throw new PlatError(`${why}, and plat kept no ID token claims for this session, so it cannot say who you are.`);
+    if (!options.quiet) ctx.io.note(`${why}: this is who signed in, from the ID token.`);
+    return { claims: idTokenClaims(known), user: known, from: 'id_token', why, baseUrl, profile, source };
+  };
+  if (source.kind === 'session' && profile.resource) return fromIdToken(`The session's tokens are bound to ${profile.resource}, which UserInfo does not accept`);
+  if (typeof discovery.as.userinfo_endpoint !== 'string') {
+    if (known) return fromIdToken(`The authorization server ${discovery.issuer} offers no UserInfo endpoint`);
+    throw new PlatError(`The authorization server ${discovery.issuer} offers no UserInfo endpoint, so plat cannot ask who the token belongs to.`);
+  }
+  const http = await ctx.http();
+  // The user who signed in, when plat knows it: UserInfo must name the same one (OIDC Core §5.3.2).
+  const expected = known?.sub;
+  let info: UserInfo;
+  try {
+    info = await fetchUserInfo(http, discovery.as, source.token, expected);
+  } catch (error) {
+    if (error instanceof UserInfoRefusedError && known) return fromIdToken('The UserInfo endpoint does not accept this session\'s token');
+    // One refresh and one retry: the server may have revoked or expired the token early.
+    if (!(error instanceof UserInfoUnauthorizedError) || source.kind !== 'session') throw error;
+    source = await freshToken(ctx, source, true);
+    info = await fetchUserInfo(http, discovery.as, source.token, expected);
+  }
+  return { claims: info, user: toProfileUser(info), from: 'userinfo', baseUrl, profile, source };
+}
+
+function idTokenClaims(user: ProfileUser): UserInfo {
+  const claims: UserInfo = { sub: user.sub };
+  if (user.name) claims.name = user.name;
+  if (user.email) claims.email = user.email;
+  if (user.preferredUsername) claims.preferred_username = user.preferredUsername;
+  return claims;
+}

@@ -1,0 +1,266 @@
+/**
+ * The layer rules of shared design (README "How it is built"), written once and held against the real import graph
+ * of src/: every `import`, `import type`, `export … from`, `import()` and `typeof import()` of every .ts file counts,
+ * because a type-only or lazy import still ties two layers together (and still makes a cycle a reader must untangle).
+ *
+ * A new import that breaks a rule fails here with the file, line and rule it breaks, instead of waiting for a review.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The layers, by the files they are made of (a folder ends with '/'). Files in no layer (errors, io, text, redact,
+ *  esm, network-codes, browser) are leaves any layer may use. */
+const LAYERS = {
+  entry: ['src/main.ts', 'src/cli.ts'],
+  commands: ['src/commands/'],
+  completion: ['src/completion/'],
+  catalogue: ['src/catalogue/'],
+  session: ['src/session/'],
+  context: ['src/context.ts'],
+  protocol: ['src/oauth/'],
+  loopback: ['src/loopback.ts'],
+  http: ['src/http/'],
+  store: ['src/store/'],
+} as const;
+type Layer = keyof typeof LAYERS;
+
+/** The arrows that must never exist, and why. */
+const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
+  ['commands', 'protocol', 'commands go through the session'],
+  ['commands', 'store', 'commands go through the session'],
+  ['protocol', 'store', 'the protocol knows no storage: it returns its own types and the session maps them'],
+  ['protocol', 'session', 'the protocol knows no session'],
+  ['protocol', 'commands', 'the protocol knows no command'],
+  ['store', 'session', 'storage knows no flow'],
+  ['http', 'session', 'the transport knows no session'],
+  ['completion', 'entry', 'completion reads the program it is given'],
+];
+
+/**
+ * Violations that in-flight work removes (issue 15): the lead empties this list. An entry that no longer occurs
+ * fails the test too, so the list can only shrink; a violation not on it fails at once.
+ */
+const KNOWN_VIOLATIONS: readonly string[] = [];
+
+interface Import {
+  from: string;
+  to: string;
+  line: number;
+  specifier: string;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(path.join(root, dir)).sort()) {
+    const rel = `${dir}/${name}`;
+    if (statSync(path.join(root, rel)).isDirectory()) out.push(...sourceFiles(rel));
+    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(rel);
+  }
+  return out;
+}
+
+/** The module a relative specifier names, as a path from the repository root ('./x.js' is './x.ts' in source). */
+function resolve(from: string, specifier: string, files: ReadonlySet<string>): string | undefined {
+  if (!specifier.startsWith('.')) return undefined; // a package or node: builtin
+  const base = path.posix.join(path.posix.dirname(from), specifier);
+  const candidates = [base.replace(/\.js$/, '.ts'), base, `${base}.ts`, `${base}/index.ts`];
+  return candidates.find((c) => files.has(c)) ?? `${base} (unresolved)`;
+}
+
+/** Every module reference in one file, static, type-only, re-exported or dynamic. */
+function importsOf(file: string, text: string, files: ReadonlySet<string>): Import[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: Import[] = [];
+  const add = (node: ts.Node, literal: ts.Expression | undefined) => {
+    if (!literal || !ts.isStringLiteralLike(literal)) return;
+    const to = resolve(file, literal.text, files);
+    if (!to) return;
+    const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+    found.push({ from: file, to, line, specifier: literal.text });
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node, node.moduleSpecifier);
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, node.arguments[0]);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, node.argument.literal);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node, node.moduleReference.expression);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function layerOf(file: string): Layer | undefined {
+  for (const [layer, parts] of Object.entries(LAYERS) as [Layer, readonly string[]][]) {
+    if (parts.some((p) => (p.endsWith('/') ? file.startsWith(p) : file === p))) return layer;
+  }
+  return undefined;
+}
+
+/** Strongly connected components (Tarjan): every import between two files of one component lies on a cycle. */
+function components(nodes: readonly string[], edges: ReadonlyMap<string, ReadonlySet<string>>): Map<string, number> {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const component = new Map<string, number>();
+  let next = 0;
+  let count = 0;
+  const connect = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.set(w, count);
+      } while (w !== v);
+      count++;
+    }
+  };
+  for (const v of nodes) if (!index.has(v)) connect(v);
+  return component;
+}
+
+/** The shortest way back from `to` to `from`, to show the whole cycle an import closes. */
+function pathBack(from: string, to: string, edges: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const previous = new Map<string, string>([[to, to]]);
+  const queue = [to];
+  while (queue.length > 0) {
+    const v = queue.shift()!;
+    if (v === from) break;
+    for (const w of edges.get(v) ?? []) {
+      if (!previous.has(w)) {
+        previous.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  const way = [from];
+  for (let v = from; v !== to; ) {
+    v = previous.get(v)!;
+    way.unshift(v);
+  }
+  return [from, ...way];
+}
+
+interface Violation {
+  key: string;
+  detail: string;
+}
+
+/** Every rule broken by a set of imports: one violation per pair of files, naming each import line. */
+function violations(files: readonly string[], imports: readonly Import[]): Violation[] {
+  const edges = new Map<string, Set<string>>();
+  for (const i of imports) {
+    if (!edges.has(i.from)) edges.set(i.from, new Set());
+    edges.get(i.from)!.add(i.to);
+  }
+  const component = components(files, edges);
+  const byKey = new Map<string, { detail: string; lines: number[]; specifier: string; from: string }>();
+  const note = (key: string, i: Import, detail: string) => {
+    const known = byKey.get(key);
+    if (known) known.lines.push(i.line);
+    else byKey.set(key, { detail, lines: [i.line], specifier: i.specifier, from: i.from });
+  };
+  for (const i of imports) {
+    if (i.to.endsWith('(unresolved)')) {
+      note(`unresolved: ${i.from} → ${i.to}`, i, 'names a module that does not exist');
+      continue;
+    }
+    const [a, b] = [layerOf(i.from), layerOf(i.to)];
+    for (const [from, to, why] of NEVER) {
+      if (a === from && b === to) note(`${from} → ${to}: ${i.from} → ${i.to}`, i, why);
+    }
+    if (i.from === i.to || (component.get(i.from) !== undefined && component.get(i.from) === component.get(i.to))) {
+      note(`cycle: ${i.from} → ${i.to}`, i, `closes the import cycle ${pathBack(i.from, i.to, edges).join(' → ')}`);
+    }
+  }
+  return [...byKey.entries()]
+    .map(([key, v]) => ({ key, detail: `${v.from}:${v.lines.join(',')} imports '${v.specifier}': ${v.detail}` }))
+    .sort((x, y) => x.key.localeCompare(y.key));
+}
+
+function graph() {
+  const files = sourceFiles('src');
+  const known = new Set(files);
+  const imports = files.flatMap((f) => importsOf(f, readFileSync(path.join(root, f), 'utf8'), known));
+  return { files, imports };
+}
+
+describe('the import graph of src/ keeps the layers', () => {
+  const { files, imports } = graph();
+  const found = violations(files, imports);
+
+  it('breaks no rule that is not on the known list', () => {
+    const unknown = found.filter((v) => !KNOWN_VIOLATIONS.includes(v.key));
+    expect(unknown.map((v) => `${v.key}\n    ${v.detail}`)).toEqual([]);
+  });
+
+  it('still breaks every rule on the known list (remove an entry once its violation is gone)', () => {
+    const keys = new Set(found.map((v) => v.key));
+    expect(KNOWN_VIOLATIONS.filter((k) => !keys.has(k))).toEqual([]);
+  });
+
+  it('reads every kind of import: static, type-only, re-export and dynamic', () => {
+    const has = (from: string, to: string) => imports.some((i) => i.from === from && i.to === to);
+    expect(has('src/cli.ts', 'src/commands/login.ts')).toBe(true); // import() in an action
+    expect(has('src/cli.ts', 'src/context.ts')).toBe(true); // import type
+    expect(files.length).toBeGreaterThan(50);
+  });
+});
+
+describe('the rule checker itself', () => {
+  const files = ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/commands/x.ts', 'src/oauth/y.ts', 'src/store/z.ts'];
+  const known = new Set(files);
+  const read = (file: string, text: string) => importsOf(file, text, known);
+
+  it('finds each kind of module reference with its line', () => {
+    const text = [
+      "import { x } from './b.js';",
+      "import type { Y } from './c.js';",
+      "export { z } from './commands/x.js';",
+      "const m = () => import('./oauth/y.js');",
+      "type T = typeof import('./store/z.js');",
+      "import fs from 'node:fs';",
+    ].join('\n');
+    expect(read('src/a.ts', text).map((i) => [i.to, i.line])).toEqual([
+      ['src/b.ts', 1],
+      ['src/c.ts', 2],
+      ['src/commands/x.ts', 3],
+      ['src/oauth/y.ts', 4],
+      ['src/store/z.ts', 5],
+    ]);
+  });
+
+  it('names a forbidden arrow, type-only or not, and every import of a cycle', () => {
+    const imports = [
+      ...read('src/commands/x.ts', "import type { S } from '../store/z.js';"),
+      ...read('src/oauth/y.ts', "export * from '../store/z.js';"),
+      ...read('src/a.ts', "import './b.js';"),
+      ...read('src/b.ts', "const a = await import('./a.js');"),
+      ...read('src/c.ts', "import './a.js';"),
+    ];
+    const found = violations(files, imports);
+    expect(found.map((v) => v.key)).toEqual([
+      'commands → store: src/commands/x.ts → src/store/z.ts',
+      'cycle: src/a.ts → src/b.ts',
+      'cycle: src/b.ts → src/a.ts',
+      'protocol → store: src/oauth/y.ts → src/store/z.ts',
+    ]);
+    expect(found[2]!.detail).toBe("src/b.ts:1 imports './a.js': closes the import cycle src/b.ts → src/a.ts → src/b.ts");
+  });
+});
