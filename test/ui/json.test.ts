@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeHome, type Home, type PlatResult } from '../helpers/cli.js';
 import { startPlatform, type Platform } from '../platform/index.mjs';
-import { API, arrayOf, DISCOVER, LOGIN, LOGOUT, mismatches, object, REFRESH, SCOPES, STATUS, WHOAMI, type Shape } from './shapes.js';
+import { API, arrayOf, DISCOVER, LOGIN, LOGOUT, mismatches, object, REFRESH, SCOPE_PLAN, SCOPES, STATUS, WHOAMI, type Shape } from './shapes.js';
 
 let platform: Platform;
 let home: Home;
@@ -84,11 +84,13 @@ describe('--json shapes', () => {
     expect(all).toEqual([{ profile: 'default', wasLoggedIn: true, revoked: true, revocationErrors: [] }]);
   });
 
-  it('scopes, api and discover, with no session', async () => {
+  it('scopes, scopes plan, op, api and discover, with no session', async () => {
     const base = ['--base-url', platform.baseUrl, '--json'];
     expectJson(await home.run(['scopes', ...base]), SCOPES);
     expectJson(await home.run(['scopes', '--json']), SCOPES);
     expectJson(await home.run(['api', ...base]), API);
+    expectJson(await home.run(['op', ...base]), API);
+    expectJson(await home.run(['scopes', 'plan', 'listEnrolments', 'getSchoolReport', ...base]), SCOPE_PLAN);
     expectJson(await home.run(['discover', ...base]), DISCOVER);
   });
 
