@@ -42,7 +42,11 @@ export async function prepareOpRequest(
       if (error instanceof ParamValueError) throw new UsageError(error.message);
       throw error;
     }
-    if (param.in === 'path') path = path.split(`{${param.name}}`).join(encodeURIComponent(checked[0]!));
+    if (param.in === 'path') {
+      // encodeURIComponent leaves "." and "..", which would climb out of the operation's path to another one.
+      if (checked[0] === '.' || checked[0] === '..') throw new UsageError(`${flag} cannot be "${checked[0]}": it would change the path rather than fill it.`);
+      path = path.split(`{${param.name}}`).join(encodeURIComponent(checked[0]!));
+    }
     else if (param.in === 'query') for (const v of checked) query.append(param.name, v);
     else headers.push(`${param.name}: ${checked.join(', ')}`);
   }

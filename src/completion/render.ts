@@ -254,7 +254,8 @@ function renderZsh(program: ProgramSpec): string {
     .map((c) => {
       const specs = [...c.options.filter((o) => o.long !== '--help').map(zshOption), ...c.args.map(zshArgument)];
       // After an operationId: its parameters and their values, besides what _arguments knows.
-      const params = c.operationParams ? `\n          __plat_op_params ${valueFlags(c.options).map(plain).join(' ')} && ret=0` : '';
+      const booleans = c.options.filter((o) => !o.takesValue).flatMap(flagsOf).map(plain);
+      const params = c.operationParams ? `\n          __plat_op_params ${valueFlags(c.options).map(plain).join(' ')} -- ${booleans.join(' ')} && ret=0` : '';
       return `        ${plain(c.name)})${params}\n          _arguments -S "\${__plat_globals[@]}"${specs.map((s) => ` \\\n            ${s}`).join('')} && ret=0\n          ;;`;
     })
     .join('\n');
@@ -282,17 +283,17 @@ __plat_dynamic() {
 }
 
 # plat op <operationId> …: the operation's --<name> flags (a word starting with -), or the values of the parameter
-# before the cursor (its enum), from \`plat __complete op-flags|op-values\`. Arguments: plat's value-taking options.
+# before the cursor (its enum), from \`plat __complete op-flags|op-values\`. Arguments: plat's value-taking options,
+# --, its boolean ones (an unknown --<name> before the operationId is taken to have a value).
 __plat_op_params() {
-  local -a value_flags=("$@")
+  local -a boolean_flags=("\${(@)argv[\${argv[(i)--]}+1,-1]}")
   local i w id= skip=
   for ((i = 2; i < CURRENT; i++)); do
     w=$words[i]
     if [[ -n $skip ]]; then skip=; continue; fi
     case $w in
       --*=*) ;;
-      --*) skip=1 ;;
-      -*) (( $value_flags[(Ie)$w] )) && skip=1 ;;
+      -*) (( $boolean_flags[(Ie)$w] )) || skip=1 ;;
       *) id=$w; break ;;
     esac
   done

@@ -10,6 +10,7 @@ import { checkParam } from '../../src/catalogue/param-check.js';
 import { planScopes } from '../../src/catalogue/scope-plan.js';
 import { listingArgs, parseOpArgs, splitLeading, type OwnOption } from '../../src/commands/op-args.js';
 import { renderOpHelp } from '../../src/commands/op-help.js';
+import { prepareOpRequest } from '../../src/commands/op-request.js';
 
 const base = 'https://school.example.com';
 const doc = {
@@ -124,6 +125,23 @@ describe("plat op's words", () => {
     expect(splitLeading(['--refresh', 'getCourse', '--id', '1'], options)).toMatchObject({ first: 'getCourse', rest: ['--id', '1'], flags: { refresh: true } });
     expect(() => splitLeading(['--refersh'], options)).toThrow("unknown option '--refersh'\n(Did you mean --refresh?)");
     expect(listingArgs(['post', '--refresh', 'courses'], options)).toMatchObject({ filter: 'post courses', flags: { refresh: true } });
+  });
+});
+
+describe('prepareOpRequest', () => {
+  const named = { ...getCourse, operationId: 'getCourse', parameters: [{ name: 'id', in: 'path' as const, required: true, description: null, schema: { type: 'string' } }] };
+  const noStdin = () => Promise.reject(new Error('no stdin'));
+  const given = (value: string) => [{ param: named.parameters[0]!, flag: '--id', values: [value] }];
+
+  it('fills the path template, encoding the value', async () => {
+    const request = await prepareOpRequest(named, given('a b/c'), { headers: [], fields: [], typedFields: [] }, base, noStdin);
+    expect(request.url.href).toBe(`${base}/courses/a%20b%2Fc`);
+  });
+
+  it('refuses a dot segment, which would climb to another path', async () => {
+    await expect(prepareOpRequest(named, given('..'), { headers: [], fields: [], typedFields: [] }, base, noStdin)).rejects.toThrow(
+      '--id cannot be "..": it would change the path rather than fill it.',
+    );
   });
 });
 
