@@ -2,7 +2,8 @@
 // graph of ES modules (its ESM loader costs ~20 ms of start-up per invocation). Modules that only some commands
 // need are still initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so
 // their code is parsed but not run. ESM-only packages used by few commands (ora, open) and the ones plat needs
-// only in rare cases (undici: only behind a proxy; keytar: a native addon) stay outside and are imported on use.
+// only in rare cases (undici: only behind a proxy; keytar: a native addon; ajv: plat op's body check, 280 KB the
+// bundle would otherwise carry into every start) stay outside and are imported on use.
 import { build } from 'esbuild';
 import { readFile, rm } from 'node:fs/promises';
 
