@@ -132,7 +132,7 @@ complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many s
 complete -c plat -n '__plat_using call' -l retry -d 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others' -x
 complete -c plat -n '__plat_arg call 0' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'
 complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
-complete -c plat -n __plat_needs_command -a op -d 'list the API\'s operations from its /openapi.json, or call one by its operationId with checked parameters'
+complete -c plat -n __plat_needs_command -a op -d 'list the API\'s operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters'
 complete -c plat -n '__plat_using op' -s p -l param -d 'a parameter whose name plat uses itself (repeatable)' -x
 complete -c plat -n '__plat_using op' -l refresh -d 'fetch /openapi.json again now (otherwise the cached copy is used for an hour)'
 complete -c plat -n '__plat_using op' -s H -l header -d 'add a request header "Name: value" (repeatable)' -x

@@ -202,7 +202,7 @@ the document does not list, and names the scope an operation needs when the sess
   const opCommand = program
     .command('op')
     .alias('api')
-    .description("list the API's operations from its /openapi.json, or call one by its operationId with checked parameters")
+    .description("list the API's operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters")
     .usage('[filter] | <operationId> [--<parameter> <value>]... [-f/-F fields] [--input file] [call options]')
     .addArgument(completes(new Argument('[operationId]', 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'), 'operations'))
     .addArgument(
