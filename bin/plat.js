@@ -3,6 +3,9 @@
 // nothing. It loads dist/main.cjs through a V8 code cache kept in the user's cache dir (Node 22 has this built in
 // as module.enableCompileCache; Node 20 does not), and hands main()'s exit code to Node. Exiting by exitCode
 // rather than process.exit() lets piped stdout drain completely.
+// What the code cache buys: ≈8 ms of CPU per start (`plat status`: median 70–73 ms of CPU time with the cache,
+// 78–81 ms for the same bundle required without it; 40 runs each, Node 20.20, 2 cores). Held by
+// test/cli/startup.test.ts: the cache is written once and then accepted (V8 rejecting it would rewrite it).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');

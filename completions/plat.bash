@@ -8,6 +8,8 @@ __plat_takes_value() {
   case $2 in --base-url|--profile) return 0 ;; esac
   case $1 in
     login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
+    token) case $2 in --min-ttl) return 0 ;; esac ;;
+    exec) case $2 in --env) return 0 ;; esac ;;
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry) return 0 ;; esac ;;
     op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry) return 0 ;; --refresh|-i|--include|--anonymous|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
   esac
@@ -31,7 +33,7 @@ __plat_value_kind() {
     scopes:arg:0) echo 'l plan' ;;
     scopes:arg:*) echo 'd operations' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status refresh token logout call op scopes discover completion' ;;
+    help:arg:0) echo 'l login whoami status refresh token exec logout call op scopes discover completion' ;;
   esac
 }
 
@@ -42,7 +44,8 @@ __plat_options() {
     whoami) echo '-h --help' ;;
     status) echo '--check -h --help' ;;
     refresh) echo '-h --help' ;;
-    token) echo '-h --help' ;;
+    token) echo '--min-ttl -h --help' ;;
+    exec) echo '--env -h --help' ;;
     logout) echo '--no-revoke --all -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry -h --help' ;;
     op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry -h --help' ;;
@@ -136,7 +139,7 @@ _plat() {
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
     [[ -n $opid ]] && __plat_add < <("$plat" __complete op-flags "$opid" "${globals[@]}" 2>/dev/null)
   elif [[ -z $cmd ]]; then
-    __plat_add_values 'l login whoami status refresh token logout call op scopes discover completion help'
+    __plat_add_values 'l login whoami status refresh token exec logout call op scopes discover completion help'
   elif [[ -n $opid && $prev == --* ]]; then
     # a parameter named like one of plat's flag options (--include): the parameter's values
     __plat_add < <("$plat" __complete op-values "$opid" "${prev#--}" "${globals[@]}" 2>/dev/null)

@@ -8,6 +8,10 @@ function __plat_takes_value
     switch $argv[1]
         case login
             contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout --for; and return 0
+        case token
+            contains -- $argv[2] --min-ttl; and return 0
+        case exec
+            contains -- $argv[2] --env; and return 0
         case call
             contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --retry; and return 0
         case op
@@ -118,6 +122,9 @@ complete -c plat -n __plat_needs_command -a status -d 'list profiles: platform, 
 complete -c plat -n '__plat_using status' -l check -d 'also ask the server whether each token still works'
 complete -c plat -n __plat_needs_command -a refresh -d 'refresh the access token now and store the rotated refresh token'
 complete -c plat -n __plat_needs_command -a token -d 'print the access token (refreshed if needed) and nothing else'
+complete -c plat -n '__plat_using token' -l min-ttl -d 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts' -x
+complete -c plat -n __plat_needs_command -a exec -d 'run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'
+complete -c plat -n '__plat_using exec' -l env -d 'the environment variable that carries the token' -x
 complete -c plat -n __plat_needs_command -a logout -d 'revoke the tokens at the server and forget them locally'
 complete -c plat -n '__plat_using logout' -l no-revoke -d 'only forget the tokens locally'
 complete -c plat -n '__plat_using logout' -l all -d 'log out of every profile'
@@ -152,7 +159,7 @@ complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata ag
 complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
 complete -c plat -n __plat_needs_command -a help -d 'show help for a command'
-complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status refresh token logout call op scopes discover completion' -d 'the command'
+complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status refresh token exec logout call op scopes discover completion' -d 'the command'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_flags)'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_values)'
 complete -c plat -l version -d 'print the version'

@@ -59,6 +59,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
       selfParsed.set(sub, sub.options);
       (sub as unknown as { options: readonly Option[] }).options = [];
     }
+    // `plat exec curl -s …` without the `--`: commander takes -s for plat's; say how to hand it to the command.
+    if (sub.name() === 'exec') sub.showHelpAfterError('(the command and its options go after --: plat exec -- <command> [args...])');
   });
   /** Commands that parse their own options and --help (plat op: its words depend on the operation named). */
   const selfParsing = new WeakSet<Command>();
@@ -146,10 +148,41 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   program
     .command('token')
     .description('print the access token (refreshed if needed) and nothing else')
-    .addHelpText('after', examples('curl -H "Authorization: Bearer $(plat token)" https://school.example.com/api/courses'))
-    .action(async (_flags, command: Command) => {
+    .option('--min-ttl <seconds>', 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts')
+    .addHelpText(
+      'after',
+      examples(
+        'curl -H "Authorization: Bearer $(plat token)" https://school.example.com/api/courses',
+        'plat token --json | jq -r .expires_at',
+        'plat token --min-ttl 900                          # a token that lasts at least 15 minutes',
+      ),
+    )
+    .action(async (flags, command: Command) => {
       const { run } = await import('./commands/token.js');
-      await run(ctxFor(command));
+      await run(ctxFor(command), flags);
+    });
+
+  program
+    .command('exec')
+    .description('run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)')
+    .argument('<command...>', 'the program and its arguments, after --')
+    .usage('[--env NAME] -- <command> [args...]')
+    .option('--env <name>', 'the environment variable that carries the token', 'PLAT_TOKEN')
+    .addHelpText(
+      'after',
+      examples(
+        'plat exec -- sh -c \'curl -sf -H "Authorization: Bearer $PLAT_TOKEN" "$PLAT_BASE_URL/api/courses"\'',
+        'plat exec -- python3 migrate.py                 # os.environ["PLAT_TOKEN"]',
+        'plat exec --env API_TOKEN -- node sync.mjs      # process.env.API_TOKEN',
+      ) +
+        `
+
+The token is never on the program's command line. plat exits with the program's status (128 + n when signal n
+ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
+    )
+    .action(async (argv: string[], flags, command: Command) => {
+      const { run } = await import('./commands/exec.js');
+      await run(ctxFor(command), argv, flags);
     });
 
   program

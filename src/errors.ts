@@ -64,3 +64,16 @@ export class InterruptedError extends PlatError {
     this.name = 'InterruptedError';
   }
 }
+
+/**
+ * Not a failure of plat's: the status of the program `plat exec` ran, handed through as plat's own. main.ts returns
+ * it as is and prints `message` only when there is one (the program could not be started).
+ */
+export class ExitStatus extends Error {
+  readonly status: number;
+  constructor(status: number, message = '') {
+    super(message);
+    this.name = 'ExitStatus';
+    this.status = status;
+  }
+}

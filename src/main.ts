@@ -4,7 +4,7 @@
  */
 import { CommanderError } from 'commander';
 import { createContext, type Context } from './context.js';
-import { ExitCode, InterruptedError, PlatError, UsageError } from './errors.js';
+import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, safe, type IO } from './io.js';
 import { buildProgram } from './cli.js';
 import { resolveConfigDir, validateProfileName } from './store/paths.js';
@@ -72,6 +72,10 @@ export async function main(argv: string[] = process.argv): Promise<number> {
 }
 
 function report(io: IO, error: unknown, verbose: boolean, interrupted: boolean): number {
+  if (error instanceof ExitStatus) {
+    if (error.message) io.err(`${errorPrefix(io)} ${safe(error.message)}`);
+    return error.status;
+  }
   if (error instanceof CommanderError) {
     // commander already printed its message (unknown option, missing argument, with suggestions)
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {

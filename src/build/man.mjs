@@ -5,6 +5,6 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadProgram, root } from './program.mjs';
 
-const { spec, version, renderMan } = await loadProgram();
+const { spec, version, packageName, renderMan } = await loadProgram();
 await mkdir(path.join(root, 'dist'), { recursive: true });
-await writeFile(path.join(root, 'dist', 'plat.1'), renderMan(spec, version));
+await writeFile(path.join(root, 'dist', 'plat.1'), renderMan(spec, version, packageName));

@@ -15,7 +15,7 @@ export { renderScript } from './src/completion/render.ts';
 export { renderMan } from './src/completion/man.ts';
 `;
 
-/** { version, spec, renderScript, renderMan }: spec is the program as the completions and the man page see it. */
+/** { version, packageName, spec, renderScript, renderMan }: spec is the program as the completions and the man page see it. */
 export async function loadProgram() {
   const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
   const dir = await mkdtemp(path.join(os.tmpdir(), 'plat-program-'));
@@ -35,7 +35,7 @@ export async function loadProgram() {
     const program = mod.buildProgram(pkg.version, () => {
       throw new Error('the program is only described here, never run');
     });
-    return { version: pkg.version, spec: mod.describeProgram(program), renderScript: mod.renderScript, renderMan: mod.renderMan };
+    return { version: pkg.version, packageName: pkg.name, spec: mod.describeProgram(program), renderScript: mod.renderScript, renderMan: mod.renderMan };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

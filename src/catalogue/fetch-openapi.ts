@@ -8,7 +8,8 @@
  * automatic refresh warns and goes on with the copy.
  */
 import type { Context } from '../context.js';
-import { ExitCode, InterruptedError, NetworkError, PlatError } from '../errors.js';
+import { ExitCode, InterruptedError, PlatError } from '../errors.js';
+import { bodyReadError } from '../http/body-error.js';
 import { sanitize } from '../text.js';
 import { API_TTL_MS, buildIndex, OPENAPI_PATH, readCachedIndex, writeCachedIndex, type ApiIndex } from './openapi.js';
 
@@ -57,8 +58,7 @@ async function download(ctx: Context, baseUrl: string, cached: ApiIndex | undefi
   try {
     body = await response.text();
   } catch (error) {
-    if (error instanceof PlatError) throw error; // too big
-    throw new NetworkError(`The response from ${new URL(source).origin} broke off before it was complete. Try again.`, { cause: error });
+    throw bodyReadError(error, new URL(source));
   }
   let doc: unknown;
   try {

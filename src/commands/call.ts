@@ -8,7 +8,8 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
-import { InterruptedError, NetworkError, PlatError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
+import { bodyReadError } from '../http/body-error.js';
 import { openApiClient, type ApiClient, type ApiRequest, type ApiResponse } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
 import { sanitize } from '../text.js';
@@ -112,17 +113,12 @@ async function render(ctx: Context, request: PreparedRequest, response: ApiRespo
       return;
     }
     // Straight through with backpressure: memory stays flat whatever the size.
-    await pipeline(response.body, io.stdout, { end: false });
+    await (await import('../stream-out.js')).streamToStdout(response.body, io.stdout);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EPIPE') return; // `plat call … | head` is fine
-    if (error instanceof PlatError) throw error;
     // Ctrl-C and the deadline end the body on purpose: say which, rather than that the server broke off.
-    if (ctx.signal.aborted) throw new InterruptedError();
-    if ((error as Error)?.name === 'TimeoutError') {
-      throw new NetworkError(`The request to ${request.url.origin} timed out while the response arrived. Raise --timeout if it needs longer.`, { cause: error });
-    }
-    throw new NetworkError(`The response from ${request.url.origin} broke off before it was complete. Try again.`, { cause: error });
+    throw bodyReadError(error, request.url, { interrupted: ctx.signal.aborted, onTimeout: 'Raise --timeout if it needs longer.' });
   }
 }
 

@@ -69,7 +69,8 @@ function table(rows: Array<[string, string]>, bold = true): string {
   return rows.map(([k, v]) => `.TP\n${bold ? `\\fB${roff(k)}\\fR` : roff(k)}\n${roff(v)}`).join('\n');
 }
 
-export function renderMan(program: ProgramSpec, version: string): string {
+/** `packageName`: the npm package plat is installed from (package.json's name), not the command's name. */
+export function renderMan(program: ProgramSpec, version: string, packageName = 'plat-cli'): string {
   const groups = [...new Set(program.commands.map((c) => c.group))];
   return [
     `.\\" plat(1). Generated from plat's command definitions by src/build/man.mjs; do not edit.`,
@@ -83,6 +84,10 @@ export function renderMan(program: ProgramSpec, version: string): string {
     'registration, the authorization code flow with PKCE in your browser), keeps the tokens in the OS keychain,',
     'refreshes them before they expire, revokes them at logout, and calls the API from a terminal or a script.',
     'Results go to stdout; progress, notes, warnings and errors to stderr.',
+    '.PP',
+    `plat is installed from npm as the package \\fB${roff(packageName)}\\fR (\\fBnpm i \\-g ${roff(packageName)}\\fR, or`,
+    `\\fBnpx ${roff(packageName)}\\fR without installing); the command it installs is \\fBplat\\fR. The same package is a Node`,
+    `library that uses the session plat keeps: \\fBimport { createClient } from '${roff(packageName)}'\\fR.`,
     '.PP',
     'The journey:',
     '.RS\n.nf',
@@ -107,6 +112,9 @@ export function renderMan(program: ProgramSpec, version: string): string {
     'in the tokens/ file, nowhere else.',
     '.SH EXIT STATUS',
     table(EXIT_STATUS),
+    '.PP',
+    '\\fBplat exec\\fR exits with its command\'s status instead: 128 + n when signal n ended it, 127 when the command was',
+    'not found, 126 when it could not be run; the codes above when plat fails before the command starts.',
     '.SH SEE ALSO',
     'README.md in the package, the complete reference; \\fBplat completion\\fR \\fIbash\\fR|\\fIzsh\\fR|\\fIfish\\fR for shell completions.',
     '',

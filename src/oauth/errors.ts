@@ -3,9 +3,9 @@
  * with the contract's exit codes. Server-supplied text is sanitised (one line, bounded) before it is shown.
  */
 import * as oauth from 'oauth4webapi';
-import { AuthError, ExitCode, InterruptedError, NetworkError, PlatError } from '../errors.js';
+import { AuthError, ExitCode, PlatError } from '../errors.js';
 import { sanitize } from '../text.js';
-import { describeNetworkCode } from '../network-codes.js';
+import { bodyReadError } from '../http/body-error.js';
 
 /** What plat was doing, for the sentence: "discovering the authorization server", "registering plat", ... */
 export type Step = string;
@@ -140,17 +140,10 @@ function contentTypeOf(cause: unknown): string | undefined {
 const PROTOCOL_DEADLINE_SECONDS = 30;
 
 function bodyFailure(cause: unknown, origin: string): PlatError | undefined {
-  if (cause instanceof PlatError) return cause;
   const failure = cause as { code?: unknown; name?: unknown } | undefined;
-  if (failure?.name === 'AbortError') return new InterruptedError();
-  if (failure?.name === 'TimeoutError') {
-    return new NetworkError(`${origin} did not finish answering within ${PROTOCOL_DEADLINE_SECONDS} s, so plat gave up. Try again later.`, { cause });
-  }
-  if (typeof failure?.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(failure.code)) {
-    return new NetworkError(
-      `The response from ${origin} broke off before it was complete (${describeNetworkCode(failure.code) ?? failure.code}). Check your network and try again.`,
-      { cause, code: failure.code },
-    );
+  const stream = typeof failure?.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(failure.code);
+  if (cause instanceof PlatError || failure?.name === 'AbortError' || failure?.name === 'TimeoutError' || stream) {
+    return bodyReadError(cause, new URL(origin), { onTimeout: `plat waits ${PROTOCOL_DEADLINE_SECONDS} s for the whole answer; try again later.` });
   }
   return undefined;
 }

@@ -5,7 +5,7 @@
  * content type, a JSON object with a string `sub`, and that `sub` is the signed-in user.
  */
 import type { AuthorizationServer } from 'oauth4webapi';
-import { AuthError, InterruptedError, NetworkError, PlatError } from '../errors.js';
+import { AuthError, PlatError } from '../errors.js';
 import type { Http } from '../http/index.js';
 import type { HttpResponse } from '../http/types.js';
 import { assertSecureEndpoint } from './endpoints.js';
@@ -13,6 +13,7 @@ import { MAX_OAUTH_BODY_BYTES } from './limits.js';
 import { sanitize } from '../text.js';
 import type { UserIdentity } from './types.js';
 import { parseBearerChallenge } from './www-authenticate.js';
+import { bodyReadError } from '../http/body-error.js';
 
 /** The whole UserInfo exchange, body included: a server that trickles cannot hold whoami forever. */
 const USERINFO_DEADLINE_MS = 30_000;
@@ -99,15 +100,7 @@ async function readBounded(response: HttpResponse, url: URL): Promise<string> {
       chunks.push(chunk as Buffer);
     }
   } catch (error) {
-    if (error instanceof PlatError) throw error;
-    // The body broke off (reset, stalled past the idle timeout) or Ctrl-C ended it: a network failure, not a bug.
-    const { code, name } = error as { code?: string; name?: string };
-    if (name === 'AbortError') throw new InterruptedError();
-    if (name === 'TimeoutError') throw new NetworkError(`${url.origin} did not finish sending your user information within 30 s, so plat gave up. Try again later.`, { cause: error });
-    throw new NetworkError(`The response from ${url.origin} broke off before it was complete (${code ?? 'the connection closed'}). Check your network and try again.`, {
-      cause: error,
-      code,
-    });
+    throw bodyReadError(error, url);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -99,6 +99,11 @@ export function credentialsOf(ctx: Context, active: ActiveSession): ClientCreden
   return { registration, secret: active.session.clientSecret };
 }
 
+/** The token is good for at least `minTtlMs` more (a token of unknown expiry counts as good: nothing says otherwise). */
+export function lastsAtLeast(session: StoredSession, minTtlMs: number, now: number): boolean {
+  return session.expiresAt === undefined || session.expiresAt - now >= minTtlMs;
+}
+
 /**
  * Refreshes under the lock. With `onlyIfUnchanged`, a session another process already rotated (its access token
  * differs from the one we found) is used as is.
@@ -106,14 +111,16 @@ export function credentialsOf(ctx: Context, active: ActiveSession): ClientCreden
 export async function refreshSession(
   ctx: Context,
   found: ActiveSession,
-  options: { onlyIfUnchanged: boolean },
+  options: { onlyIfUnchanged: boolean; minTtlMs?: number },
 ): Promise<ActiveSession> {
   return ctx.withLock(found.profile.name, async () => {
     const profiles = await ctx.profiles();
     const profile = (await profiles.load(found.profile.name)) ?? found.profile;
     const current = await loadSession(ctx, profile, { locked: true });
     if (!current) throw notLoggedIn(ctx, profile);
-    if (options.onlyIfUnchanged && current.session.accessToken !== found.session.accessToken) return current;
+    // Another process's refresh is used only if it also lasts as long as this caller needs.
+    const rotatedElsewhere = current.session.accessToken !== found.session.accessToken;
+    if (options.onlyIfUnchanged && rotatedElsewhere && lastsAtLeast(current.session, options.minTtlMs ?? 0, ctx.now())) return current;
     // Loaded only when a refresh happens: a call with a valid token never pays for the protocol library.
     const [{ getDiscovery }, { ClientRejectedError, RefreshRejectedError, refreshTokens }] = await Promise.all([
       import('./discovery-cache.js'),

@@ -8,7 +8,7 @@ import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { rememberSecrets } from '../redact.js';
 import type { Profile } from '../store/types.js';
-import { loadSession, needsRefresh, refreshSession, type ActiveSession } from './access.js';
+import { lastsAtLeast, loadSession, needsRefresh, refreshSession, type ActiveSession } from './access.js';
 import { explicitBaseUrl, loadProfile, notLoggedIn } from './profile.js';
 import { suggestCommand } from './suggest.js';
 
@@ -85,21 +85,32 @@ export async function requireSession(ctx: Context, profile?: Profile): Promise<A
 
 /**
  * A usable token for a command that needs one (exit 4 otherwise): PLAT_TOKEN, or the session's, refreshed first
- * when it is about to expire (`force`: even if it looks valid, after the server refused it).
+ * when it is about to expire (`force`: even if it looks valid, after the server refused it). `minTtlMs`: refresh
+ * first when the token would expire sooner (`plat token --min-ttl`, the library's `token({ minTtl })`, so a long
+ * job starts with a token that lasts), and fail with an AuthError when even a fresh token does not last that long.
+ * PLAT_TOKEN's expiry is unknown to plat and is not checked.
  */
-export async function getAccessToken(ctx: Context, options: { force?: boolean; binding?: Binding } = {}): Promise<TokenSource> {
+export async function getAccessToken(ctx: Context, options: { force?: boolean; binding?: Binding; minTtlMs?: number } = {}): Promise<TokenSource> {
   const binding = options.binding ?? (await bindSession(ctx));
   if (binding.kind === 'env') {
     rememberSecrets(binding.token);
     return { kind: 'env', token: binding.token, profile: binding.profile, baseUrl: binding.baseUrl };
   }
   if (binding.kind === 'none') throw noSessionError(ctx, binding);
-  return freshToken(ctx, binding.active, options.force);
+  return freshToken(ctx, binding.active, options.force, options.minTtlMs);
 }
 
 /** The session's token, refreshed (under the cross-process lock) when it is about to expire or `force` says so. */
-export async function freshToken(ctx: Context, active: ActiveSession, force = false): Promise<TokenSource & { kind: 'session' }> {
-  if (!force && !needsRefresh(active.session, ctx.now())) return { kind: 'session', token: active.session.accessToken, ...active };
-  const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true });
+export async function freshToken(ctx: Context, active: ActiveSession, force = false, minTtlMs = 0): Promise<TokenSource & { kind: 'session' }> {
+  const lastsEnough = lastsAtLeast(active.session, minTtlMs, ctx.now());
+  if (!force && !needsRefresh(active.session, ctx.now()) && lastsEnough) return { kind: 'session', token: active.session.accessToken, ...active };
+  const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true, minTtlMs });
+  if (!lastsAtLeast(refreshed.session, minTtlMs, ctx.now())) {
+    const left = Math.max(0, Math.floor((refreshed.session.expiresAt! - ctx.now()) / 1000));
+    throw new AuthError(
+      `The server gave a token that lasts ${left} s, less than the ${Math.ceil(minTtlMs / 1000)} s asked for: ` +
+        'it issues no longer-lived tokens. Ask for a shorter minimum lifetime.',
+    );
+  }
   return { kind: 'session', token: refreshed.session.accessToken, ...refreshed };
 }

@@ -1,7 +1,9 @@
+import { createRequire } from 'node:module';
 import { ExitCode, PlatError } from '../errors.js';
 import { DamagedDataError } from './atomic.js';
 import { validateProfileName } from './paths.js';
 import { isStoredSession } from './session-shape.js';
+import type { SecretReader } from './secret-service.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
 import { importPackage } from '../esm.js';
 
@@ -49,13 +51,23 @@ export class KeychainUnavailableError extends PlatError {
 export async function loadKeytar(): Promise<KeytarApi> {
   let mod: unknown;
   try {
-    mod = await importPackage('@github/keytar');
+    mod = await loadKeytarModule();
   } catch (error) {
     throw new KeychainUnavailableError(`cannot load @github/keytar: ${shortReason(error)}`, { cause: error });
   }
   const api = pickKeytarApi(mod);
   if (!api) throw new KeychainUnavailableError('@github/keytar does not export the expected functions');
   return api;
+}
+
+/**
+ * keytar is a CommonJS package: require() loads it 5–6 ms sooner than import(), which first starts Node's ES module
+ * loader. The bundle is CommonJS with its own path as __filename, so a require made for that file resolves plat's
+ * node_modules; where there is no __filename (plain ES modules), import() does the same job.
+ */
+async function loadKeytarModule(): Promise<unknown> {
+  if (typeof __filename === 'string' && __filename !== '') return createRequire(__filename)('@github/keytar');
+  return importPackage('@github/keytar');
 }
 
 /** keytar is CommonJS: its functions arrive on the default export, or as named exports through a bundler. */
@@ -84,6 +96,11 @@ export interface KeychainTokenStoreOptions {
   /** How long one keychain call may take before plat gives up on it. */
   timeoutMs?: number;
   platform?: NodeJS.Platform;
+  /**
+   * Reads entries without keytar where it can (the Secret Service over D-Bus, see secret-service.ts); keytar is
+   * loaded only for what this cannot answer, and for every write.
+   */
+  readSecret?: SecretReader;
 }
 
 /**
@@ -97,6 +114,7 @@ export class KeychainTokenStore implements TokenStore {
   private readonly timeoutMs: number;
   private readonly namespace: string | undefined;
   private readonly load: KeytarLoader;
+  private readonly readSecret: SecretReader | undefined;
   private api: Promise<KeytarApi> | undefined;
 
   /** `keytar` is the API itself or a loader called on first use (see loadKeytar). */
@@ -105,12 +123,16 @@ export class KeychainTokenStore implements TokenStore {
     this.service = options.service ?? KEYCHAIN_SERVICE;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS;
     this.namespace = options.namespace;
+    this.readSecret = options.readSecret;
     this.location = keychainDescription(options.platform ?? process.platform);
   }
 
   async get(profile: string): Promise<StoredSession | undefined> {
     const account = this.accountOf(profile);
-    const stored = await this.call('read', (api) => api.getPassword(this.service, account));
+    const stored = await this.call('read', async (keytar, signal) => {
+      const read = await this.readDirectly(account, signal);
+      return read !== undefined ? read : (await keytar()).getPassword(this.service, account);
+    });
     if (stored === null || stored === undefined) return undefined;
     let data: unknown;
     try {
@@ -130,13 +152,13 @@ export class KeychainTokenStore implements TokenStore {
   async set(profile: string, session: StoredSession): Promise<void> {
     const account = this.accountOf(profile);
     const password = JSON.stringify(session);
-    await this.call('write', (api) => api.setPassword(this.service, account, password));
+    await this.call('write', async (keytar) => (await keytar()).setPassword(this.service, account, password));
   }
 
   async delete(profile: string): Promise<void> {
     const account = this.accountOf(profile);
     // keytar answers false for an entry that is not there: deleting nothing is not an error.
-    await this.call('delete', (api) => api.deletePassword(this.service, account));
+    await this.call('delete', async (keytar) => (await keytar()).deletePassword(this.service, account));
   }
 
   /**
@@ -148,8 +170,8 @@ export class KeychainTokenStore implements TokenStore {
   async assertWritable(profile: string): Promise<void> {
     const probe = `${this.accountOf(profile)}.probe`;
     try {
-      await this.call('write', (api) => api.setPassword(this.service, probe, 'plat checks whether the keychain is unlocked'));
-      await this.call('delete', (api) => api.deletePassword(this.service, probe));
+      await this.call('write', async (keytar) => (await keytar()).setPassword(this.service, probe, 'plat checks whether the keychain is unlocked'));
+      await this.call('delete', async (keytar) => (await keytar()).deletePassword(this.service, probe));
     } catch (error) {
       if (!(error instanceof KeychainUnavailableError) || !/locked/i.test(error.reason)) throw error;
       throw new KeychainUnavailableError('it is locked', {
@@ -166,8 +188,23 @@ export class KeychainTokenStore implements TokenStore {
 
   /** The profiles that have an entry under this service (never returns the secrets themselves). */
   async accounts(): Promise<string[]> {
-    const found = await this.call('listing', (api) => api.findCredentials(this.service));
+    const found = await this.call('listing', async (keytar) => (await keytar()).findCredentials(this.service));
     return found.map((credential) => credential.account).sort();
+  }
+
+  /**
+   * The entry read without keytar, or undefined when keytar must answer (no direct reader, a locked or ambiguous
+   * entry, any failure: keytar then reports problems in its own words, as it always has).
+   */
+  private async readDirectly(account: string, signal: AbortSignal): Promise<string | null | undefined> {
+    if (!this.readSecret) return undefined;
+    try {
+      return await this.readSecret(this.service, account, signal);
+    } catch {
+      // The deadline passed: the caller has already given up, keytar must not be started now.
+      if (signal.aborted) throw signal.reason;
+      return undefined;
+    }
   }
 
   private api$(): Promise<KeytarApi> {
@@ -180,14 +217,16 @@ export class KeychainTokenStore implements TokenStore {
   }
 
   /**
-   * One keychain operation with a deadline. The native call cannot be cancelled; plat stops waiting for it and
-   * reports the keychain as unavailable (with `timedOut` set, see KeychainUnavailableError).
+   * One keychain operation with a deadline. keytar's native call cannot be cancelled; plat stops waiting for it and
+   * reports the keychain as unavailable (with `timedOut` set, see KeychainUnavailableError). A direct read is
+   * cancelled through the signal.
    */
-  private async call<T>(what: string, operation: (api: KeytarApi) => Promise<T>): Promise<T> {
-    const api = await this.api$();
+  private async call<T>(what: string, operation: (keytar: () => Promise<KeytarApi>, signal: AbortSignal) => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
+    const stop = new AbortController();
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        stop.abort();
         const seconds = Math.round(this.timeoutMs / 100) / 10;
         reject(
           new KeychainUnavailableError(
@@ -198,7 +237,8 @@ export class KeychainTokenStore implements TokenStore {
       }, this.timeoutMs);
     });
     try {
-      return await Promise.race([Promise.resolve().then(() => operation(api)), deadline]);
+      // keytar is loaded inside the deadline, and only when the operation asks for it.
+      return await Promise.race([Promise.resolve().then(() => operation(() => this.api$(), stop.signal)), deadline]);
     } catch (error) {
       if (error instanceof KeychainUnavailableError) throw error;
       throw new KeychainUnavailableError(shortReason(error), { cause: error });

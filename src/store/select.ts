@@ -8,6 +8,7 @@ import {
   type KeytarLoader,
 } from './keychain.js';
 import type { Env } from './paths.js';
+import { secretServiceReader, type SecretReader } from './secret-service.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
 
 export const TOKEN_STORE_KINDS: readonly TokenStoreKind[] = ['keychain', 'file'];
@@ -26,6 +27,11 @@ export interface OpenTokenStoreOptions {
   keychainNamespace?: string;
   /** Keychain service name (tests use their own). */
   keychainService?: string;
+  /**
+   * Reads keychain entries without keytar; by default, on Linux, the Secret Service on the session bus named in
+   * `env` (DBUS_SESSION_BUS_ADDRESS). `null`: keytar only.
+   */
+  readSecret?: SecretReader | null;
   platform?: NodeJS.Platform;
 }
 
@@ -66,7 +72,18 @@ function keychainStore(options: OpenTokenStoreOptions): KeychainTokenStore {
     namespace: options.keychainNamespace,
     timeoutMs: options.keychainTimeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS,
     platform: options.platform,
+    readSecret: directReader(options),
   });
+}
+
+/**
+ * The direct reader only stands in for the real keytar: a test's stand-in keytar (options.loadKeytar) holds entries
+ * the Secret Service has never seen.
+ */
+function directReader(options: OpenTokenStoreOptions): SecretReader | undefined {
+  if (options.readSecret !== undefined) return options.readSecret ?? undefined;
+  if (options.loadKeytar) return undefined;
+  return secretServiceReader(options.env, options.platform ?? process.platform);
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
- * `plat call` streams: a gigabyte goes through with flat memory. Peak RSS is read from /proc (VmHWM) while the
- * process runs and recorded under test-output/; the bound is generous so the test is about streaming versus
- * buffering (which would need > 1 GiB), not about a machine's speed.
+ * `plat call` streams: a gigabyte goes through byte for byte with flat memory. Peak RSS is read from /proc (VmHWM)
+ * while the process runs and recorded under test-output/. The bound is the one the README promises (64 MiB, the
+ * same for 64 MiB as for 1 GiB): without the forced minor GCs of src/stream-out.ts Node peaks at 86–89 MiB, so this
+ * fails if that trick silently stops working. Memory, unlike time, barely depends on the machine's load.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -24,14 +25,22 @@ afterAll(async () => {
   await platform.close();
 });
 
+const PATTERN_SPAN = 64 * 1024;
+/** 0, 1, …, 255, 0, 1, … long enough to hold any slice of PATTERN_SPAN bytes at any phase. */
+const PATTERN = Buffer.from(Array.from({ length: PATTERN_SPAN + 256 }, (_, k) => k % 256));
+
 async function download(bytes: number): Promise<{ code: number | null; received: number; peakKiB: number; checksumOk: boolean }> {
   const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
   const child = spawn(process.execPath, [platBin, 'call', 'GET', `/api/download?bytes=${bytes}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let received = 0;
   let checksumOk = true;
   child.stdout.on('data', (chunk: Buffer) => {
-    // byte k of the download is k % 256: spot-check the first byte of every chunk
-    if (chunk[0] !== received % 256) checksumOk = false;
+    // byte k of the download is k % 256: compare every byte, a pattern-sized slice at a time
+    for (let at = 0; at < chunk.length; at += PATTERN_SPAN) {
+      const part = chunk.subarray(at, at + PATTERN_SPAN);
+      const phase = (received + at) % 256;
+      if (!part.equals(PATTERN.subarray(phase, phase + part.length))) checksumOk = false;
+    }
     received += chunk.length;
   });
   let peakKiB = 0;
@@ -50,7 +59,7 @@ async function download(bytes: number): Promise<{ code: number | null; received:
 }
 
 describe('plat call streams large bodies', () => {
-  it('downloads 1 GiB to stdout with flat memory, byte for byte', async () => {
+  it('downloads 1 GiB to stdout byte for byte in at most 64 MiB, as flat as 64 MiB', async () => {
     const small = await download(64 * 1024 * 1024);
     const large = await download(1024 * 1024 * 1024);
     expect(small.code).toBe(0);
@@ -62,8 +71,11 @@ describe('plat call streams large bodies', () => {
       path.join(repoRoot, 'test-output', 'download-memory.json'),
       JSON.stringify({ peakRssKiB: { '64MiB': small.peakKiB, '1GiB': large.peakKiB } }, null, 2),
     );
-    // Buffering would need more than a gigabyte; streaming stays near the 64 MiB run.
-    expect(large.peakKiB).toBeLessThan(200 * 1024);
-    expect(large.peakKiB).toBeLessThan(small.peakKiB + 64 * 1024);
+    expect(small.checksumOk).toBe(true);
+    expect(small.received).toBe(64 * 1024 * 1024);
+    // At most 64 MiB, and flat: the gigabyte costs no more than the 64 MiB run (4 MiB of slack for noise).
+    expect(small.peakKiB).toBeLessThanOrEqual(64 * 1024);
+    expect(large.peakKiB).toBeLessThanOrEqual(64 * 1024);
+    expect(large.peakKiB).toBeLessThanOrEqual(small.peakKiB + 4 * 1024);
   }, 120_000);
 });

@@ -83,6 +83,25 @@ describe('a session belongs to one origin', () => {
     expect(hostile.log).toEqual([]);
   });
 
+  it('an explicit plat login --base-url moves the profile: the new session is stored, then the old one revoked at its own issuer', async () => {
+    const other = await startPlatform();
+    try {
+      const before = (await readState(home)).session!;
+      const result = await signIn(home, other, ['--scope', 'courses:read']);
+      expect(result.stderr).toContain(`Profile default is signed in to ${platform.baseUrl}; signing in to ${other.baseUrl} replaces that session, which plat then revokes.`);
+      expect(platform.stats.count('revoke:refresh_token')).toBe(1);
+      expect(platform.stats.count('revoke:access_token')).toBe(1);
+      expect(other.stats.count('revoke:refresh_token') + other.stats.count('revoke:unknown')).toBe(0);
+      const after = await readState(home);
+      expect(after.profile).toMatchObject({ baseUrl: other.baseUrl, issuer: other.baseUrl, loggedIn: true });
+      expect(after.session!.accessToken).not.toBe(before.accessToken);
+      // The old platform's tokens went back to it alone.
+      expect(hostile.leaks([before.accessToken, before.refreshToken])).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('an absolute URL on another origin is called without the token', async () => {
     const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/x`]);
     expectSuccess(result);
@@ -283,7 +302,7 @@ describe('every wait has an end; -F takes regular files only', () => {
     });
     const started = Date.now();
     const result = await home.run(['discover', '--base-url', hostile.baseUrl], { timeoutMs: 60_000 });
-    expectFailure(result, 3, /did not finish answering within 30 s|timed out/);
+    expectFailure(result, 3, /timed out/);
     expect(Date.now() - started).toBeLessThan(45_000);
   }, 60_000);
 });

@@ -51,7 +51,10 @@ describe('plat --help', () => {
 function exampleWords(example: string, command: string): string[] {
   const at = example.indexOf(`plat ${command}`);
   const rest = example.slice(at).split(/\s[|<>#]|\)/)[0]!;
-  return rest.split(/\s+/).filter(Boolean);
+  const words = rest.split(/\s+/).filter(Boolean);
+  // After `--` the words are another program's (plat exec -- curl -H …), not plat's options.
+  const end = words.indexOf('--');
+  return end === -1 ? words : words.slice(0, end);
 }
 
 describe.each(commands.map((c) => [c.name, c] as [string, CommandSpec]))('plat %s --help', (name, command) => {

@@ -16,7 +16,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 /** The layers, by the files they are made of (a folder ends with '/'). Files in no layer (errors, io, text, redact,
  *  esm, network-codes, browser) are leaves any layer may use. */
 const LAYERS = {
-  entry: ['src/main.ts', 'src/cli.ts'],
+  // The Node library is the second way in (dist/library/), built on the session as main.ts is.
+  entry: ['src/main.ts', 'src/cli.ts', 'src/library/'],
   commands: ['src/commands/'],
   completion: ['src/completion/'],
   catalogue: ['src/catalogue/'],
@@ -59,7 +60,7 @@ function sourceFiles(dir: string): string[] {
   for (const name of readdirSync(path.join(root, dir)).sort()) {
     const rel = `${dir}/${name}`;
     if (statSync(path.join(root, rel)).isDirectory()) out.push(...sourceFiles(rel));
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(rel);
+    else if (name.endsWith('.ts')) out.push(rel); // .d.ts too: the library's public types are imported
   }
   return out;
 }
@@ -68,7 +69,7 @@ function sourceFiles(dir: string): string[] {
 function resolve(from: string, specifier: string, files: ReadonlySet<string>): string | undefined {
   if (!specifier.startsWith('.')) return undefined; // a package or node: builtin
   const base = path.posix.join(path.posix.dirname(from), specifier);
-  const candidates = [base.replace(/\.js$/, '.ts'), base, `${base}.ts`, `${base}/index.ts`];
+  const candidates = [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.d.ts'), base, `${base}.ts`, `${base}/index.ts`];
   return candidates.find((c) => files.has(c)) ?? `${base} (unresolved)`;
 }
 

@@ -1,0 +1,43 @@
+/**
+ * The Context the library hands the session layer: the command's own stores, lock, HTTP client and environment,
+ * built without commander, chalk or ora, and without process-wide handlers (the program using the library owns
+ * its signals and its exit).
+ */
+import { homedir } from 'node:os';
+import { createContext, type Context } from '../context.js';
+import { resolveConfigDir, validateProfileName } from '../store/paths.js';
+import { parseBaseUrl } from '../oauth/base-url.js';
+import { parseTokenStoreEnv } from '../store/select.js';
+import { libraryIO } from './io.js';
+
+declare const PLAT_VERSION: string;
+const version = typeof PLAT_VERSION === 'string' ? PLAT_VERSION : '0.0.0-dev';
+
+export interface LibrarySettings {
+  profile: string;
+  baseUrl?: string;
+  onWarning?: (message: string) => void;
+}
+
+/** Checks what can be checked before any file is read: the same usage errors the command gives for them. */
+export function librarySettings(options: { profile?: string; baseUrl?: string; onWarning?: (message: string) => void }): LibrarySettings {
+  const env = process.env;
+  const profile = validateProfileName(options.profile || env.PLAT_PROFILE || 'default');
+  parseTokenStoreEnv(env.PLAT_TOKEN_STORE);
+  const baseUrl = options.baseUrl === undefined ? undefined : parseBaseUrl(options.baseUrl);
+  return { profile, baseUrl, onWarning: options.onWarning };
+}
+
+/** One per call: its signal is the caller's (init.signal), so aborting a fetch also ends a wait for the lock. */
+export function libraryContext(settings: LibrarySettings, signal: AbortSignal = new AbortController().signal): Context {
+  const env = process.env;
+  return createContext({
+    env,
+    io: libraryIO(settings.onWarning),
+    globals: { profile: settings.profile, baseUrl: settings.baseUrl, json: false, verbose: env.PLAT_DEBUG === '1' },
+    version,
+    signal,
+    configDir: resolveConfigDir(env, process.platform, homedir()),
+    defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir()),
+  });
+}

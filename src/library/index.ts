@@ -1,0 +1,69 @@
+/**
+ * The Node library: `import { createClient } from 'plat-cli'`. Built as its own ESM entry (dist/library/) over
+ * the session layer, so a program shares the stored session, refresh lock, origin rule and errors of the command,
+ * and loads none of the command line (commander, chalk, ora). Its public types are public.d.ts.
+ */
+import type * as Public from './public.js';
+import { AuthError, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
+import { getAccessToken } from '../session/binding.js';
+import { libraryContext, librarySettings } from './context.js';
+import { libraryFetch } from './fetch.js';
+
+export { AuthError, NetworkError, PlatError, ScopeError, UsageError };
+
+/** A week, as `plat token --min-ttl`'s bound. */
+const MAX_MIN_TTL_SECONDS = 7 * 86_400;
+
+export const createClient: typeof Public.createClient = (options = {}) => {
+  const settings = librarySettings(options);
+  return {
+    profile: settings.profile,
+    fetch: async (path, init) => {
+      const signal = init?.signal ?? undefined;
+      try {
+        return await libraryFetch(libraryContext(settings, signal), path, init);
+      } catch (error) {
+        // As the global fetch does: an abort rejects with the signal's reason (an AbortError by default).
+        if (signal?.aborted) throw signal.reason;
+        throw error;
+      }
+    },
+    token: async (tokenOptions = {}) => {
+      const ctx = libraryContext(settings);
+      const minTtl = tokenOptions.minTtl;
+      if (minTtl !== undefined && !(Number.isFinite(minTtl) && minTtl > 0 && minTtl <= MAX_MIN_TTL_SECONDS)) {
+        throw new UsageError(`minTtl must be a number of seconds from 1 to ${MAX_MIN_TTL_SECONDS} (got ${String(minTtl)}).`);
+      }
+      const source = await getAccessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : Math.ceil(minTtl * 1000) });
+      if (source.kind === 'env') {
+        return { accessToken: source.token, tokenType: 'Bearer', expiresAt: null, scopes: null, profile: null, baseUrl: source.baseUrl ?? null };
+      }
+      const { session, profile } = source;
+      return {
+        accessToken: source.token,
+        tokenType: session.tokenType || 'Bearer',
+        expiresAt: session.expiresAt === undefined ? null : new Date(session.expiresAt),
+        scopes: [...session.scopes],
+        profile: profile.name,
+        baseUrl: profile.baseUrl ?? null,
+      };
+    },
+    paginate: (path, paginateOptions) => paginate(settings, path, paginateOptions),
+  };
+};
+
+// Placeholder until call --paginate's detection (src/session/paginate.ts) is on main.
+async function* paginate<T>(_settings: unknown, _path: string, _options?: Public.PaginateOptions): AsyncIterableIterator<T> {
+  throw new PlatError('client.paginate is not available yet.');
+}
+
+// The exported classes are the ones public.d.ts describes (checked here, by the compiler).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const classesMatch: [
+  Same<PlatError['exitCode'] extends number ? true : false, true>,
+  InstanceType<typeof AuthError> extends Public.AuthError ? true : false,
+  InstanceType<typeof ScopeError> extends Public.ScopeError ? true : false,
+  InstanceType<typeof NetworkError> extends Public.NetworkError ? true : false,
+  InstanceType<typeof UsageError> extends Public.UsageError ? true : false,
+] = [true, true, true, true, true];
+void classesMatch;

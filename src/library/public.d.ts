@@ -1,0 +1,84 @@
+/**
+ * The public types of the Node library (`import { createClient } from 'plat-cli'`), written by hand: the build ships
+ * this file as dist/library/index.d.ts, src/library/index.ts is checked against it by the compiler, and a test type-checks
+ * a consumer against the packed package. Change it only together with the README's library contract.
+ */
+
+export interface ClientOptions {
+  /** The stored session to use: like --profile (default: PLAT_PROFILE, else "default"). */
+  profile?: string;
+  /**
+   * The platform's origin: like --base-url (default: PLAT_BASE_URL, else the one the profile remembers). The token
+   * goes only to the origin the session belongs to; another origin is called without it.
+   */
+  baseUrl?: string;
+  /** Receives warnings plat would print on stderr (a keychain fallback, a note about an origin). Default: stderr. */
+  onWarning?: (message: string) => void;
+}
+
+export interface TokenOptions {
+  /** Seconds the token must still be valid for: refreshed first (under the lock) when it would expire sooner. */
+  minTtl?: number;
+}
+
+export interface TokenInfo {
+  accessToken: string;
+  tokenType: string;
+  /** null when the server did not say (and for PLAT_TOKEN, whose expiry plat cannot know). */
+  expiresAt: Date | null;
+  /** Granted scopes; null for PLAT_TOKEN. */
+  scopes: string[] | null;
+  /** The profile whose session this is; null for PLAT_TOKEN. */
+  profile: string | null;
+  /** The origin the token is for. */
+  baseUrl: string | null;
+}
+
+export interface PaginateOptions {
+  /** Stop after this many pages / items. */
+  maxPages?: number;
+  maxItems?: number;
+  /** Where the items are when detection cannot tell (a dotted path into each page, as `call --items`). */
+  items?: string;
+  /** Where the next page's URL or cursor is (a dotted path, as `call --next`). */
+  next?: string;
+}
+
+export interface PlatClient {
+  /** The profile this client uses. */
+  readonly profile: string;
+  /**
+   * A request as with the global fetch, resolved against baseUrl, with the session's token attached only on the
+   * session's origin. A token about to expire is refreshed first; a 401 invalid_token is refreshed once and retried
+   * once. Resolves to a standard Response for every status but these, which reject: a 401 that a refresh did not
+   * cure (AuthError), 403 insufficient_scope (ScopeError, naming the scope). Redirects are not followed.
+   */
+  fetch(path: string | URL, init?: RequestInit): Promise<Response>;
+  /** Every item of every page of a list endpoint, as `plat call --paginate` finds them. */
+  paginate<T = unknown>(path: string, options?: PaginateOptions): AsyncIterableIterator<T>;
+  /** A valid access token and what plat knows about it. */
+  token(options?: TokenOptions): Promise<TokenInfo>;
+}
+
+/**
+ * A client over the session `plat login` stored, read on first use. Never opens a browser: without a session its
+ * calls reject with an AuthError that says which `plat login` to run. Reads the same environment as the command
+ * (PLAT_PROFILE, PLAT_BASE_URL, PLAT_TOKEN, PLAT_CONFIG_DIR, PLAT_TOKEN_STORE, proxies). Throws a UsageError at once
+ * for an invalid profile name or base URL.
+ */
+export function createClient(options?: ClientOptions): PlatClient;
+
+/** Every failure is a PlatError: `message` says what happened and what to do; `exitCode` is the CLI's for it. */
+export class PlatError extends Error {
+  readonly exitCode: number;
+}
+/** A bad argument (exit code 2). */
+export class UsageError extends PlatError {}
+/** The server could not be reached (exit code 3); `code` is the system's (ECONNREFUSED, …). */
+export class NetworkError extends PlatError {
+  readonly code?: string;
+}
+/** Not logged in, or the session was rejected (exit code 4): the message names the `plat login` to run. */
+export class AuthError extends PlatError {}
+/** The token lacks a scope (exit code 5): the message names it and the `plat login --add-scope` that adds it. */
+export class ScopeError extends PlatError {}

@@ -1,0 +1,319 @@
+/**
+ * The Node library, imported from the packed package by a program in a child process (as a user's script runs
+ * it), over the session a spawned `plat login` stored: the same session, lock, origin rule and errors as the CLI.
+ */
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeHome, type Home } from '../helpers/cli.js';
+import { packPackage, projectWith, type PackedPackage, type Project } from '../helpers/package.js';
+import { startPlatform, type Platform } from '../platform/index.mjs';
+
+let platform: Platform;
+let home: Home;
+let pack: PackedPackage;
+let project: Project;
+let scripts = 0;
+
+beforeAll(async () => {
+  [platform, pack] = await Promise.all([startPlatform(), packPackage()]);
+  project = await projectWith(pack);
+});
+afterAll(async () => {
+  await platform?.close();
+  await pack?.cleanup();
+});
+beforeEach(async () => {
+  platform.clearOverrides();
+  platform.knobs.accessTokenTtl = 3600;
+  platform.stats.reset();
+  home = await makeHome();
+});
+afterEach(async () => {
+  await home.cleanup();
+});
+
+async function loggedIn(args: string[] = ['--scope', 'courses:read']) {
+  const result = await home.login(platform, args);
+  expect(result.code, result.stderr).toBe(0);
+  platform.stats.reset();
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+/** Runs `body` (an async function body that may `return` a value to print as JSON) in a program importing plat-cli. */
+async function program(body: string, env: Record<string, string | undefined> = {}): Promise<Run> {
+  const file = await project.script(
+    `program-${++scripts}.mjs`,
+    `import * as plat from 'plat-cli';
+const { createClient, AuthError, ScopeError, UsageError, PlatError } = plat;
+const describe = (e) => ({ name: e?.name, message: e?.message, exitCode: e?.exitCode, isPlatError: e instanceof PlatError, isAuthError: e instanceof AuthError, isScopeError: e instanceof ScopeError, isUsageError: e instanceof UsageError });
+try {
+  const result = await (async () => { ${body} })();
+  process.stdout.write(JSON.stringify({ result }));
+} catch (error) {
+  process.stdout.write(JSON.stringify({ error: describe(error) }));
+}
+`,
+  );
+  const merged = Object.fromEntries(Object.entries({ ...home.env, ...env }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  return new Promise((resolve) => {
+    execFile(process.execPath, [file], { cwd: project.dir, env: merged, timeout: 20_000 }, (error, stdout, stderr) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr, json });
+    });
+  });
+}
+
+describe('client.fetch', () => {
+  it('calls the API as the signed-in user and returns a standard Response', async () => {
+    await loggedIn();
+    const run = await program(`
+      const client = createClient();
+      const response = await client.fetch('/api/courses');
+      return { isResponse: response instanceof Response, status: response.status, type: response.headers.get('content-type'), body: await response.json(), profile: client.profile };
+    `);
+    expect(run.json?.result, run.stderr + run.stdout).toMatchObject({ isResponse: true, status: 200, profile: 'default', body: { anonymous: false, sub: 'user-ada' } });
+    expect(run.json.result.type).toMatch(/json/);
+    expect(run.code).toBe(0);
+  });
+
+  it('sends the method, headers and body it is given', async () => {
+    await loggedIn();
+    const run = await program(`
+      const client = createClient();
+      const response = await client.fetch('/api/echo?x=1', { method: 'POST', headers: { 'content-type': 'application/json', 'x-trace': 'abc' }, body: JSON.stringify({ title: 'Algebra' }) });
+      return await response.json();
+    `);
+    expect(run.json?.result, run.stderr).toMatchObject({
+      method: 'POST',
+      query: { x: '1' },
+      body: '{"title":"Algebra"}',
+      authenticated: true,
+      headers: { 'x-trace': 'abc', 'content-type': 'application/json', authorization: 'Bearer <redacted>' },
+    });
+  });
+
+  it("an HTTP error status is the caller's to read, as with fetch", async () => {
+    await loggedIn();
+    const run = await program(`
+      const response = await createClient().fetch('/api/nothing-here');
+      return { status: response.status, ok: response.ok };
+    `);
+    expect(run.json?.result, run.stderr).toEqual({ status: 404, ok: false });
+  });
+
+  it('refreshes once and retries on 401 invalid_token', async () => {
+    await loggedIn();
+    let rejected = false;
+    platform.override('/api/courses', (_req, res) => {
+      if (rejected) return false;
+      rejected = true;
+      res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"', 'content-type': 'application/json' });
+      res.end('{"error":"invalid_token"}');
+      return true;
+    });
+    const run = await program(`
+      const response = await createClient().fetch('/api/courses');
+      return { status: response.status, body: await response.json() };
+    `);
+    expect(run.json?.result, run.stderr).toMatchObject({ status: 200, body: { anonymous: false } });
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+  });
+
+  it('a token still rejected after the refresh: AuthError', async () => {
+    await loggedIn();
+    platform.override('/api/courses', (_req, res) => {
+      res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"', 'content-type': 'application/json' });
+      res.end('{"error":"invalid_token"}');
+      return true;
+    });
+    const run = await program(`await createClient().fetch('/api/courses');`);
+    expect(run.json?.error, run.stderr).toMatchObject({ isAuthError: true, isPlatError: true, exitCode: 4 });
+    expect(run.json.error.message).toMatch(/plat login/);
+  });
+
+  it('403 insufficient_scope: a ScopeError naming the scope and the login that adds it', async () => {
+    await loggedIn(['--scope', 'courses:read']);
+    const run = await program(`await createClient().fetch('/api/students');`);
+    expect(run.json?.error, run.stderr).toMatchObject({ isScopeError: true, exitCode: 5, name: 'ScopeError' });
+    expect(run.json.error.message).toContain('students:read');
+    expect(run.json.error.message).toMatch(/plat login .*--add-scope/);
+  });
+
+  it("sends the token only to the session's origin", async () => {
+    await loggedIn();
+    const seen: Array<string | undefined> = [];
+    const other: Server = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}/elsewhere`;
+      const run = await program(`
+        const response = await createClient().fetch(${JSON.stringify(url)});
+        return response.status;
+      `);
+      expect(run.json?.result, run.stderr).toBe(200);
+      expect(seen).toEqual([undefined]);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it('not logged in: an AuthError that says to run plat login, and no browser', async () => {
+    const run = await program(`await createClient({ baseUrl: ${JSON.stringify(platform.baseUrl)} }).fetch('/api/courses');`, { BROWSER: 'false-browser-must-not-run' });
+    expect(run.json?.error, run.stderr).toMatchObject({ isAuthError: true, exitCode: 4 });
+    expect(run.json.error.message).toMatch(/Not logged in\. Run: plat login/);
+    expect(platform.stats.count('GET /oauth/authorize')).toBe(0);
+  });
+
+  it("a baseUrl other than the session's platform: AuthError naming the session's origin, no token sent", async () => {
+    await loggedIn();
+    const run = await program(`await createClient({ baseUrl: 'http://127.0.0.1:9' }).fetch('/api/courses');`);
+    expect(run.json?.error, run.stderr).toMatchObject({ isAuthError: true, exitCode: 4 });
+    expect(run.json.error.message).toContain(`is signed in to ${platform.baseUrl}, not to http://127.0.0.1:9`);
+  });
+
+  it('uses the profile it is given', async () => {
+    const login = await home.login(platform, ['--profile', 'work', '--scope', 'courses:read']);
+    expect(login.code, login.stderr).toBe(0);
+    const run = await program(`
+      const work = await createClient({ profile: 'work' }).fetch('/api/courses');
+      let other;
+      try { await createClient().fetch('/api/courses'); } catch (e) { other = describe(e); }
+      return { work: (await work.json()).sub, other };
+    `);
+    expect(run.json?.result, run.stderr).toMatchObject({ work: 'user-ada', other: { isAuthError: true } });
+  });
+
+  it('init.signal aborts the request, rejecting with the signal\'s reason as fetch does', async () => {
+    await loggedIn();
+    platform.override('/api/slow', () => true); // never answers
+    const run = await program(`
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 300);
+      const started = Date.now();
+      try { await createClient().fetch('/api/slow', { signal: controller.signal }); return 'answered'; }
+      catch (e) { return { name: e.name, ms: Date.now() - started }; }
+    `);
+    expect(run.json?.result, run.stderr).toMatchObject({ name: 'AbortError' });
+    expect(run.json.result.ms).toBeLessThan(5000);
+  });
+
+  it('a bad profile name is a UsageError at once', async () => {
+    const run = await program(`createClient({ profile: '../etc' });`);
+    expect(run.json?.error).toMatchObject({ isUsageError: true, exitCode: 2 });
+  });
+});
+
+describe('client.token', () => {
+  it('returns the stored token with its expiry, scopes, profile and origin', async () => {
+    await loggedIn();
+    const cli = (await home.run(['token'])).stdout.trim();
+    const run = await program(`
+      const t = await createClient().token();
+      return { ...t, expiresAt: t.expiresAt instanceof Date ? t.expiresAt.toISOString() : t.expiresAt };
+    `);
+    const token = run.json?.result;
+    expect(token, run.stderr).toMatchObject({ accessToken: cli, tokenType: 'Bearer', profile: 'default', baseUrl: platform.baseUrl });
+    expect(token.scopes).toContain('courses:read');
+    expect(Date.parse(token.expiresAt) - Date.now()).toBeGreaterThan(3_000_000);
+  });
+
+  it('minTtl refreshes first when the token would expire sooner, and shares the refresh with the CLI', async () => {
+    platform.knobs.accessTokenTtl = 300;
+    await loggedIn();
+    platform.knobs.accessTokenTtl = 3600;
+    const run = await program(`
+      const client = createClient();
+      const [a, b] = await Promise.all([client.token({ minTtl: 900 }), client.token({ minTtl: 900 })]);
+      return { same: a.accessToken === b.accessToken, left: (a.expiresAt.getTime() - Date.now()) / 1000, token: a.accessToken };
+    `);
+    expect(run.json?.result, run.stderr).toMatchObject({ same: true });
+    expect(run.json.result.left).toBeGreaterThan(900);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+    // The CLI sees the refreshed session: one store, one lock.
+    expect((await home.run(['token'])).stdout.trim()).toBe(run.json.result.token);
+  });
+
+  it('minTtl the server cannot meet: AuthError', async () => {
+    platform.knobs.accessTokenTtl = 300;
+    await loggedIn();
+    const run = await program(`await createClient().token({ minTtl: 3600 });`);
+    expect(run.json?.error, run.stderr).toMatchObject({ isAuthError: true, exitCode: 4 });
+    expect(run.json.error.message).toMatch(/less than the 3600 s asked for/);
+  });
+});
+
+describe("the README's example", () => {
+  it('runs as written against a signed-in session', async () => {
+    await loggedIn(['--scope', 'courses:read']);
+    const readme = await (await import('node:fs/promises')).readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Use your plat login from other programs'));
+    const example = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example).toBeDefined();
+    expect(example!.trim().split('\n').length).toBeLessThanOrEqual(12);
+    const file = await project.script('readme-example.mjs', example!);
+    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [file], { cwd: project.dir, env: home.env as NodeJS.ProcessEnv, timeout: 20_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("sub: 'user-ada'");
+    // The session has courses:read only: the POST is refused and the ScopeError says how to get courses:write.
+    expect(run.stderr).toContain('courses:write');
+    expect(run.stderr).toMatch(/plat login --add-scope courses:write/);
+  });
+});
+
+describe('importing the library', () => {
+  it('loads no command-line machinery: commander, chalk, ora (not even after a call)', async () => {
+    await loggedIn();
+    const log = `${project.dir}/resolved-${Date.now()}.log`;
+    const hooks = await project.script(
+      'log-hooks.mjs',
+      `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(${JSON.stringify(log)}, result.url + '\\n');
+  return result;
+}`,
+    );
+    const register = await project.script(
+      'register-hooks.mjs',
+      `import { register } from 'node:module'; import { pathToFileURL } from 'node:url'; register(${JSON.stringify(`file://${hooks}`)});`,
+    );
+    const run = await program(
+      `
+      const response = await createClient().fetch('/api/courses');
+      await response.text();
+      await createClient().token();
+      const { createRequire } = await import('node:module');
+      return Object.keys(createRequire(import.meta.url).cache);
+    `,
+      { NODE_OPTIONS: `--import ${register}` },
+    );
+    expect(run.json?.result, run.stderr).toBeDefined();
+    const { readFile } = await import('node:fs/promises');
+    const resolved = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+    expect(resolved.some((url) => url.includes('/plat-cli/dist/library/'))).toBe(true);
+    const loaded = [...resolved, ...(run.json.result as string[])];
+    for (const name of ['commander', 'chalk', 'ora']) {
+      expect(loaded.filter((url) => url.includes(`/node_modules/${name}/`)), name).toEqual([]);
+    }
+  });
+});
