@@ -32,7 +32,7 @@ export interface ApiOutput {
   operations: ListedOperation[];
 }
 
-function matches(op: OperationDetail, filter: string): boolean {
+export function matches(op: OperationDetail, filter: string): boolean {
   const haystack = [op.method, op.path, op.summary ?? '', op.operationId ?? '', ...(op.security ?? []).flat(), ...(op.scopes ?? [])]
     .join(' ')
     .toLowerCase();

@@ -43,9 +43,16 @@ export async function run(ctx: Context, words: string[], options: OwnOption[], c
   const op = findOperation(index, first);
   if (!op) {
     if (leading.help) return commandHelp();
-    const looksLikeCall = rest.some((w) => w.startsWith('-')) || /^[a-z]+[A-Z]\w*$/.test(first);
-    if (looksLikeCall) throw unknownOperation(index, first);
-    return listing(ctx, [first, ...rest].join(' '), leading.flags as OpFlags, { index, baseUrl });
+    // Not an operationId: a filter — unless what follows is parameters, or it filters nothing (a mistyped id).
+    let words: ReturnType<typeof listingArgs>;
+    try {
+      words = listingArgs([first, ...rest], options);
+    } catch {
+      throw unknownOperation(index, first);
+    }
+    const { matches } = await import('./api.js');
+    if (!index.operations.some((o) => matches(o, words.filter!))) throw unknownOperation(index, first);
+    return listing(ctx, words.filter, { ...leading.flags, ...words.flags } as OpFlags, { index, baseUrl });
   }
   const parsed = parseOpArgs(op.operationId, op.parameters, rest, options, leading.flags);
   if (leading.help || parsed.help) {
