@@ -52,7 +52,9 @@ export async function run(ctx: Context, words: string[], options: OwnOption[], c
     }
     const { matches } = await import('./api.js');
     if (!index.operations.some((o) => matches(o, words.filter!))) throw unknownOperation(index, first);
-    return listing(ctx, words.filter, { ...leading.flags, ...words.flags } as OpFlags, { index, baseUrl });
+    // --refresh after the filter: read the document again (the copy just read was the cached one).
+    const again = Boolean(words.flags.refresh) && !leading.flags.refresh;
+    return listing(ctx, words.filter, { ...leading.flags, ...words.flags } as OpFlags, again ? undefined : { index, baseUrl });
   }
   const parsed = parseOpArgs(op.operationId, op.parameters, rest, options, leading.flags);
   if (leading.help || parsed.help) {

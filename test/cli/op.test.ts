@@ -143,6 +143,12 @@ describe('plat op lists, and describes an operation from the document', () => {
     expect(listed.stdout).toMatch(/^listEnrolments\s+GET\s+\/api\/courses\/\{courseId\}\/enrolments\s+.*courses:read students:read \| members:read$/m);
     const api = await home.run(['api', '--base-url', platform.baseUrl, 'enrol']);
     expect(api.stdout).toBe(listed.stdout);
+    const refreshed = await op('enrol', '--refresh');
+    expect(refreshed.stdout).toBe(listed.stdout);
+    expect(platform.stats.count('GET /openapi.json'), JSON.stringify(platform.stats.keys())).toBe(2);
+    const typo = await op('listEnrolmnts');
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/no operation "listEnrolmnts"\. Did you mean listEnrolments\?/);
   });
 });
 
