@@ -112,7 +112,8 @@ function securityOf(requirements: unknown, scoped: Set<string> | undefined): Pic
 export function buildIndex(doc: unknown, baseUrl: string, source: string, fetchedAt: number): ApiIndex {
   if (!isObject(doc) || !isObject(doc.paths)) throw new Error('it has no "paths"');
   const version = typeof doc.openapi === 'string' ? doc.openapi : typeof doc.swagger === 'string' ? doc.swagger : undefined;
-  if (version !== undefined && !/^(3\.\d+|2\.0)(\.\d+)?([-+].*)?$/.test(version)) throw new Error(`it is OpenAPI ${sanitize(version, 20)}, which plat does not read`);
+  if (version === undefined) throw new Error('it names no OpenAPI version ("openapi": "3.x")');
+  if (!/^(3\.\d+|2\.0)(\.\d+)?([-+].*)?$/.test(version)) throw new Error(`it is OpenAPI ${sanitize(version, 20)}, which plat does not read`);
   const prefix = serverPrefix(doc, baseUrl);
   const scoped = scopedSchemes(doc);
   const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : undefined;

@@ -74,6 +74,17 @@ describe('the index keeps what plat op needs', () => {
   });
 });
 
+describe('buildIndex refuses what is not an OpenAPI 2.0 or 3.x document', () => {
+  it.each([
+    [{ paths: {} }, 'it names no OpenAPI version'],
+    [{ openapi: '4.0.0', paths: {} }, 'it is OpenAPI 4.0.0, which plat does not read'],
+    [{ swagger: '1.2', paths: {} }, 'it is OpenAPI 1.2'],
+    [{ openapi: '3.0.3' }, 'it has no "paths"'],
+  ])('%j', (document, message) => {
+    expect(() => buildIndex(document, base, base, 0)).toThrow(message);
+  });
+});
+
 describe('checkParam', () => {
   const [id, level] = getCourse.parameters;
   it('accepts what the schema allows and says what it expects otherwise', () => {
