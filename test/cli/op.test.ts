@@ -122,6 +122,18 @@ describe('plat op <operationId>: then exactly plat call', () => {
   });
 });
 
+describe('ajv, the body validator, is loaded only to check a body', () => {
+  it('not for an operation without one, nor for --help; for one with a body schema', async () => {
+    const probe = path.join(home.dir, 'probe.cjs');
+    await writeFile(probe, "process.on('exit', () => require('node:fs').writeSync(2, `AJV ${Object.keys(require.cache).some((f) => f.includes('/node_modules/ajv/'))}\\n`));\n");
+    const env = { NODE_OPTIONS: `--require ${JSON.stringify(probe)}` }; // the home directory has spaces
+    const loaded = async (...args: string[]) => /AJV true/.test((await home.run(['op', '--base-url', platform.baseUrl, ...args], { env })).stderr);
+    expect(await loaded('getCourse', '--courseId', 'course-101')).toBe(false);
+    expect(await loaded('updateCourse', '--help')).toBe(false);
+    expect(await loaded('updateCourse', '--courseId', 'course-101', '-F', 'seats=4')).toBe(true);
+  });
+});
+
 describe('plat op lists, and describes an operation from the document', () => {
   it('plat op <operationId> --help: summary, description, parameters with types and defaults, scopes, example', async () => {
     const result = await op('listEnrolments', '--help');
