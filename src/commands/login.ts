@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import { login } from '../session/login.js';
+import { noRefreshTokenNote } from '../session/no-refresh-token.js';
 import { describeUser, expiryText, iso, printJson } from './format.js';
 import { parsePositiveInt } from './options.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
@@ -43,6 +44,8 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
       clientId: profile.client?.clientId,
       tokenStore: profile.tokenStore,
     });
+    const ends = noRefreshTokenNote(session, ctx.now());
+    if (ends) ctx.io.note(ends);
     return;
   }
   ctx.io.out(`Logged in to ${profile.baseUrl} as ${describeUser(profile.user)}\n`);
@@ -50,6 +53,8 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
   ctx.io.note(
     `Token ${expiryText(session.expiresAt, ctx.now())}; stored in ${profile.tokenStore === 'keychain' ? 'the OS keychain' : result.tokenStoreLocation}.`,
   );
+  const ends = noRefreshTokenNote(session, ctx.now());
+  if (ends) ctx.io.note(ends);
 }
 
 /** `--for`: the least set of scopes covering the operations, from the platform's /openapi.json (cached). */

@@ -14,18 +14,20 @@ export interface AuthorizationRequest {
   url: URL;
   state: string;
   codeVerifier: string;
+  /** Sent whenever `openid` is asked for; the ID token must carry it back. */
+  nonce?: string;
   redirectUri: string;
 }
 
-/** A fresh `state` (bound to the listener before the client is known) and PKCE verifier. */
-export function newLoginSecrets(): { state: string; codeVerifier: string } {
-  return { state: oauth.generateRandomState(), codeVerifier: oauth.generateRandomCodeVerifier() };
+/** A fresh `state` (bound to the listener before the client is known), PKCE verifier and OIDC nonce. */
+export function newLoginSecrets(): { state: string; codeVerifier: string; nonce: string } {
+  return { state: oauth.generateRandomState(), codeVerifier: oauth.generateRandomCodeVerifier(), nonce: oauth.generateRandomNonce() };
 }
 
 export async function buildAuthorizationRequest(
   as: oauth.AuthorizationServer,
   registration: OAuthClient,
-  input: { redirectUri: string; scopes: string[]; resource?: string; state: string; codeVerifier: string },
+  input: { redirectUri: string; scopes: string[]; resource?: string; state: string; codeVerifier: string; nonce: string },
 ): Promise<AuthorizationRequest> {
   const url = assertSecureEndpoint(as, 'authorization_endpoint');
   const { state, codeVerifier } = input;
@@ -37,8 +39,13 @@ export async function buildAuthorizationRequest(
   params.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
   params.set('code_challenge_method', 'S256');
   params.set('state', state);
+  // OIDC Core §15.5.2 recommends a nonce in the code flow, and some providers require it.
+  const nonce = input.scopes.includes('openid') ? input.nonce : undefined;
+  if (nonce) params.set('nonce', nonce);
+  // OIDC Core §11: offline access is asked for with prompt=consent (a provider may otherwise drop the scope).
+  if (nonce && input.scopes.includes('offline_access')) params.set('prompt', 'consent');
   if (input.resource) params.set('resource', input.resource);
-  return { url, state, codeVerifier, redirectUri: input.redirectUri };
+  return { url, state, codeVerifier, nonce, redirectUri: input.redirectUri };
 }
 
 /** Returns the parameters to exchange, or throws the PlatError that explains why the callback is unusable. */

@@ -1,6 +1,7 @@
 /**
  * The OAuth client plat acts as: a self-registered public native client (RFC 7591, RFC 8252), a pre-registered
- * integration named with --client-id (public, or confidential with client_secret_post), or a public client whose
+ * integration named with --client-id (public, or confidential: client_secret_post or client_secret_basic, whichever
+ * the server's metadata offers), or a public client whose
  * client_id is the https URL of its own metadata document (--client-metadata-url).
  * @see https://datatracker.ietf.org/doc/draft-ietf-oauth-client-id-metadata-document/
  */
@@ -8,6 +9,7 @@ import * as oauth from 'oauth4webapi';
 import { PlatError, UsageError } from '../errors.js';
 import { isLoopbackHost } from './base-url.js';
 import { assertSecureEndpoint } from './endpoints.js';
+import { sanitize } from '../text.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import type { OAuthClient } from './types.js';
@@ -22,14 +24,54 @@ export function toOAuthClient(registration: OAuthClient): oauth.Client {
   return { client_id: registration.clientId, token_endpoint_auth_method: registration.authMethod };
 }
 
-export function clientAuth(credentials: ClientCredentials): oauth.ClientAuth {
+/** Which endpoint a client authenticates at: each has its own list of methods in the server's metadata (RFC 8414 §2). */
+export type AuthenticatedEndpoint = 'token' | 'revocation';
+
+/**
+ * How a confidential client sends its secret to one endpoint: client_secret_post (the platform's documented method)
+ * when the server lists it or lists nothing, client_secret_basic when that is all it lists. The stored
+ * registration says only that the client is confidential; the server's metadata decides the method, per endpoint.
+ */
+export function secretMethod(as: oauth.AuthorizationServer, endpoint: AuthenticatedEndpoint): 'client_secret_post' | 'client_secret_basic' {
+  const record = as as unknown as Record<string, unknown>;
+  const listed = record[`${endpoint}_endpoint_auth_methods_supported`] ?? (endpoint === 'revocation' ? as.token_endpoint_auth_methods_supported : undefined);
+  if (!Array.isArray(listed) || listed.length === 0 || listed.includes('client_secret_post')) return 'client_secret_post';
+  return listed.includes('client_secret_basic') ? 'client_secret_basic' : 'client_secret_post';
+}
+
+export function clientAuth(credentials: ClientCredentials, as: oauth.AuthorizationServer, endpoint: AuthenticatedEndpoint): oauth.ClientAuth {
   if (credentials.registration.authMethod === 'client_secret_post') {
     if (!credentials.secret) {
       throw new PlatError('This profile uses a confidential integration but its client secret is missing. Run plat login --client-id <id> --client-secret-stdin again.');
     }
-    return oauth.ClientSecretPost(credentials.secret);
+    return secretMethod(as, endpoint) === 'client_secret_basic' ? clientSecretBasic(credentials.secret) : oauth.ClientSecretPost(credentials.secret);
   }
   return oauth.None();
+}
+
+/**
+ * HTTP Basic client authentication (RFC 6749 §2.3.1): client_id and secret each form-urlencoded, then joined and
+ * base64-encoded. Encoded with the WHATWG serializer (URLSearchParams), which leaves `*-._` as they are, where
+ * oauth4webapi's own encoder escapes them: both are application/x-www-form-urlencoded and a server that decodes
+ * reads either the same, but servers that forget to decode (Authlib 1.2, in Debian 12) read only this one right.
+ */
+function clientSecretBasic(secret: string): oauth.ClientAuth {
+  const encode = (value: string) => new URLSearchParams([['', value]]).toString().slice(1);
+  return (_as, client, _body, headers) => {
+    headers.set('authorization', `Basic ${Buffer.from(`${encode(client.client_id)}:${encode(secret)}`).toString('base64')}`);
+  };
+}
+
+/**
+ * Whether the server lets this client authenticate at its revocation endpoint. A public client sends only its
+ * client_id (auth method `none`); a server whose metadata lists revocation methods without `none` refuses it.
+ * Metadata that lists nothing is tried (RFC 7009 §5 lets public clients revoke; many servers do not say).
+ */
+export function mayRevoke(as: oauth.AuthorizationServer, registration: OAuthClient): { ok: true } | { ok: false; methods: string[] } {
+  if (registration.authMethod !== 'none') return { ok: true };
+  const listed = (as as unknown as Record<string, unknown>).revocation_endpoint_auth_methods_supported;
+  if (!Array.isArray(listed) || listed.length === 0 || listed.includes('none')) return { ok: true };
+  return { ok: false, methods: listed.filter((m): m is string => typeof m === 'string').map((m) => sanitize(m, 40)) };
 }
 
 /** A client the server already knows (pre-registered, or described by a metadata document): nothing to register. */
@@ -93,7 +135,7 @@ export function supportsClientMetadataDocuments(as: oauth.AuthorizationServer): 
 export async function registerClient(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
-  input: { redirectUri: string; clientName: string; now: number },
+  input: { redirectUri: string; clientName: string; scopes: string[]; now: number },
 ): Promise<OAuthClient> {
   const step = 'registering plat as a client';
   if (!as.registration_endpoint) {
@@ -111,6 +153,8 @@ export async function registerClient(
         application_type: 'native',
         redirect_uris: [input.redirectUri],
         token_endpoint_auth_method: 'none',
+        // RFC 7591 §2: without `scope` some servers register a client that may ask for nothing at all.
+        scope: input.scopes.join(' '),
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
       },
@@ -142,6 +186,8 @@ export async function registerClient(
     authMethod: 'none',
     issuer: as.issuer,
     redirectUris: (client.redirect_uris as string[] | undefined) ?? [input.redirectUri],
+    // What plat asked to register: a later login that asks for more registers anew (see settleClient).
+    scopes: input.scopes,
     dynamic: true,
     registeredAt: input.now,
   };

@@ -22,6 +22,25 @@ export function scopesForPlan(planned: string[], requested: string[], added: str
   return [...new Set(['openid', ...(granted ?? []), ...planned, ...requested, ...added])];
 }
 
+/**
+ * OIDC Core §11: most OpenID providers issue a refresh token only for `offline_access`. It is asked for when the
+ * server lists it, and never otherwise (a server that does not list it may refuse the whole request).
+ */
+export function withOfflineAccess(scopes: string[], supported: readonly string[] | undefined): string[] {
+  if (!supported?.includes('offline_access') || scopes.includes('offline_access')) return scopes;
+  return [...scopes, 'offline_access'];
+}
+
+/**
+ * The scopes plat registers (RFC 7591 `scope`): those asked for now, and the defaults a later plain `plat login`
+ * asks for (those the server lists), so that login needs no new registration. Asking for more than this later
+ * registers anew (some servers hold a client to the scopes it registered).
+ */
+export function scopesToRegister(asked: string[], supported: readonly string[] | undefined): string[] {
+  const defaults = supported && supported.length > 0 ? DEFAULT_SCOPES.filter((s) => supported.includes(s)) : DEFAULT_SCOPES;
+  return [...new Set([...asked, ...defaults])];
+}
+
 /** Refuses scopes the server does not list, naming the closest ones it does. A server that lists none is trusted. */
 export function checkScopesSupported(scopes: string[], supported: readonly string[] | undefined): void {
   if (!supported || supported.length === 0) return;

@@ -20,7 +20,16 @@ export async function exchangeCode(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
   credentials: ClientCredentials,
-  input: { callbackParams: URLSearchParams; redirectUri: string; codeVerifier: string; resource?: string; requestedScopes: string[]; now: number },
+  input: {
+    callbackParams: URLSearchParams;
+    redirectUri: string;
+    codeVerifier: string;
+    /** The nonce sent with the authorization request (whenever `openid` was asked for): the ID token must carry it. */
+    nonce?: string;
+    resource?: string;
+    requestedScopes: string[];
+    now: number;
+  },
 ): Promise<{ session: TokenSet; idTokenSubject?: string; idTokenClaims?: Record<string, unknown> }> {
   const endpoint = assertSecureEndpoint(as, 'token_endpoint');
   const client = toOAuthClient(credentials.registration);
@@ -29,14 +38,18 @@ export async function exchangeCode(
     const response = await oauth.authorizationCodeGrantRequest(
       as,
       client,
-      clientAuth(credentials),
+      clientAuth(credentials, as, 'token'),
       input.callbackParams,
       input.redirectUri,
       input.codeVerifier,
       { ...requestOptions(deps, endpoint), ...additional(input.resource) },
     );
-    result = await oauth.processAuthorizationCodeResponse(as, client, response);
+    result = await oauth.processAuthorizationCodeResponse(as, client, response, {
+      expectedNonce: input.nonce ?? oauth.expectNoNonce,
+    });
   } catch (error) {
+    const nonce = nonceFailure(error);
+    if (nonce) throw new AuthError(nonce, { cause: error });
     const body = oauthErrorOf(error);
     if (body?.error === 'invalid_grant') {
       throw new AuthError('The server did not accept the sign-in code (invalid_grant). Run plat login again.', { cause: error });
@@ -48,6 +61,19 @@ export async function exchangeCode(
   }
   const claims = result.id_token ? oauth.getValidatedIdTokenClaims(result) : undefined;
   return { session: toSession(result, input.now, input.requestedScopes), idTokenSubject: claims?.sub, idTokenClaims: claims };
+}
+
+/** OIDC Core §3.1.3.7: an ID token without this login's nonce was not issued for it. One sentence per case. */
+function nonceFailure(error: unknown): string | undefined {
+  if (!(error instanceof oauth.OperationProcessingError)) return undefined;
+  const claim = (error.cause as { claim?: unknown } | undefined)?.claim;
+  if (error.code === oauth.JWT_CLAIM_COMPARISON && claim === 'nonce') {
+    return 'The ID token does not carry the nonce plat sent with this login, so it was not issued for this sign-in (OIDC Core §3.1.3.7). Run plat login again; if it repeats, the server is misconfigured.';
+  }
+  if (/JWT "nonce"/.test(error.message)) {
+    return 'The ID token lacks the nonce plat sent with this login, so plat cannot tell it was issued for this sign-in (OIDC Core §3.1.3.7). Run plat login again; if it repeats, the server is misconfigured.';
+  }
+  return undefined;
 }
 
 /**
@@ -75,7 +101,7 @@ export async function refreshTokens(
   const client = toOAuthClient(credentials.registration);
   let result: oauth.TokenEndpointResponse;
   try {
-    const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(credentials), refreshToken, {
+    const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(credentials, as, 'token'), refreshToken, {
       ...requestOptions(deps, endpoint),
       ...additional(input.resource),
     });
@@ -129,6 +155,23 @@ function toSession(result: oauth.TokenEndpointResponse, now: number, requestedSc
   };
 }
 
+/**
+ * Why a revocation did not happen, when the server said so: it does not let this client revoke (401, or
+ * invalid_client), it does not revoke this kind of token (unsupported_token_type, RFC 7009 §2.2.1), or it
+ * answered 400 about the token itself (a token it no longer knows: RFC 7009 §2.2 makes that a success, and
+ * the session decides whether it may treat it as one).
+ */
+export class RevocationRefusedError extends PlatError {
+  constructor(
+    readonly reason: 'client' | 'token_type' | 'token',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, undefined, options);
+    this.name = 'RevocationRefusedError';
+  }
+}
+
 export async function revokeToken(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
@@ -137,13 +180,47 @@ export async function revokeToken(
   hint: 'refresh_token' | 'access_token',
 ): Promise<void> {
   const endpoint = assertSecureEndpoint(as, 'revocation_endpoint');
+  const which = hint === 'refresh_token' ? 'refresh' : 'access';
   try {
-    const response = await oauth.revocationRequest(as, toOAuthClient(credentials.registration), clientAuth(credentials), token, {
+    const response = await oauth.revocationRequest(as, toOAuthClient(credentials.registration), clientAuth(credentials, as, 'revocation'), token, {
       ...requestOptions(deps, endpoint),
       additionalParameters: { token_type_hint: hint },
     });
     await oauth.processRevocationResponse(response);
   } catch (error) {
-    throw toPlatError(error, `revoking the ${hint === 'refresh_token' ? 'refresh' : 'access'} token`, endpoint.origin);
+    const body = oauthErrorOf(error) ?? (await challengedError(error));
+    const status = body?.status ?? statusOfFailure(error);
+    const detail = body ? ` (${body.error}${body.description ? `: ${body.description}` : ''})` : '';
+    if (status === 401 || body?.error === 'invalid_client') {
+      throw new RevocationRefusedError('client', `The server does not let plat's client revoke tokens${detail || ` (HTTP ${status})`}.`, { cause: error });
+    }
+    if (body?.error === 'unsupported_token_type') {
+      throw new RevocationRefusedError('token_type', `The server does not revoke ${which} tokens${detail}.`, { cause: error });
+    }
+    if (status === 400 && body) {
+      throw new RevocationRefusedError('token', `The server refused to revoke the ${which} token${detail}.`, { cause: error });
+    }
+    throw toPlatError(error, `revoking the ${which} token`, endpoint.origin);
   }
+}
+
+/**
+ * A 401 with WWW-Authenticate (a server asking for client credentials) is reported by oauth4webapi before the body
+ * is read: the OAuth error is in the body (RFC 6749 §5.2) or, failing that, in the challenge.
+ */
+async function challengedError(error: unknown): Promise<{ error: string; description?: string; status: number } | undefined> {
+  if (!(error instanceof oauth.WWWAuthenticateChallengeError)) return undefined;
+  const fromBody = (await error.response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+  const fromChallenge = error.cause[0]?.parameters;
+  const code = fromBody?.error ?? fromChallenge?.error;
+  if (typeof code !== 'string' || !code) return undefined;
+  const description = fromBody?.error_description ?? fromChallenge?.error_description;
+  return { error: sanitize(code, 80), description: typeof description === 'string' && description ? sanitize(description) : undefined, status: error.status };
+}
+
+/** The HTTP status of a failed response that oauth4webapi could not read as an OAuth error. */
+function statusOfFailure(error: unknown): number | undefined {
+  if (error instanceof oauth.WWWAuthenticateChallengeError) return error.status;
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  return cause && typeof cause === 'object' && 'status' in cause && typeof cause.status === 'number' ? cause.status : undefined;
 }

@@ -7,11 +7,16 @@
 /** The OAuth client plat acts as at one authorization server. */
 export interface OAuthClient {
   clientId: string;
-  /** `none` for self-registered public clients, `client_secret_post` for confidential integrations. */
+  /**
+   * `none` for public clients, `client_secret_post` for confidential integrations (which send their secret as the
+   * server's metadata prefers: in the form, or with HTTP Basic where only client_secret_basic is listed).
+   */
   authMethod: 'none' | 'client_secret_post';
   /** The issuer this client belongs to: a registration is valid only at the issuer that made it. */
   issuer: string;
   redirectUris: string[];
+  /** The scopes plat registered it for (RFC 7591 `scope`); absent for older registrations and pre-registered clients. */
+  scopes?: string[];
   /** true when plat registered it itself (RFC 7591), false for a pre-registered integration or metadata document. */
   dynamic: boolean;
   /** When plat obtained it, epoch milliseconds. */

@@ -10,6 +10,7 @@ import type { Profile, StoredSession, TokenStore } from '../store/types.js';
 import { rememberSecrets } from '../redact.js';
 import { loadProfile, notLoggedIn } from './profile.js';
 import { suggestCommand } from './suggest.js';
+import { noRefreshTokenError } from './no-refresh-token.js';
 
 export type { Profile, ProfileUser, StoredSession } from '../store/types.js';
 
@@ -121,6 +122,7 @@ export async function refreshSession(
     // Another process's refresh is used only if it also lasts as long as this caller needs.
     const rotatedElsewhere = current.session.accessToken !== found.session.accessToken;
     if (options.onlyIfUnchanged && rotatedElsewhere && lastsAtLeast(current.session, options.minTtlMs ?? 0, ctx.now())) return current;
+    if (!current.session.refreshToken) throw noRefreshTokenError(ctx, current.profile, current.session);
     // Loaded only when a refresh happens: a call with a valid token never pays for the protocol library.
     const [{ getDiscovery }, { ClientRejectedError, RefreshRejectedError, refreshTokens }] = await Promise.all([
       import('./discovery-cache.js'),

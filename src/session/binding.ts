@@ -9,6 +9,7 @@ import { AuthError, UsageError } from '../errors.js';
 import { rememberSecrets } from '../redact.js';
 import type { Profile } from '../store/types.js';
 import { lastsAtLeast, loadSession, needsRefresh, refreshSession, type ActiveSession } from './access.js';
+import { usableUntilExpiry } from './no-refresh-token.js';
 import { explicitBaseUrl, loadProfile, notLoggedIn } from './profile.js';
 import { suggestCommand } from './suggest.js';
 
@@ -103,7 +104,9 @@ export async function getAccessToken(ctx: Context, options: { force?: boolean; b
 /** The session's token, refreshed (under the cross-process lock) when it is about to expire or `force` says so. */
 export async function freshToken(ctx: Context, active: ActiveSession, force = false, minTtlMs = 0): Promise<TokenSource & { kind: 'session' }> {
   const lastsEnough = lastsAtLeast(active.session, minTtlMs, ctx.now());
-  if (!force && !needsRefresh(active.session, ctx.now()) && lastsEnough) return { kind: 'session', token: active.session.accessToken, ...active };
+  // A session without a refresh token (see no-refresh-token.ts) uses its token to its end instead of refreshing early.
+  const due = needsRefresh(active.session, ctx.now()) && !usableUntilExpiry(active.session, ctx.now());
+  if (!force && !due && lastsEnough) return { kind: 'session', token: active.session.accessToken, ...active };
   const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true, minTtlMs });
   if (!lastsAtLeast(refreshed.session, minTtlMs, ctx.now())) {
     const left = Math.max(0, Math.floor((refreshed.session.expiresAt! - ctx.now()) / 1000));

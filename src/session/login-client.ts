@@ -8,6 +8,7 @@ import { AuthError, InterruptedError, PlatError, UsageError } from '../errors.js
 import { probeAuthorization } from '../oauth/authorize.js';
 import { isMetadataDocumentClient, knownClient, registerClient, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
 import type { Discovery } from '../oauth/discovery.js';
+import { scopesToRegister } from '../oauth/scopes.js';
 import type { OAuthDeps } from '../oauth/options.js';
 import { ClientRejectedError } from '../oauth/tokens.js';
 import type { LoopbackListener } from '../loopback.js';
@@ -104,7 +105,11 @@ export async function settleClient(
     const { clientId, secret } = plan.known;
     return { credentials: knownClient({ clientId, secret, issuer: discovery.issuer, redirectUri: listener.redirectUri, now: ctx.now() }), fresh: false };
   }
-  if (plan.stored) {
+  const missing = plan.stored?.scopes ? scopes.filter((scope) => !plan.stored!.scopes!.includes(scope)) : [];
+  if (plan.stored && missing.length > 0) {
+    // RFC 7591 §2: a client may ask only for the scopes it registered; a server that holds it to that would refuse.
+    ctx.io.note(`plat's registration does not include ${missing.join(' ')}; registering again with the scopes asked for now.`);
+  } else if (plan.stored) {
     const registeredPort = portOf(plan.stored.redirectUris[0]);
     if (registeredPort === listener.port) return { credentials: { registration: plan.stored }, fresh: false };
     const verdict = await probeAuthorization(await deps(ctx), discovery.as, plan.stored, { redirectUri: listener.redirectUri, scopes });
@@ -116,6 +121,7 @@ export async function settleClient(
   const registration = await registerClient(await deps(ctx), discovery.as, {
     redirectUri: listener.redirectUri,
     clientName: `plat on ${ctx.hostname()}`,
+    scopes: scopesToRegister(scopes, discovery.as.scopes_supported),
     now: ctx.now(),
   });
   return { credentials: { registration }, fresh: true };

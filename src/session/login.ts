@@ -10,7 +10,7 @@ import { AuthError, InterruptedError, UsageError } from '../errors.js';
 import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '../oauth/authorize.js';
 import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
 import { assertS256, assertSecureEndpoint, type Discovery } from '../oauth/discovery.js';
-import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest } from '../oauth/scopes.js';
+import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
@@ -65,7 +65,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         : `--add-scope adds to the session of profile ${profile.name} at ${profile.baseUrl}, not at ${baseUrl}; drop --base-url to add scopes there.`,
     );
   }
-  const scopes = options.forScopes
+  let scopes = options.forScopes
     ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined)
     : scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
   if (options.clientSecretStdin && !options.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
@@ -96,6 +96,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     assertSecureEndpoint(as, 'authorization_endpoint');
     assertSecureEndpoint(as, 'token_endpoint');
     checkScopesSupported(scopes, as.scopes_supported);
+    scopes = withOfflineAccess(scopes, as.scopes_supported);
     let plan = await planClient(ctx, profile, stored, discovery, options, { secret, metadataUrl });
 
     for (let attempt = 1; ; attempt++) {
@@ -123,6 +124,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
           callbackParams: params,
           redirectUri: request.redirectUri,
           codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
           resource,
           requestedScopes: scopes,
           now: ctx.now(),

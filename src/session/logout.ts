@@ -4,9 +4,11 @@
  */
 import type { Context } from '../context.js';
 import { InterruptedError } from '../errors.js';
-import { revokeToken } from '../oauth/tokens.js';
+import { mayRevoke } from '../oauth/client.js';
+import { RevocationRefusedError, revokeToken } from '../oauth/tokens.js';
 import { assertSameIssuer, credentialsOf, endSession, loadSession, type ActiveSession } from './access.js';
 import { getDiscovery } from './discovery-cache.js';
+import { clockTime } from './no-refresh-token.js';
 import { DamagedDataError } from '../store/atomic.js';
 import type { Profile } from '../store/types.js';
 
@@ -57,6 +59,9 @@ export async function logoutProfile(ctx: Context, name: string, options: { revok
 /**
  * Revokes the refresh token, then the access token (RFC 7009), at the endpoints of the issuer that issued them,
  * never anywhere else. Never throws for a failed revocation (but for Ctrl-C): the failures come back as sentences.
+ * A server whose metadata does not let public clients revoke is not asked, and the sentence says so. Many servers
+ * revoke both tokens with the refresh token; one that then answers the second request with 400 about the token
+ * no longer knows it, which RFC 7009 §2.2 makes a success.
  */
 export async function revokeSession(ctx: Context, active: ActiveSession): Promise<{ unsupported: boolean; errors: string[] }> {
   const { profile } = active;
@@ -68,6 +73,15 @@ export async function revokeSession(ctx: Context, active: ActiveSession): Promis
     if (typeof discovery.as.revocation_endpoint !== 'string') return { unsupported: true, errors };
     const deps = { fetch: (await ctx.http()).fetch };
     const credentials = credentialsOf(ctx, active);
+    const until = active.session.expiresAt !== undefined ? ` (the access token until ${clockTime(active.session.expiresAt, ctx.now())})` : '';
+    const allowed = mayRevoke(discovery.as, credentials.registration);
+    if (!allowed.ok) {
+      errors.push(
+        `The server does not let public clients like plat revoke tokens (its revocation endpoint accepts only ${allowed.methods.join(', ')}), so they stay valid at the server until they expire${until}.`,
+      );
+      return { unsupported, errors };
+    }
+    let refreshRevoked = false;
     const tokens: Array<[string | undefined, 'refresh_token' | 'access_token']> = [
       [active.session.refreshToken, 'refresh_token'],
       [active.session.accessToken, 'access_token'],
@@ -76,8 +90,21 @@ export async function revokeSession(ctx: Context, active: ActiveSession): Promis
       if (!token) continue;
       try {
         await revokeToken(deps, discovery.as, credentials, token, hint);
+        if (hint === 'refresh_token') refreshRevoked = true;
       } catch (error) {
         if (error instanceof InterruptedError) throw error;
+        if (error instanceof RevocationRefusedError) {
+          if (error.reason === 'token' && hint === 'access_token' && refreshRevoked) continue;
+          if (error.reason === 'client') {
+            // The same client would be refused for the other token too.
+            errors.push(`${error.message} The tokens stay valid at the server until they expire${until}.`);
+            break;
+          }
+          if (error.reason === 'token_type') {
+            errors.push(`${error.message} It stays valid at the server until it expires${hint === 'access_token' ? until : ''}.`);
+            continue;
+          }
+        }
         errors.push((error as Error).message);
       }
     }

@@ -16,6 +16,8 @@ export interface PlatformOptions {
    * https://127.0.0.1:<port>. Clients must trust the certificate (plat: NODE_EXTRA_CA_CERTS); approve() does.
    */
   tls?: { key: string; cert: string };
+  /** How the pre-registered confidential integration authenticates; the metadata lists only that secret method. */
+  confidentialAuthMethod?: 'client_secret_post' | 'client_secret_basic';
 }
 
 export type MetadataKnob = 'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint';
@@ -60,6 +62,10 @@ export interface Knobs {
   unknownClients: string[];
   /** Where `unknownClients` are unknown: 'everywhere' (default), or 'token' = only at the token endpoint. */
   unknownClientsAt: 'everywhere' | 'token';
+  /** OIDC Core §11: list offline_access in scopes_supported and issue a refresh token only when it was granted. */
+  offlineAccess: boolean;
+  /** 'error-400' = revoking a token the server no longer knows answers 400 invalid_request (RFC 7009 says 200). */
+  revokeUnknownToken: 'ok' | 'error-400';
   /** More RFC 8707 resources the server issues tokens for (an API on another origin that names it); default none. */
   extraResources: string[];
   /**
@@ -110,6 +116,8 @@ export interface Platform {
   /** Drives consent over HTTP and returns the client's redirect URL (not requested). */
   approve(authorizeUrl: string, options?: { deny?: boolean }): Promise<string>;
   close(): Promise<void>;
+  /** oidc-provider's own record of a client (its registered metadata), or undefined when it knows none. */
+  registeredClient(clientId: string): Promise<Record<string, unknown> | undefined>;
   preRegistered: {
     publicClientId: string;
     confidentialClientId: string;

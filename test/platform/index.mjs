@@ -34,6 +34,9 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {boolean} clientIdMetadataDocumentsOverHttp  test-only: also http://127.0.0.1 documents
  * @property {string[]} unknownClients  client IDs the server has forgotten (invalid_client)
  * @property {'everywhere' | 'token'} unknownClientsAt  where they are unknown: every endpoint, or the token endpoint only
+ * @property {boolean} offlineAccess  list offline_access in scopes_supported and issue refresh tokens only for it
+ * @property {'ok' | 'error-400'} revokeUnknownToken  'error-400' = revoking a token the server does not know (any
+ *   more) answers 400 invalid_request instead of RFC 7009's 200
  * @property {boolean} rotateRefreshTokens  false = a refresh keeps the refresh token valid and its response carries
  *   no refresh_token member (RFC 6749 §6 allows both); default true
  */
@@ -62,6 +65,8 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     clientIdMetadataDocumentsOverHttp: false,
     unknownClients: [],
     unknownClientsAt: 'everywhere',
+    offlineAccess: false,
+    revokeUnknownToken: 'ok',
     extraResources: [],
     rotateRefreshTokens: true,
   };
@@ -144,7 +149,7 @@ async function readJsonQuietly(req) {
 }
 
 /**
- * @param {{ port?: number, host?: '127.0.0.1', accessTokenTtl?: number, refreshTokenTtl?: number, clients?: object[], tls?: { key: string, cert: string } }} [options]
+ * @param {{ port?: number, host?: '127.0.0.1', accessTokenTtl?: number, refreshTokenTtl?: number, clients?: object[], tls?: { key: string, cert: string }, confidentialAuthMethod?: 'client_secret_post' | 'client_secret_basic' }} [options]
  *   tls: serve https with this key and certificate (for 127.0.0.1); baseUrl and issuer are then https://127.0.0.1:<port>
  */
 export async function startPlatform(options = {}) {
@@ -194,6 +199,7 @@ export async function startPlatform(options = {}) {
       knobs,
       refreshTokenTtl: options.refreshTokenTtl ?? 14 * 24 * 3600,
       extraClients: options.clients ?? [],
+      confidentialAuthMethod: options.confidentialAuthMethod,
     }));
   } catch (err) {
     server.close();
@@ -260,6 +266,11 @@ export async function startPlatform(options = {}) {
         stats.bump(`revoke:${(typeof body.token === 'string' && issuedKinds.get(body.token)) || 'unknown'}`, ctx.method, ctx.path);
         remember(body.token);
         remember(body.client_secret);
+        // oidc-provider answers 200 for a token it does not know (RFC 7009 §2.2); some servers answer 400.
+        if (knobs.revokeUnknownToken === 'error-400' && ctx.status === 200 && !oidc.entities?.AccessToken && !oidc.entities?.RefreshToken) {
+          ctx.status = 400;
+          ctx.body = { error: 'invalid_request', error_description: 'the token is unknown or was already revoked' };
+        }
         break;
       case 'registration':
         remember(response.client_secret);
@@ -384,6 +395,11 @@ export async function startPlatform(options = {}) {
       });
       return closing;
     },
+    /** @param {string} clientId */
+    async registeredClient(clientId) {
+      const client = await provider.Client.find(clientId);
+      return client ? client.metadata() : undefined;
+    },
     preRegistered: {
       publicClientId: PUBLIC_CLIENT_ID,
       confidentialClientId: CONFIDENTIAL_CLIENT_ID,
@@ -444,6 +460,7 @@ function applyMetadataKnobs(ctx, knobs) {
   if (knobs.codeChallengeMethods === null) delete doc.code_challenge_methods_supported;
   else if (Array.isArray(knobs.codeChallengeMethods)) doc.code_challenge_methods_supported = [...knobs.codeChallengeMethods];
   doc.authorization_response_iss_parameter_supported = knobs.issParameterSupported;
+  if (!knobs.offlineAccess && Array.isArray(doc.scopes_supported)) doc.scopes_supported = doc.scopes_supported.filter((s) => s !== 'offline_access');
   if (knobs.clientIdMetadataDocuments) doc.client_id_metadata_document_supported = true;
   else delete doc.client_id_metadata_document_supported;
 

@@ -94,12 +94,14 @@ function isLoopbackHttp(uri) {
  * @property {import('./index.mjs').Knobs} knobs
  * @property {number} refreshTokenTtl  default refresh token lifetime in seconds (knobs.refreshTokenTtl wins when set)
  * @property {object[]} extraClients
+ * @property {'client_secret_post' | 'client_secret_basic'} [confidentialAuthMethod]  how the pre-registered
+ *   confidential integration authenticates; the metadata then lists only that secret method (default post)
  */
 
 /**
  * @param {ProviderSetup} setup
  */
-export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClients }) {
+export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClients, confidentialAuthMethod = 'client_secret_post' }) {
   const [{ default: Provider, errors }, jwk] = await Promise.all([loadOidcProvider(), getSigningJwk()]);
   const confidentialClientSecret = randomBytes(32).toString('base64url');
   const baseUrl = issuer;
@@ -116,14 +118,15 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
     jwks: { keys: [jwk] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     clockTolerance: 0,
-    scopes: ALL_SCOPES,
+    // offline_access is accepted always but listed in the metadata only under knobs.offlineAccess (index.mjs).
+    scopes: [...ALL_SCOPES, 'offline_access'],
     claims: {
       openid: ['sub'],
       profile: ['name', 'given_name', 'family_name', 'preferred_username'],
       email: ['email', 'email_verified'],
     },
     responseTypes: ['code'],
-    clientAuthMethods: ['none', 'client_secret_post'],
+    clientAuthMethods: ['none', confidentialAuthMethod],
     clientDefaults: {
       application_type: 'native',
       grant_types: ['authorization_code', 'refresh_token'],
@@ -138,7 +141,7 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
         client_id: CONFIDENTIAL_CLIENT_ID,
         client_name: 'plat integration',
         client_secret: confidentialClientSecret,
-        token_endpoint_auth_method: 'client_secret_post',
+        token_endpoint_auth_method: confidentialAuthMethod,
       },
       ...extraClients,
     ],
@@ -208,7 +211,9 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
         }
       },
     },
-    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // knobs.offlineAccess: OIDC Core §11, a refresh token only when offline_access was granted (many providers).
+    issueRefreshToken: async (_ctx, client, code) =>
+      client.grantTypeAllowed('refresh_token') && (!knobs.offlineAccess || code.scopes.has('offline_access')),
     rotateRefreshToken: async () => knobs.rotateRefreshTokens,
     expiresWithSession: async () => false,
     ttl: {

@@ -1,0 +1,143 @@
+/**
+ * The whole journey through the built CLI against Glewlwyd (Debian's glewlwyd, an OpenID Connect provider in C;
+ * test/interop/glewlwyd.ts): issuer /api/oidc on its own origin, named by the API's RFC 9728 document; nonce
+ * required; one-use refresh tokens; only client_secret_basic at the revocation endpoint. Rotation and revocation
+ * are read from the server's own database.
+ *
+ * Glewlwyd 2.7.5 registers a client that asks for token_endpoint_auth_method "none" as confidential (it reads the
+ * RFC 7591 string as an array) and gives it no secret, so a self-registered client cannot redeem its code; plat
+ * does not work around that, and these journeys use clients registered by Glewlwyd's administrator (--client-id).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectCleanError, makeHome, type Home, type RunOptions } from '../helpers/cli.js';
+import { readProfile, readStoredSession } from '../login/helpers.js';
+import { addClient, approveOnGlewlwyd, freePort, GLEWLWYD_INSTALL, glewlwydInstalled, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
+import { requireInstalled, skipUnless } from './servers.js';
+
+const installed = glewlwydInstalled();
+const skip = skipUnless(installed, GLEWLWYD_INSTALL);
+
+/** plat login, consent given the way Glewlwyd's sign-in page gives it. */
+async function login(home: Home, server: Glewlwyd, args: string[] = [], options: RunOptions = {}) {
+  let authorizeUrl: URL | undefined;
+  const escaped = server.authorizationEndpoint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const result = await home.run(['login', '--no-browser', '--base-url', server.baseUrl, ...args], {
+    timeoutMs: 30_000,
+    ...options,
+    onStderr: (stderr, child) => {
+      const match = new RegExp(`(${escaped}\\?\\S+)`).exec(stderr);
+      if (!match || authorizeUrl) return;
+      authorizeUrl = new URL(match[1]!);
+      void approveOnGlewlwyd(server, match[1]!)
+        .then((callback) => fetch(callback).then((r) => r.text()))
+        .catch((error: Error) => {
+          child.stderr?.emit('data', `\n[test] consent failed: ${error.message}\n`);
+          child.kill('SIGINT');
+        });
+    },
+  });
+  return { result, authorizeUrl };
+}
+
+const jti = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')).jti as string;
+
+describe.skipIf(skip)('Glewlwyd (OpenID Connect provider in C): the whole journey', () => {
+  let server: Glewlwyd;
+  let home: Home;
+  let client: string[];
+  beforeAll(async () => {
+    requireInstalled(installed, GLEWLWYD_INSTALL);
+    server = await startGlewlwyd();
+    home = await makeHome();
+    const port = await freePort();
+    await addClient(server, { clientId: 'plat-public', redirectUri: `http://127.0.0.1:${port}/callback` });
+    client = ['--client-id', 'plat-public', '--port', String(port)];
+  });
+  afterAll(async () => {
+    await home?.cleanup();
+    await server?.close();
+  });
+
+  it('login: the API names Glewlwyd; plat sends the nonce Glewlwyd requires and checks it in the ID token', async () => {
+    const { result, authorizeUrl } = await login(home, server, [...client, '--scope', 'openid email courses:read']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/Logged in to http:\/\/127\.0\.0\.1:\d+ as Linus Pauling <linus@example\.test>/);
+    const nonce = authorizeUrl!.searchParams.get('nonce');
+    expect(nonce).toBeTruthy();
+    const session = await readStoredSession(home);
+    expect(JSON.parse(Buffer.from(session.idToken.split('.')[1], 'base64url').toString('utf8')).nonce).toBe(nonce);
+    expect((await readProfile(home)).issuer).toBe(server.issuer);
+    expect(session.refreshToken).toBeTruthy();
+  });
+
+  it('whoami: Glewlwyd’s UserInfo', async () => {
+    const result = await home.run(['whoami', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ name: 'Linus Pauling', email: 'linus@example.test' });
+  });
+
+  it('call: the API accepts the token (checked by Glewlwyd’s own UserInfo)', async () => {
+    const result = await home.run(['call', 'GET', '/v1/courses']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).items[0].title).toBe('Quantum chemistry');
+  });
+
+  it('refresh: the one-use refresh token is spent at the server and the new one kept', async () => {
+    const before = await readStoredSession(home);
+    const result = await home.run(['refresh']);
+    expect(result.code, result.stderr).toBe(0);
+    const after = await readStoredSession(home);
+    expect(after.refreshToken).not.toBe(before.refreshToken);
+    expect(server.query('SELECT gpor_enabled AS enabled FROM gpo_refresh_token ORDER BY gpor_id')).toEqual([{ enabled: 0 }, { enabled: 1 }]);
+    expect((await home.run(['call', 'GET', '/v1/courses'])).code).toBe(0);
+  });
+
+  it('logout as a public client: Glewlwyd lets only client_secret_basic revoke, plat says so and forgets the session here', async () => {
+    const session = await readStoredSession(home);
+    const result = await home.run(['logout']);
+    expect(result.code, result.stderr).toBe(0);
+    expectCleanError(result);
+    expect(result.stderr).toMatch(/does not let public clients like plat revoke tokens \(its revocation endpoint accepts only client_secret_basic\)/);
+    expect(server.query(`SELECT gpoa_enabled AS enabled FROM gpo_access_token WHERE gpoa_jti = '${jti(session.accessToken)}'`)).toEqual([{ enabled: 1 }]);
+    await expect(readStoredSession(home)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('a plain plat login afterwards needs no flags: the profile remembers the client and its port', async () => {
+    const { result } = await login(home, server, ['--scope', 'openid email courses:read']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/as Linus Pauling/);
+    expect((await readProfile(home)).client.clientId).toBe('plat-public');
+  });
+});
+
+describe.skipIf(skip)('Glewlwyd: a confidential integration (client_secret_post at the token endpoint, client_secret_basic, all Glewlwyd lists, at revocation)', () => {
+  let server: Glewlwyd;
+  let home: Home;
+  beforeAll(async () => {
+    requireInstalled(installed, GLEWLWYD_INSTALL);
+    server = await startGlewlwyd();
+    home = await makeHome();
+  });
+  afterAll(async () => {
+    await home?.cleanup();
+    await server?.close();
+  });
+
+  it('signs in, refreshes and logs out with revocation, read from the server’s records', async () => {
+    const port = await freePort();
+    const client = { clientId: 'plat-integration', secret: 'integration-secret-0123456789', redirectUri: `http://127.0.0.1:${port}/callback` };
+    await addClient(server, client);
+    const { result } = await login(home, server, ['--client-id', client.clientId, '--client-secret-stdin', '--port', String(port), '--scope', 'openid courses:read'], {
+      stdin: `${client.secret}\n`,
+    });
+    expect(result.code, `${result.stderr}\n${server.log()}`).toBe(0);
+    const refreshed = await home.run(['refresh']);
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    const session = await readStoredSession(home);
+    const logout = await home.run(['logout']);
+    expect(logout.code, logout.stderr).toBe(0);
+    expect(logout.stdout).toMatch(/the tokens were revoked at the server/);
+    expect(server.query('SELECT gpor_enabled AS enabled FROM gpo_refresh_token ORDER BY gpor_id')).toEqual([{ enabled: 0 }, { enabled: 0 }]);
+    expect(server.query(`SELECT gpoa_enabled AS enabled FROM gpo_access_token WHERE gpoa_jti = '${jti(session.accessToken)}'`)).toEqual([{ enabled: 0 }]);
+  });
+});

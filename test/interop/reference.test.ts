@@ -1,0 +1,241 @@
+/**
+ * Issue 11's protocol points on the reference platform (oidc-provider), each made visible with a knob: offline_access
+ * and a session without a refresh token, the nonce, what registration sends (and a 200 answer), revocation
+ * policies (public clients refused, a 400 for a token the server already revoked), and client_secret_basic.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
+import { startPlatform, type Platform } from '../platform/index.mjs';
+import { apiStatus, approving, param, readProfile, readStoredSession, signIn } from '../login/helpers.js';
+
+let platform: Platform;
+let home: Home;
+
+beforeAll(async () => {
+  platform = await startPlatform();
+});
+afterAll(async () => {
+  await platform.close();
+});
+beforeEach(async () => {
+  platform.clearOverrides();
+  Object.assign(platform.knobs, { offlineAccess: false, revokeUnknownToken: 'ok', grantScopes: null, metadataOverrides: null, accessTokenTtl: 3600 });
+  platform.stats.reset();
+  home = await makeHome();
+});
+afterEach(async () => {
+  await home?.cleanup();
+});
+
+const HH_MM = /\d\d:\d\d/.source;
+const idTokenClaims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
+
+describe('offline_access (OIDC Core §11)', () => {
+  it('is not asked for when the server does not list it, and no prompt is added', async () => {
+    const { approval } = await signIn(home, platform, ['--scope', 'courses:read']);
+    expect(param(approval.urls[0]!, 'scope')).not.toMatch(/offline_access/);
+    expect(param(approval.urls[0]!, 'prompt')).toBeNull();
+  });
+
+  it('is asked for (with prompt=consent) when listed; the refresh token it brings works', async () => {
+    platform.knobs.offlineAccess = true;
+    const { result, approval } = await signIn(home, platform, ['--scope', 'courses:read']);
+    expect(param(approval.urls[0]!, 'scope')!.split(' ')).toContain('offline_access');
+    expect(param(approval.urls[0]!, 'prompt')).toBe('consent');
+    expect(result.stderr).not.toMatch(/no refresh token/);
+    expect((await readStoredSession(home)).refreshToken).toBeTruthy();
+    const refreshed = await home.run(['refresh']);
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+  });
+
+  it('a login that yields no refresh token says when the session ends; refresh tells the truth; the token is used to its end', async () => {
+    platform.knobs.offlineAccess = true;
+    platform.knobs.grantScopes = (requested) => requested.filter((s) => s !== 'offline_access');
+    const { result } = await signIn(home, platform, ['--scope', 'courses:read']);
+    expect(result.stderr).toMatch(new RegExp(`This server issued no refresh token: the session ends at ${HH_MM}; run plat login again then\\.`));
+    expect((await readStoredSession(home)).refreshToken).toBeUndefined();
+
+    const refresh = await home.run(['refresh']);
+    expect(refresh.code).toBe(1);
+    expectCleanError(refresh);
+    expect(refresh.stderr).toMatch(
+      new RegExp(`no refresh token, so plat cannot refresh the session; the access token is still valid for 60 minutes \\(until ${HH_MM}\\)\\. Run plat login when it ends\\.`),
+    );
+    expect(refresh.stderr).not.toMatch(/has expired/);
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+    expect(platform.stats.count('token:refresh_token')).toBe(0);
+  });
+
+  it('once such a session has ended, every message says so and names plat login', async () => {
+    platform.knobs.offlineAccess = true;
+    platform.knobs.accessTokenTtl = 2;
+    platform.knobs.grantScopes = (requested) => requested.filter((s) => s !== 'offline_access');
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    // Usable to its last second: no early refresh is attempted without a refresh token.
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    const refresh = await home.run(['refresh']);
+    expect(refresh.code).toBe(4);
+    expect(refresh.stderr).toMatch(new RegExp(`The session ended at ${HH_MM}: this server issued no refresh token, so plat cannot renew it\\. Run plat login to sign in again\\.`));
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code).toBe(4);
+    expect(call.stderr).toMatch(/session ended .*no refresh token/);
+  });
+});
+
+describe('nonce (OIDC Core §3.1.2.1, §15.5.2)', () => {
+  it('a fresh nonce goes with every login that asks for openid, and the ID token carries it', async () => {
+    const first = await signIn(home, platform);
+    const nonce = param(first.approval.urls[0]!, 'nonce');
+    expect(nonce).toMatch(/^[\w-]{43}$/);
+    expect(idTokenClaims((await readStoredSession(home)).idToken).nonce).toBe(nonce);
+    const second = await signIn(home, platform);
+    expect(param(second.approval.urls[0]!, 'nonce')).not.toBe(nonce);
+  });
+
+  it('an ID token with another nonce is refused (exit 4) and nothing is stored', async () => {
+    let seen: string | undefined;
+    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], {
+      onStderr: (stderr) => {
+        const match = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(stderr);
+        if (!match || seen) return;
+        seen = match[1]!;
+        // The server is asked with a nonce other than plat's: its ID token answers that request, not plat's.
+        const forged = new URL(seen);
+        forged.searchParams.set('nonce', 'not-the-nonce-plat-sent');
+        void platform.approve(forged.href).then((callback) => fetch(callback).then((r) => r.text()));
+      },
+    });
+    expect(result.code).toBe(4);
+    expectCleanError(result);
+    expect(result.stderr).toMatch(/The ID token does not carry the nonce plat sent with this login/);
+    expect((await readProfile(home).catch(() => ({}) as Record<string, any>)).loggedIn).not.toBe(true);
+    await expect(readStoredSession(home)).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('registration (RFC 7591)', () => {
+  it('a later login within the registered scopes reuses the registration; one asking for more registers anew', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    await signIn(home, platform);
+    expect(platform.stats.count('register')).toBe(1);
+    const more = await signIn(home, platform, ['--scope', 'students:read']);
+    expect(more.result.stderr).toMatch(/registration does not include students:read; registering again/);
+    expect(platform.stats.count('register')).toBe(2);
+  });
+
+  it('sends the scopes asked for (and the defaults of a plain login), the grant and response types and application_type native', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    const { clientId } = (await readProfile(home)).client;
+    expect(await platform.registeredClient(clientId)).toMatchObject({
+      scope: 'openid courses:read profile email',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      application_type: 'native',
+      token_endpoint_auth_method: 'none',
+    });
+  });
+
+  it('accepts a registration answered with 200 instead of 201', async () => {
+    platform.override('/api/oauth/register', async (req, res) => {
+      if (req.headers['x-forwarded-by-test']) return false;
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      const upstream = await fetch(`${platform.baseUrl}/api/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-by-test': '1' },
+        body,
+      });
+      const text = await upstream.text();
+      expect(upstream.status).toBe(201);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(text);
+      return true;
+    });
+    const { result } = await signIn(home, platform);
+    expect(result.code).toBe(0);
+    expect((await readProfile(home)).client.dynamic).toBe(true);
+  });
+});
+
+describe('revocation (RFC 7009, RFC 8414 revocation_endpoint_auth_methods_supported)', () => {
+  it('a server whose revocation endpoint does not accept public clients is not asked; the user is told plainly', async () => {
+    platform.knobs.metadataOverrides = { revocation_endpoint_auth_methods_supported: ['client_secret_post', 'private_key_jwt'] };
+    await signIn(home, platform);
+    const { accessToken } = await readStoredSession(home);
+    const result = await home.run(['logout']);
+    expect(result.code, result.stderr).toBe(0);
+    expectCleanError(result);
+    expect(platform.stats.count('POST /api/oauth/revoke')).toBe(0);
+    expect(result.stderr).toMatch(/does not let public clients like plat revoke tokens \(its revocation endpoint accepts only client_secret_post, private_key_jwt\)/);
+    expect(result.stderr).not.toMatch(/Try again later/);
+    await expect(readStoredSession(home)).rejects.toThrow(/ENOENT/);
+    expect(await apiStatus(platform, accessToken, '/api/oauth/userinfo')).toBe(200); // still valid at the server, as said
+  });
+
+  it('a 401 from the revocation endpoint is said as a refusal of the client, not as a server fault', async () => {
+    await signIn(home, platform);
+    platform.override('/api/oauth/revoke', (_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="revocation"' });
+      res.end(JSON.stringify({ error: 'invalid_client', error_description: 'client authentication required' }));
+      return true;
+    });
+    const result = await home.run(['logout']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/The server does not let plat's client revoke tokens \(invalid_client: client authentication required\)\. The tokens stay valid at the server until they expire/);
+    expect(result.stderr).not.toMatch(/Try again later|check the base URL/);
+    expect(platform.stats.count('POST /api/oauth/revoke')).toBe(1); // the second would meet the same refusal
+    await expect(readStoredSession(home)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('a 400 for the access token after the refresh token revoked both is a success (RFC 7009 §2.2)', async () => {
+    platform.knobs.revokeUnknownToken = 'error-400';
+    await signIn(home, platform);
+    const { accessToken } = await readStoredSession(home);
+    const result = await home.run(['logout']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/the tokens were revoked at the server/);
+    expect(result.stderr).toBe('');
+    expect(platform.stats.count('POST /api/oauth/revoke')).toBe(2);
+    expect(await apiStatus(platform, accessToken, '/api/oauth/userinfo')).toBe(401);
+  });
+
+  it('a 400 for the first token is still reported: nothing shows it was revoked', async () => {
+    await signIn(home, platform);
+    platform.override('/api/oauth/revoke', (_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'invalid_request', error_description: 'broken' }));
+      return true;
+    });
+    const result = await home.run(['logout']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/Could not revoke .*The server refused to revoke the refresh token \(invalid_request: broken\)/);
+    await expect(readStoredSession(home)).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('client_secret_basic where the server lists only that secret method', () => {
+  let basic: Platform;
+  beforeAll(async () => {
+    basic = await startPlatform({ confidentialAuthMethod: 'client_secret_basic' });
+  });
+  afterAll(async () => basic?.close());
+
+  it('token, refresh and revocation all authenticate with HTTP Basic (oidc-provider holds the client to it)', async () => {
+    const { confidentialClientId, confidentialClientSecret } = basic.preRegistered;
+    const approval = approving(basic);
+    const login = await home.run(['login', '--no-browser', '--base-url', basic.baseUrl, '--client-id', confidentialClientId, '--client-secret-stdin'], {
+      stdin: `${confidentialClientSecret}\n`,
+      onStderr: approval.onStderr,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    const refreshed = await home.run(['refresh']);
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    expect(basic.stats.count('token:refresh_token')).toBe(1);
+    const { accessToken } = await readStoredSession(home);
+    const logout = await home.run(['logout']);
+    expect(logout.stdout, logout.stderr).toMatch(/the tokens were revoked at the server/);
+    expect(await apiStatus(basic, accessToken, '/api/oauth/userinfo')).toBe(401);
+  });
+});

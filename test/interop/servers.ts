@@ -1,0 +1,92 @@
+/**
+ * Independent authorization servers for the interop suite: each is a real implementation from Debian, started by
+ * the test itself on 127.0.0.1 as a child process that prints `{"port": N}` when it listens. `state()` reads the
+ * server's own records (registrations, tokens and whether they are revoked) through a test-only route, so a test
+ * can see rotation and revocation where they happen, not only what plat says about them.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isCI } from '../helpers/components.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const PYTHON = '/usr/bin/python3';
+
+export interface InteropServer {
+  /** The API origin (plat's --base-url); its RFC 9728 document names the issuer. */
+  baseUrl: string;
+  /** The issuer: on the same origin, under a path of its own. */
+  issuer: string;
+  state(): Promise<Record<string, any>>;
+  close(): Promise<void>;
+}
+
+/** Whether Debian's python3 can import these modules; in CI a missing one fails the test instead of skipping it. */
+export function pythonHas(modules: string[]): boolean {
+  try {
+    accessSync(PYTHON, constants.X_OK);
+  } catch {
+    return false;
+  }
+  return spawnSync(PYTHON, ['-c', `import ${modules.join(', ')}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** In CI (where nothing is skipped) a missing server fails its tests with the install command, not a spawn error. */
+export function requireInstalled(available: boolean, install: string): void {
+  if (!available) throw new Error(`This test needs an authorization server that is not installed here; install with: ${install}`);
+}
+
+export function skipUnless(available: boolean, install: string): boolean {
+  if (available) return false;
+  if (isCI) return false; // CI skips nothing: the tests run and fail, saying what is missing
+  console.warn(`interop: skipped, install with: ${install}`);
+  return true;
+}
+
+/** Starts `script` (relative to test/interop) with Debian's python3 and waits for it to listen. */
+export async function startPythonServer(script: string, options: Record<string, unknown>, issuerPath: string, env: Record<string, string> = {}): Promise<InteropServer> {
+  const child = spawn(PYTHON, [path.join(here, script), JSON.stringify(options)], {
+    // stdin stays open: the server exits when it closes, so a test runner that dies leaves no server behind.
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env },
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const port = await new Promise<number>((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`${script} did not start within 20 s:\n${stderr}`)), 20_000);
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      const line = /^\{"port": ?(\d+)\}$/m.exec(stdout);
+      if (line) {
+        clearTimeout(timer);
+        resolve(Number(line[1]));
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited (${code}) before listening:\n${stderr}`));
+    });
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    baseUrl,
+    issuer: `${baseUrl}${issuerPath}`,
+    async state() {
+      const response = await fetch(`${baseUrl}/_test/state`);
+      if (!response.ok) throw new Error(`state: HTTP ${response.status}`);
+      return (await response.json()) as Record<string, any>;
+    },
+    close: () => stop(child),
+  };
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
+}
