@@ -252,6 +252,13 @@ describe('plat scopes plan and plat login --for', () => {
     const result = await home.run(['scopes', 'plan', 'listEnrolments', 'nope', '--base-url', platform.baseUrl]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/The platform's API has no operation "nope"/);
+    const none = await home.run(['scopes', 'plan', '--base-url', platform.baseUrl]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/Name at least one operation: plat scopes plan <operationId>…/);
+    const asked = platform.authorizations.length;
+    const login = await home.login(platform, ['--for', 'nope']);
+    expect(login.code).toBe(2);
+    expect(platform.authorizations).toHaveLength(asked); // refused before anyone was asked to approve
   });
 
   it('--for asks for exactly the planned set plus openid', async () => {
