@@ -25,6 +25,8 @@ __plat_value_kind() {
     login:--scope) echo 'd scopes' ;;
     login:--add-scope) echo 'd scopes' ;;
     login:--for) echo 'd operations' ;;
+    status:arg:0) echo 'd profiles' ;;
+    switch:arg:0) echo 'd profiles' ;;
     call:--input) echo 'f' ;;
     call:arg:0) echo 'l GET POST PUT PATCH DELETE HEAD OPTIONS' ;;
     call:arg:1) echo 'd paths' ;;
@@ -33,7 +35,7 @@ __plat_value_kind() {
     scopes:arg:0) echo 'l plan' ;;
     scopes:arg:*) echo 'd operations' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status refresh token exec logout call op scopes discover completion' ;;
+    help:arg:0) echo 'l login whoami status switch refresh token exec logout call op scopes discover completion' ;;
   esac
 }
 
@@ -43,10 +45,11 @@ __plat_options() {
     login) echo '--scope --add-scope --no-browser --port --resource --client-id --client-secret-stdin --client-metadata-url --timeout --for -h --help' ;;
     whoami) echo '-h --help' ;;
     status) echo '--check -h --help' ;;
+    switch) echo '-h --help' ;;
     refresh) echo '-h --help' ;;
     token) echo '--min-ttl -h --help' ;;
     exec) echo '--env -h --help' ;;
-    logout) echo '--no-revoke --all -h --help' ;;
+    logout) echo '--no-revoke --all --forget -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry -h --help' ;;
     op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry -h --help' ;;
     scopes) echo '-h --help' ;;
@@ -139,7 +142,7 @@ _plat() {
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
     [[ -n $opid ]] && __plat_add < <("$plat" __complete op-flags "$opid" "${globals[@]}" 2>/dev/null)
   elif [[ -z $cmd ]]; then
-    __plat_add_values 'l login whoami status refresh token exec logout call op scopes discover completion help'
+    __plat_add_values 'l login whoami status switch refresh token exec logout call op scopes discover completion help'
   elif [[ -n $opid && $prev == --* ]]; then
     # a parameter named like one of plat's flag options (--include): the parameter's values
     __plat_add < <("$plat" __complete op-values "$opid" "${prev#--}" "${globals[@]}" 2>/dev/null)

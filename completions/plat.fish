@@ -107,7 +107,7 @@ end
 
 complete -c plat -f
 complete -c plat -n __plat_needs_command -a login -d 'sign in: discover the server, register plat, approve in the browser, store the tokens'
-complete -c plat -n '__plat_using login' -l scope -d 'scope to request; repeat, or separate with spaces or commas (default: openid profile email)' -x -a '(__plat_query scopes)'
+complete -c plat -n '__plat_using login' -l scope -d 'scope to request besides openid profile email (always asked for); repeat, or separate with spaces or commas' -x -a '(__plat_query scopes)'
 complete -c plat -n '__plat_using login' -l add-scope -d 'keep the scopes already granted and add these (step-up)' -x -a '(__plat_query scopes)'
 complete -c plat -n '__plat_using login' -l no-browser -d 'do not open a browser; print the address only'
 complete -c plat -n '__plat_using login' -l port -d 'port of the local callback listener on 127.0.0.1 (default: a free one)' -x
@@ -115,11 +115,14 @@ complete -c plat -n '__plat_using login' -l resource -d 'resource indicator (RFC
 complete -c plat -n '__plat_using login' -l client-id -d 'use a pre-registered client instead of registering one' -x
 complete -c plat -n '__plat_using login' -l client-secret-stdin -d 'read the pre-registered client\'s secret from the first line of stdin'
 complete -c plat -n '__plat_using login' -l client-metadata-url -d 'use the https URL of your client ID metadata document as the client_id (servers that support it)' -x
-complete -c plat -n '__plat_using login' -l timeout -d 'how long to wait for approval in the browser' -x
+complete -c plat -n '__plat_using login' -l timeout -d 'how long to wait for approval in the browser (default: 300)' -x
 complete -c plat -n '__plat_using login' -l for -d 'ask for exactly the scopes these operations need (plat scopes plan); repeat, or separate with spaces or commas' -x -a '(__plat_query operations)'
 complete -c plat -n __plat_needs_command -a whoami -d 'show who you are signed in as (OIDC UserInfo)'
-complete -c plat -n __plat_needs_command -a status -d 'list profiles: platform, user, scopes, token expiry, where tokens are stored'
+complete -c plat -n __plat_needs_command -a status -d 'list profiles (or the one named): platform, user, scopes, token expiry, where tokens are stored; exit 4 if one is not logged in'
 complete -c plat -n '__plat_using status' -l check -d 'also ask the server whether each token still works'
+complete -c plat -n '__plat_arg status 0' -x -a '(__plat_query profiles)' -d 'show only this profile'
+complete -c plat -n __plat_needs_command -a switch -d 'make a profile the current one (kept in the config dir); --profile and PLAT_PROFILE still win'
+complete -c plat -n '__plat_arg switch 0' -x -a '(__plat_query profiles)' -d 'the profile to use from now on'
 complete -c plat -n __plat_needs_command -a refresh -d 'refresh the access token now and store the rotated refresh token'
 complete -c plat -n __plat_needs_command -a token -d 'print the access token (refreshed if needed) and nothing else'
 complete -c plat -n '__plat_using token' -l min-ttl -d 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts' -x
@@ -128,6 +131,7 @@ complete -c plat -n '__plat_using exec' -l env -d 'the environment variable that
 complete -c plat -n __plat_needs_command -a logout -d 'revoke the tokens at the server and forget them locally'
 complete -c plat -n '__plat_using logout' -l no-revoke -d 'only forget the tokens locally'
 complete -c plat -n '__plat_using logout' -l all -d 'log out of every profile'
+complete -c plat -n '__plat_using logout' -l forget -d 'also delete the profile: its platform, client registration and user'
 complete -c plat -n __plat_needs_command -a call -d 'call the API with your token; the response body goes to stdout'
 complete -c plat -n '__plat_using call' -s H -l header -d 'add a request header "Name: value" (repeatable)' -x
 complete -c plat -n '__plat_using call' -s f -l field -d 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise' -x
@@ -159,7 +163,7 @@ complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata ag
 complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
 complete -c plat -n __plat_needs_command -a help -d 'show help for a command'
-complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status refresh token exec logout call op scopes discover completion' -d 'the command'
+complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call op scopes discover completion' -d 'the command'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_flags)'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_values)'
 complete -c plat -l version -d 'print the version'

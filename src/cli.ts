@@ -83,7 +83,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     .description('sign in: discover the server, register plat, approve in the browser, store the tokens')
     .addOption(
       completes(
-        new Option('--scope <scope>', 'scope to request; repeat, or separate with spaces or commas (default: openid profile email)').argParser(collect),
+        new Option('--scope <scope>', 'scope to request besides openid profile email (always asked for); repeat, or separate with spaces or commas').argParser(collect),
         'scopes',
       ),
     )
@@ -94,7 +94,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     .option('--client-id <id>', 'use a pre-registered client instead of registering one')
     .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
     .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
-    .option('--timeout <seconds>', 'how long to wait for approval in the browser', '300')
+    .option('--timeout <seconds>', 'how long to wait for approval in the browser (default: 300)')
     .addOption(
       completes(
         new Option('--for <operationId>', 'ask for exactly the scopes these operations need (plat scopes plan); repeat, or separate with spaces or commas').argParser(collect),
@@ -128,12 +128,26 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
 
   program
     .command('status')
-    .description('list profiles: platform, user, scopes, token expiry, where tokens are stored')
+    .description('list profiles (or the one named): platform, user, scopes, token expiry, where tokens are stored; exit 4 if one is not logged in')
+    .addArgument(completes(new Argument('[profile]', 'show only this profile'), 'profiles'))
     .option('--check', 'also ask the server whether each token still works')
-    .addHelpText('after', examples('plat status', 'plat status --check', "plat status --json | jq '.profiles[] | {profile, loggedIn}'"))
-    .action(async (flags, command: Command) => {
+    .addHelpText(
+      'after',
+      examples('plat status', 'plat status school', 'plat status --check', "plat status --json | jq '.profiles[] | {profile, loggedIn}'"),
+    )
+    .action(async (name: string | undefined, flags, command: Command) => {
       const { run } = await import('./commands/status.js');
-      await run(ctxFor(command), flags);
+      await run(ctxFor(command), { ...flags, profile: name });
+    });
+
+  program
+    .command('switch')
+    .description('make a profile the current one (kept in the config dir); --profile and PLAT_PROFILE still win')
+    .addArgument(completes(new Argument('<profile>', 'the profile to use from now on'), 'profiles'))
+    .addHelpText('after', examples('plat switch school', 'plat switch default', 'plat status'))
+    .action(async (name: string, _flags, command: Command) => {
+      const { run } = await import('./commands/switch.js');
+      await run(ctxFor(command), name);
     });
 
   program
@@ -190,7 +204,8 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
     .description('revoke the tokens at the server and forget them locally')
     .option('--no-revoke', 'only forget the tokens locally')
     .option('--all', 'log out of every profile')
-    .addHelpText('after', examples('plat logout', 'plat logout --all', 'plat logout --profile staging --json'))
+    .option('--forget', 'also delete the profile: its platform, client registration and user')
+    .addHelpText('after', examples('plat logout', 'plat logout --all', 'plat logout --profile staging --json', 'plat logout --profile old-school --forget'))
     .action(async (flags, command: Command) => {
       const { run } = await import('./commands/logout.js');
       await run(ctxFor(command), flags);

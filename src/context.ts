@@ -13,6 +13,10 @@ import type { TokenStore, TokenStoreKind } from './store/types.js';
 export interface Globals {
   baseUrl?: string;
   profile: string;
+  /** The profile `plat switch` made current, if any: what a command without --profile/PLAT_PROFILE acts on. */
+  currentProfile?: string;
+  /** Where `profile` came from: --profile, PLAT_PROFILE, plat switch, or none of them. */
+  profileSource?: 'option' | 'env' | 'switch' | 'default';
   json: boolean;
   verbose: boolean;
 }
@@ -27,7 +31,8 @@ export interface Context {
   now(): number;
   hostname(): string;
   profiles(): Promise<ProfileStore>;
-  tokenStore(recordedKind?: TokenStoreKind): Promise<TokenStore>;
+  /** `quietFallback`: the automatic choice falls back to the file without its warning (said once before). */
+  tokenStore(recordedKind?: TokenStoreKind, options?: { quietFallback?: boolean }): Promise<TokenStore>;
   http(): Promise<Http>;
   openUrl(url: string): Promise<BrowserResult>;
   /** Runs `fn` holding the cross-process lock of a profile (waiting up to `timeoutMs`, default 30 s, for it). */
@@ -64,13 +69,15 @@ export function createContext(options: ContextOptions): Context {
     hostname,
     profiles: () =>
       (profiles ??= import('./store/profiles.js').then(({ ProfileStore }) => new ProfileStore(configDir))),
-    tokenStore: async (recordedKind) => {
+    tokenStore: async (recordedKind, storeOptions) => {
       const { openTokenStore } = await import('./store/select.js');
       return openTokenStore({
         env,
         configDir,
         recordedKind,
-        warn: (message: string) => io.warn(message),
+        warn: (message: string) => {
+          if (!storeOptions?.quietFallback) io.warn(message);
+        },
         keychainNamespace: options.defaultConfigDir === configDir ? undefined : configDir,
       });
     },

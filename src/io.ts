@@ -1,4 +1,5 @@
 import { Chalk } from 'chalk';
+import { fstatSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { importPackage } from './esm.js';
 import { scrubKnownSecrets } from './redact.js';
@@ -67,9 +68,12 @@ export function createIO(options: IOOptions): IO {
   const paint = new Chalk({ level: color ? 1 : 0 });
   const outColor = colorWanted(env, Boolean(stdout.isTTY), options.colorFlag);
   const outPaint = new Chalk({ level: outColor ? 1 : 0 });
+  const midLine = stdoutMidLineOnSameTerminal(stdout, stderr);
   const line = (s: string) => {
     const scrubbed = scrubKnownSecrets(s);
-    stderr.write(scrubbed.endsWith('\n') ? scrubbed : `${scrubbed}\n`);
+    // A body without a final newline ("Not Found") must not run into plat's own line on the same terminal.
+    const lead = midLine?.() ? '\n' : '';
+    stderr.write(`${lead}${scrubbed.endsWith('\n') ? scrubbed : `${scrubbed}\n`}`);
   };
   return {
     stdout,
@@ -95,13 +99,47 @@ export function createIO(options: IOOptions): IO {
     spinner: async (text) => {
       if (!stderrIsTTY || env.CI) return { stop() {} };
       const { default: ora } = await importPackage<typeof import('ora')>('ora');
-      const spin = ora({ text, stream: stderr, color: 'cyan', isEnabled: true }).start();
+      // discardStdin: false, so an address pasted while the spinner runs still reaches plat.
+      const spin = ora({ text, stream: stderr, color: 'cyan', isEnabled: true, discardStdin: false }).start();
       return { stop: () => spin.stop() };
     },
   };
 }
 
 export const errorPrefix = (io: IO) => io.red('error:');
+
+/**
+ * When stdout and stderr are the same terminal, whether what went to stdout last left the cursor mid-line (and no
+ * stderr line has ended it since). Only then is stdout's write watched: one comparison per chunk, and nothing at
+ * all when either stream is a pipe or a file (a script's output stays byte-exact and unwatched).
+ */
+function stdoutMidLineOnSameTerminal(stdout: Writable & { isTTY?: boolean }, stderr: Writable & { isTTY?: boolean }): (() => boolean) | undefined {
+  if (!stdout.isTTY || !stderr.isTTY || !sameTerminal(stdout, stderr)) return undefined;
+  let midLine = false;
+  const write = stdout.write.bind(stdout) as (...args: unknown[]) => boolean;
+  stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
+    const last = typeof chunk === 'string' ? chunk.at(-1) : chunk instanceof Uint8Array && chunk.length > 0 ? String.fromCharCode(chunk[chunk.length - 1]!) : undefined;
+    if (last !== undefined) midLine = last !== '\n';
+    return write(chunk, ...rest);
+  }) as typeof stdout.write;
+  return () => {
+    const was = midLine;
+    midLine = false;
+    return was;
+  };
+}
+
+function sameTerminal(a: Writable, b: Writable): boolean {
+  const fdA = (a as { fd?: unknown }).fd;
+  const fdB = (b as { fd?: unknown }).fd;
+  if (typeof fdA !== 'number' || typeof fdB !== 'number') return false;
+  try {
+    const [x, y] = [fstatSync(fdA), fstatSync(fdB)];
+    return x.rdev === y.rdev && x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
 
 /** A message made safe to print (line feeds kept): the last guard for text plat did not write itself. */
 export const safe = (message: string) => sanitize(message, 0, { multiline: true });

@@ -9,6 +9,7 @@ import { createIO, errorPrefix, safe, type IO } from './io.js';
 import { buildProgram } from './cli.js';
 import { resolveConfigDir, validateProfileName } from './store/paths.js';
 import { parseTokenStoreEnv } from './store/select.js';
+import { readCurrentProfile } from './store/current-profile.js';
 import { homedir } from 'node:os';
 
 declare const PLAT_VERSION: string;
@@ -41,15 +42,19 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   let context: Context | undefined;
   try {
     const program = buildProgram(version, (globals) => {
-      const profile = validateProfileName(globals.profile || env.PLAT_PROFILE || 'default');
+      const configDir = resolveConfigDir(env, process.platform, homedir());
+      // --profile, then PLAT_PROFILE, then the profile `plat switch` made current, then `default`.
+      const currentProfile = readCurrentProfile(configDir);
+      const profileSource = globals.profile ? 'option' : env.PLAT_PROFILE ? 'env' : currentProfile ? 'switch' : 'default';
+      const profile = validateProfileName(globals.profile || env.PLAT_PROFILE || currentProfile || 'default');
       parseTokenStoreEnv(env.PLAT_TOKEN_STORE); // a bad value is a usage error whatever the command
       context = createContext({
         env,
         io,
-        globals: { ...globals, profile, verbose: globals.verbose || verbose },
+        globals: { ...globals, profile, currentProfile, profileSource, verbose: globals.verbose || verbose },
         version,
         signal: controller.signal,
-        configDir: resolveConfigDir(env, process.platform, homedir()),
+        configDir,
         defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir()),
       });
       return context;

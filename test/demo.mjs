@@ -52,7 +52,7 @@ try {
   await platform.close();
   await rm(configDir, { recursive: true, force: true });
 }
-if (!failed) console.log(bold('✓ The whole journey ran. Try it by hand: npm run sandbox, then plat login --base-url <the URL it prints>.'));
+if (!failed) console.log(bold('✓ The whole journey ran. Try it by hand: npm run sandbox, then the login command it prints.'));
 process.exitCode = failed ? 1 : 0;
 
 function run(args) {

@@ -1,6 +1,6 @@
 /**
  * `plat call`'s look before it leaps: with the platform's API description cached (by `plat api`), warn about a
- * path or method the document does not list, and name the scope an operation needs when the session lacks it.
+ * path or method the document does not list, and find the scopes an operation needs that the session lacks.
  * Reads only the cache, never the network, and never stops the call: the server has the last word.
  */
 import type { Context } from '../context.js';
@@ -15,7 +15,13 @@ export interface CallCheck {
   profile: Profile | undefined;
 }
 
-export async function checkCall(ctx: Context, call: CallCheck): Promise<void> {
+/** Scopes the description says the operation needs and the session lacks: the caller decides whether to say so. */
+export interface ScopeShortfall {
+  operation: string;
+  missing: string[];
+}
+
+export async function checkCall(ctx: Context, call: CallCheck): Promise<ScopeShortfall | undefined> {
   try {
     const { baseUrl } = call;
     if (!baseUrl) return;
@@ -42,12 +48,11 @@ export async function checkCall(ctx: Context, call: CallCheck): Promise<void> {
     if (!profile?.loggedIn || !profile.scopes || ctx.env.PLAT_TOKEN?.trim()) return;
     const missing = missingScopes(op, profile.scopes);
     if (missing.length === 0) return;
-    const plural = missing.length > 1 ? 's' : '';
-    ctx.io.warn(
-      `${method} ${op.path} needs the scope${plural} ${missing.join(' ')}, which this session lacks; the server will probably refuse it. ` +
-        `To add ${plural ? 'them' : 'it'}: plat login ${missing.map((s) => `--add-scope ${s}`).join(' ')}`,
-    );
+    // Not said here: a server that refuses with insufficient_scope names the scope itself (exit 5), and one that
+    // accepts proves the description wrong. plat call says it only when the server refuses without naming one.
+    return { operation: `${method} ${op.path}`, missing };
   } catch {
     // A check that cannot run is no reason to keep the call from being made.
+    return undefined;
   }
 }

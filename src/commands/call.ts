@@ -8,10 +8,11 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
-import { UsageError } from '../errors.js';
+import { ScopeError, UsageError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
 import { openApiClient, type ApiClient, type ApiRequest, type ApiResponse } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
+import { suggestCommand } from '../session/suggest.js';
 import { sanitize } from '../text.js';
 import { parsePositiveInt } from './options.js';
 import { prepareRequest, type PreparedRequest } from './call-request.js';
@@ -44,15 +45,24 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
   const { baseUrl } = client;
   if (request.inputFrom && request.inputFrom !== '-') await assertRegularFile(request.inputFrom, '--input');
   // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.
+  let shortfall: Awaited<ReturnType<typeof import('../catalogue/call-check.js').checkCall>>;
   if (request.sameOrigin) {
     const { checkCall } = await import('../catalogue/call-check.js');
-    await checkCall(ctx, { ...request, baseUrl, profile: flags.anonymous ? undefined : client.profile });
+    shortfall = await checkCall(ctx, { ...request, baseUrl, profile: flags.anonymous ? undefined : client.profile });
   }
   const apiRequest = toApiRequest(ctx, request, flags);
   const response = await client.send(apiRequest);
   await render(ctx, request, response, Boolean(flags.include));
   const outcome = responseError(ctx, apiRequest, response);
+  // One message per fact: the scope the description names is said only when the refusal did not name one.
+  if (shortfall && outcome && !(outcome instanceof ScopeError)) ctx.io.warn(scopeHint(ctx, shortfall));
   if (outcome) throw outcome;
+}
+
+function scopeHint(ctx: Context, { operation, missing }: { operation: string; missing: string[] }): string {
+  const plural = missing.length > 1 ? 's' : '';
+  const login = suggestCommand(ctx, ['login', ...missing.flatMap((scope) => ['--add-scope', scope])]);
+  return `The platform's API description says ${operation} needs the scope${plural} ${missing.join(' ')}, which this session lacks. To add ${plural ? 'them' : 'it'}: ${login}`;
 }
 
 export function toApiRequest(ctx: Context, request: PreparedRequest, flags: Pick<CallFlags, 'timeout' | 'retry'>): ApiRequest {

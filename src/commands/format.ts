@@ -11,6 +11,20 @@ export function describeUser(user: ProfileUser | undefined): string {
   return email && email !== name ? `${name} <${email}>` : name;
 }
 
+/**
+ * The user in every --json shape (login, status), named as the OIDC claims are named (`preferred_username`, as in
+ * `plat whoami --json`): one naming across the shapes. Absent claims are left out.
+ */
+export function userJson(user: ProfileUser | undefined): { sub: string; name?: string; email?: string; preferred_username?: string } | null {
+  if (!user) return null;
+  return {
+    sub: user.sub,
+    ...(user.name !== undefined ? { name: user.name } : {}),
+    ...(user.email !== undefined ? { email: user.email } : {}),
+    ...(user.preferredUsername !== undefined ? { preferred_username: user.preferredUsername } : {}),
+  };
+}
+
 export function iso(epochMs: number | undefined): string | null {
   return epochMs === undefined ? null : new Date(epochMs).toISOString();
 }

@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { login } from '../session/login.js';
 import { noRefreshTokenNote } from '../session/no-refresh-token.js';
-import { describeUser, expiryText, iso, printJson } from './format.js';
+import { describeUser, expiryText, iso, printJson, userJson } from './format.js';
 import { parsePositiveInt } from './options.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
 
@@ -38,7 +38,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
       profile: profile.name,
       baseUrl: profile.baseUrl,
       issuer: profile.issuer,
-      user: profile.user ?? null,
+      user: userJson(profile.user),
       scopes: session.scopes,
       expiresAt: iso(session.expiresAt),
       clientId: profile.client?.clientId,
@@ -48,10 +48,11 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     if (ends) ctx.io.note(ends);
     return;
   }
+  // The result, all of it on stdout (progress and warnings went to stderr before it).
   ctx.io.out(`Logged in to ${profile.baseUrl} as ${describeUser(profile.user)}\n`);
   ctx.io.out(`Scopes: ${session.scopes.join(' ')}\n`);
-  ctx.io.note(
-    `Token ${expiryText(session.expiresAt, ctx.now())}; stored in ${profile.tokenStore === 'keychain' ? 'the OS keychain' : result.tokenStoreLocation}.`,
+  ctx.io.out(
+    `Token ${expiryText(session.expiresAt, ctx.now())}; stored in ${profile.tokenStore === 'keychain' ? 'the OS keychain' : result.tokenStoreLocation}.\n`,
   );
   const ends = noRefreshTokenNote(session, ctx.now());
   if (ends) ctx.io.note(ends);

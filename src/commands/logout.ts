@@ -1,18 +1,29 @@
 import type { Context } from '../context.js';
-import { logoutProfile, type LogoutResult } from '../session/logout.js';
+import { forgetProfile, logoutProfile, type LogoutResult } from '../session/logout.js';
+import { assertProfileExists } from '../session/profile-names.js';
 import { printJson } from './format.js';
 
 export interface LogoutFlags {
   revoke: boolean;
   all?: boolean;
+  forget?: boolean;
 }
 
 export async function run(ctx: Context, flags: LogoutFlags): Promise<void> {
+  // A mistyped --profile must not "succeed" at logging out of nothing (exit 2 with the closest name).
+  if (!flags.all) await assertProfileExists(ctx);
   const names = flags.all ? (await (await ctx.profiles()).list()).map((p) => p.name) : [ctx.globals.profile];
-  const results: LogoutResult[] = [];
-  for (const name of names) results.push(await logoutProfile(ctx, name, { revoke: flags.revoke }));
+  const results: Array<LogoutResult & { forgotten: boolean }> = [];
+  for (const name of names) {
+    const result = await logoutProfile(ctx, name, { revoke: flags.revoke });
+    if (flags.forget) await forgetProfile(ctx, name);
+    results.push({ ...result, forgotten: Boolean(flags.forget) });
+  }
   for (const r of results) {
-    for (const message of r.revocationErrors) ctx.io.warn(`Could not revoke the tokens of profile ${r.profile} at the server: ${message} They were removed from this machine anyway.`);
+    // One warning per profile, however many tokens the unreachable server failed to revoke.
+    if (r.revocationErrors.length > 0) {
+      ctx.io.warn(`Could not revoke the tokens of profile ${r.profile} at the server: ${r.revocationErrors.join(' ')} They were removed from this machine anyway.`);
+    }
   }
   if (ctx.globals.json) {
     printJson(ctx.io, flags.all ? results : results[0]);
@@ -21,8 +32,8 @@ export async function run(ctx: Context, flags: LogoutFlags): Promise<void> {
   if (results.length === 0) ctx.io.out('No profiles to log out of.\n');
   for (const r of results) {
     const which = r.profile === 'default' && !flags.all ? '' : ` (profile ${r.profile})`;
-    if (!r.wasLoggedIn) ctx.io.out(`Not logged in${which}; nothing to do.\n`);
-    else {
+    if (!r.wasLoggedIn && !r.forgotten) ctx.io.out(`Not logged in${which}; nothing to do.\n`);
+    else if (r.wasLoggedIn) {
       const how = r.revoked
         ? '; the tokens were revoked at the server'
         : r.revocationUnsupported
@@ -32,5 +43,6 @@ export async function run(ctx: Context, flags: LogoutFlags): Promise<void> {
             : '; tokens not revoked (--no-revoke)';
       ctx.io.out(`Logged out${which}${how}.\n`);
     }
+    if (r.forgotten) ctx.io.out(`Forgot profile ${r.profile}: its platform, registration and user are gone from this machine.\n`);
   }
 }

@@ -1,11 +1,21 @@
 import type { Context } from '../context.js';
-import { PlatError } from '../errors.js';
+import { AuthError, PlatError } from '../errors.js';
 import { loadSession, type Profile, type StoredSession } from '../session/access.js';
+import { suggestCommand } from '../session/suggest.js';
+import { checkProfileName } from '../session/switch.js';
 import { whoAmI } from '../session/userinfo.js';
-import { describeUser, expiryText, iso, printJson, rows } from './format.js';
+import { describeUser, expiryText, iso, printJson, rows, userJson } from './format.js';
+
+/** What the profile store's scan returns: the usable profiles and the damaged ones. */
+interface ProfileScan {
+  profiles: Profile[];
+  broken: Array<{ name: string; file: string; error: PlatError }>;
+}
 
 export interface StatusFlags {
   check?: boolean;
+  /** `plat status <profile>`: only this one (exit 2 with the closest name when there is no such profile). */
+  profile?: string;
 }
 
 interface ProfileStatus {
@@ -26,7 +36,10 @@ interface ProfileStatus {
 
 export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
   const profiles = await ctx.profiles();
-  const scan = await profiles.scan();
+  const all = await profiles.scan();
+  const named = namedProfile(ctx);
+  if (named && named !== 'default') await selectProfiles(ctx, all, named); // exit 2 for a typo; the listing stays whole
+  const scan = await selectProfiles(ctx, all, flags.profile);
   const statuses: ProfileStatus[] = [];
   for (const profile of scan.profiles) statuses.push(await statusOf(ctx, profile, flags));
   for (const broken of scan.broken) {
@@ -46,14 +59,13 @@ export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
     });
   }
   if (ctx.globals.json) {
-    printJson(ctx.io, { profiles: statuses, token: ctx.env.PLAT_TOKEN ? 'PLAT_TOKEN is set and used instead of stored sessions' : null });
+    printJson(ctx.io, { profiles: statuses.map((s) => ({ ...s, user: userJson(s.user ?? undefined) })), token: ctx.env.PLAT_TOKEN ? 'PLAT_TOKEN is set and used instead of stored sessions' : null });
+    throwIfNotAllLoggedIn(ctx, statuses);
     return;
   }
   if (ctx.env.PLAT_TOKEN) ctx.io.note('PLAT_TOKEN is set: commands use it instead of the stored sessions below.');
-  if (statuses.length === 0) {
-    ctx.io.out('No profiles yet. Run: plat login --base-url <url>\n');
-    return;
-  }
+  // No profiles: the error says so (one message per fact), and stdout stays empty.
+  if (statuses.length === 0) throwIfNotAllLoggedIn(ctx, statuses);
   const now = ctx.now();
   ctx.io.out(
     statuses
@@ -77,6 +89,57 @@ export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
       })
       .join('\n'),
   );
+  throwIfNotAllLoggedIn(ctx, statuses);
+}
+
+/**
+ * A profile named by --profile or PLAT_PROFILE is checked like the argument (a typo is exit 2), but the listing
+ * stays whole: that profile is the one marked current. One chosen with plat switch is not checked here, so that
+ * plat status still shows what there is when that profile was deleted by hand.
+ */
+function namedProfile(ctx: Context): string | undefined {
+  return ctx.globals.profileSource === 'option' || ctx.globals.profileSource === 'env' ? ctx.globals.profile : undefined;
+}
+
+/** `plat status <profile>`: just that one, or exit 2 naming the closest profile. */
+async function selectProfiles(ctx: Context, scan: ProfileScan, name: string | undefined): Promise<ProfileScan> {
+  if (name === undefined) return scan;
+  checkProfileName(name);
+  const profiles = scan.profiles.filter((p) => p.name === name);
+  const broken = scan.broken.filter((b) => b.name === name);
+  if (profiles.length + broken.length === 0) {
+    const { unknownProfile } = await import('../session/profile-names.js');
+    throw unknownProfile(ctx, name, [...scan.profiles.map((p) => p.name), ...scan.broken.map((b) => b.name)]);
+  }
+  return { profiles, broken };
+}
+
+/**
+ * Like `gh auth status`: the listing is printed in full, then exit 4 when a listed profile is not logged in (or,
+ * with --check, its token was refused), so `plat status && …` is a check a script can use. No profile at all is
+ * not logged in either.
+ */
+function throwIfNotAllLoggedIn(ctx: Context, statuses: ProfileStatus[]): void {
+  if (statuses.length === 0) throw new AuthError(`No profiles yet. Run: ${suggestCommand(ctx, ['login'], { profile: 'default' })} --base-url <url>`);
+  // A profile plat cannot read now (damaged file, locked keychain) is not "not logged in": its problem is said.
+  const unusable = statuses.filter((s) => !s.loggedIn && s.problem);
+  const out = statuses.filter((s) => !s.loggedIn && !s.problem);
+  const refused = statuses.filter((s) => s.loggedIn && s.works === false);
+  if (out.length === 0 && refused.length === 0 && unusable.length === 0) return;
+  const parts: string[] = unusable.map((s) => `Profile ${s.profile} cannot be used now: ${s.problem}`);
+  if (out.length > 0) {
+    const first = out[0]!.profile;
+    parts.push(
+      `${out.length === 1 ? `Profile ${first} is` : `Profiles ${out.map((s) => s.profile).join(', ')} are`} not logged in. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`,
+    );
+  }
+  if (refused.length > 0) {
+    const first = refused[0]!.profile;
+    parts.push(
+      `The server refused the token of ${refused.length === 1 ? `profile ${first}` : `profiles ${refused.map((s) => s.profile).join(', ')}`}. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`,
+    );
+  }
+  throw new AuthError(parts.join(' '));
 }
 
 async function statusOf(ctx: Context, profile: Profile, flags: StatusFlags): Promise<ProfileStatus> {

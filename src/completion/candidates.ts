@@ -85,14 +85,14 @@ export async function candidates(ctx: Context, kind: CandidateKind, words: strin
       return [...new Set(urls)].map((value) => ({ value }));
     }
     case 'scopes': {
-      const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx));
+      const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx, { mayBeNew: true }));
       const cached = baseUrl ? await readCachedDiscovery(ctx, baseUrl, { maxAgeMs: Infinity }) : undefined;
       const listed = cached?.as.scopes_supported;
       const names = Array.isArray(listed) && listed.length > 0 ? listed.filter((s): s is string => typeof s === 'string') : SPEC_SCOPE_NAMES;
       return [...new Set(names)].map((value) => ({ value, description: describeScope(value) }));
     }
     case 'paths': {
-      const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx));
+      const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx, { mayBeNew: true }));
       const index = baseUrl ? await readCachedIndex(ctx.configDir, baseUrl, ctx.now(), Infinity) : undefined;
       const byPath = new Map<string, string[]>();
       for (const op of index?.operations ?? []) byPath.set(op.path, [...(byPath.get(op.path) ?? []), op.method]);

@@ -196,6 +196,16 @@ export function toNetworkError(error: unknown, url: URL, interrupt?: AbortSignal
   }
   if (err?.name === 'AbortError') return new InterruptedError();
   const code = err?.cause?.code ?? err?.code ?? '';
+  const message = `${err?.cause?.message ?? ''} ${(error as Error)?.message ?? ''}`;
+  if (url.protocol === 'https:' && code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(message)) {
+    // The TLS handshake got a plain-HTTP answer: the address is right, the scheme is not.
+    const http = `http://${url.host}`;
+    return new NetworkError(
+      `${url.origin} does not speak TLS (https): the server there answers plain HTTP. Check the base URL's scheme and port` +
+        `${['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) ? ` (for a server on this machine: ${http})` : ''}.`,
+      { cause: error, code },
+    );
+  }
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code)) {
     return new NetworkError(
       `Could not establish a trusted TLS connection to ${url.origin} (${code}). If the server uses a private CA, set NODE_EXTRA_CA_CERTS to its certificate.`,

@@ -70,6 +70,12 @@ async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL): Promis
       await response.body?.cancel();
       response = await oauth.discoveryRequest(issuer, { ...requestOptions(deps, issuer), algorithm: 'oidc' });
     }
+    if (response.status === 404) {
+      // Neither metadata document exists: a wrong address (often a base URL with a path the platform does not
+      // have), not a server having a bad day.
+      await response.body?.cancel();
+      throw noMetadataError(issuer);
+    }
     return await oauth.processDiscoveryResponse(issuer, response);
   } catch (error) {
     if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
@@ -81,6 +87,17 @@ async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL): Promis
     }
     throw toPlatError(error, step, issuer.origin);
   }
+}
+
+function noMetadataError(issuer: URL): PlatError {
+  const address = issuer.href.replace(/\/$/, '');
+  const hasPath = issuer.pathname !== '/' && issuer.pathname !== '';
+  return new PlatError(
+    `There is no platform at ${address}: it publishes no sign-in metadata (HTTP 404 for its OAuth and OpenID Connect discovery documents). ` +
+      (hasPath
+        ? `Check the base URL; a platform's address usually has no path (try --base-url ${issuer.origin}).`
+        : 'Check the base URL (plat discover --base-url <url> shows what an address publishes).'),
+  );
 }
 
 /**

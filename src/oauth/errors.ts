@@ -7,6 +7,14 @@ import { AuthError, ExitCode, PlatError } from '../errors.js';
 import { sanitize } from '../text.js';
 import { bodyReadError } from '../http/body-error.js';
 
+/** The person (or the server for them) refused consent: the session layer adds the command to try again. */
+export class ConsentDeniedError extends AuthError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConsentDeniedError';
+  }
+}
+
 /** What plat was doing, for the sentence: "discovering the authorization server", "registering plat", ... */
 export type Step = string;
 
@@ -40,9 +48,7 @@ export function toPlatError(error: unknown, step: Step, origin: string): PlatErr
   if (error instanceof oauth.AuthorizationResponseError) {
     const code = sanitize(error.error, 80);
     const description = error.error_description ? ` (${sanitize(error.error_description)})` : '';
-    if (code === 'access_denied') {
-      return new AuthError(`Access was denied in the browser${description}. Run plat login again and approve to sign in.`);
-    }
+    if (code === 'access_denied') return new ConsentDeniedError(`Access was denied in the browser${description}.`);
     return new AuthError(`The authorization server returned an error instead of a code: ${code}${description}.`);
   }
   if (error instanceof oauth.OperationProcessingError) {

@@ -8,9 +8,13 @@ export function parseScopeArgs(values: readonly string[] | undefined): string[] 
   return [...new Set(scopes)];
 }
 
-/** The scopes to request: openid always, the defaults when none were named, and the union for step-up. */
-export function scopesToRequest(requested: string[], added: string[], granted: string[] | undefined): string[] {
-  const base = added.length > 0 ? [...(granted ?? DEFAULT_SCOPES), ...requested, ...added] : requested.length > 0 ? requested : DEFAULT_SCOPES;
+/**
+ * The scopes to request: openid always; `openid profile email` (those the server lists, when it lists any) with
+ * whatever --scope adds to them, as gh's --scopes adds to its minimum; the union for step-up.
+ */
+export function scopesToRequest(requested: string[], added: string[], granted: string[] | undefined, supported?: readonly string[]): string[] {
+  const defaults = supported && supported.length > 0 ? DEFAULT_SCOPES.filter((s) => s === 'openid' || supported.includes(s)) : DEFAULT_SCOPES;
+  const base = added.length > 0 ? [...(granted ?? defaults), ...requested, ...added] : [...defaults, ...requested];
   return [...new Set(['openid', ...base])];
 }
 

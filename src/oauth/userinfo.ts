@@ -122,8 +122,8 @@ export class UserInfoRefusedError extends PlatError {
   constructor(challenge?: { error?: string; errorDescription?: string }) {
     const why = challenge?.error ? ` (${sanitize(challenge.error, 80)}${challenge.errorDescription ? `: ${sanitize(challenge.errorDescription)}` : ''})` : '';
     super(
-      `The server's UserInfo endpoint does not accept this session's access token${why}. A token bound to an API with ` +
-        'plat login --resource is for plat call, not for UserInfo; to use whoami, sign in without --resource (in another profile if you need both).',
+      `The server's UserInfo endpoint does not accept this session's access token${why}: the server did not grant it ` +
+        'what UserInfo needs (the openid scope, for an audience UserInfo serves). plat status shows the scopes the session was granted.',
     );
     this.name = 'UserInfoRefusedError';
   }

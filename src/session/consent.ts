@@ -57,22 +57,25 @@ export async function waitForConsent(
   listener: LoopbackListener,
   stdin: StdinLines,
   url: URL,
-  options: LoginOptions,
+  options: LoginOptions & { again: string },
 ): Promise<Callback> {
   const { io } = ctx;
-  io.err('Open this address in a browser to sign in:');
-  io.err(`  ${url.href}`);
+  // The address is always printed; what is said around it depends on whether plat opened it itself.
   let opened = false;
+  let why: string | undefined;
   if (options.browser) {
     const unavailable = noLocalBrowser(ctx.env, process.platform);
     if (unavailable) {
-      io.note(`Not opening a browser: ${unavailable}.`);
+      why = `Not opening a browser: ${unavailable}.`;
     } else {
       const result = await ctx.openUrl(url.href);
       opened = result.opened;
-      if (!opened) io.note(`Could not open a browser (${result.reason ?? 'unknown reason'}).`);
+      if (!opened) why = `Could not open a browser (${result.reason ?? 'unknown reason'}).`;
     }
   }
+  io.err(opened ? 'Opened this address in your browser to sign in:' : 'Open this address in a browser to sign in:');
+  io.err(`  ${url.href}`);
+  if (why) io.note(why);
   if (!opened) {
     const port = listener.port;
     io.note(
@@ -85,7 +88,11 @@ export async function waitForConsent(
     );
   }
   stdin.onLine((line) => offerPasted(ctx, listener, url, line));
-  const spinner = await io.spinner('Waiting for you to approve in the browser… (Ctrl-C to cancel)');
+  // A spinner redraws its line many times a second, over whatever is typed there: only while a browser plat opened
+  // does the work. Without one, the person may be pasting an address, so the line stays still.
+  const spinner = opened
+    ? await io.spinner('Waiting for you to approve in the browser… (Ctrl-C to cancel)')
+    : (io.note('Waiting for the sign-in to finish… (Ctrl-C to cancel)'), { stop() {} });
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   try {
@@ -93,7 +100,11 @@ export async function waitForConsent(
       listener.callback,
       new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new AuthError(`No answer from the browser within ${options.timeoutSeconds} s. Run plat login again (raise --timeout if you need longer).`)),
+          () => reject(
+              new AuthError(
+                `No answer from the browser within ${options.timeoutSeconds} s. Run ${options.again} again (add --timeout <seconds> if you need longer than ${options.timeoutSeconds}).`,
+              ),
+            ),
           options.timeoutSeconds * 1000,
         );
       }),

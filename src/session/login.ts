@@ -12,15 +12,16 @@ import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadat
 import { assertS256, assertSecureEndpoint, type Discovery } from '../oauth/discovery.js';
 import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
+import { ConsentDeniedError } from '../oauth/errors.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '../store/types.js';
 import { getDiscovery } from './discovery-cache.js';
 import { readStdinLines, type StdinLines } from './paste.js';
-import { loadProfile, requireBaseUrl } from './profile.js';
+import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
 import { loadSession, type ActiveSession } from './access.js';
 import { suggestCommand } from './suggest.js';
-import { shellQuote } from '../text.js';
+import { sanitize, shellQuote } from '../text.js';
 import { rememberSecrets } from '../redact.js';
 import { listen, portOf, waitForConsent } from './consent.js';
 import type { LoginOptions } from './login-options.js';
@@ -37,8 +38,9 @@ export interface LoginResult {
 
 export async function login(ctx: Context, options: LoginOptions): Promise<LoginResult> {
   const { io } = ctx;
-  const profile = await loadProfile(ctx, { replaceDamaged: true });
-  const baseUrl = requireBaseUrl(ctx, profile);
+  const profile = await loadProfile(ctx, { replaceDamaged: true, mayBeNew: true });
+  // On a terminal, a login that knows no platform asks for it; off one, that is a usage error.
+  const baseUrl = resolveBaseUrl(ctx, profile) ?? (await (await import('./ask-base-url.js')).askBaseUrl(ctx)) ?? requireBaseUrl(ctx, profile);
   const moving = Boolean(profile.baseUrl) && baseUrl !== profile.baseUrl;
   if (moving && !ctx.globals.baseUrl) {
     // An exported PLAT_BASE_URL is ambient: it never moves a profile that belongs to another platform.
@@ -65,9 +67,6 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         : `--add-scope adds to the session of profile ${profile.name} at ${profile.baseUrl}, not at ${baseUrl}; drop --base-url to add scopes there.`,
     );
   }
-  let scopes = options.forScopes
-    ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined)
-    : scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined);
   if (options.clientSecretStdin && !options.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
   if (options.clientMetadataUrl !== undefined && options.clientId) {
     throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');
@@ -88,6 +87,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       discovery = await getDiscovery(ctx, baseUrl, { refresh: true });
     }
     const { as } = discovery;
+    let scopes = options.forScopes
+      ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined)
+      : scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined, as.scopes_supported);
     // An API whose authorization server lives on another origin gets tokens bound to it (RFC 8707), so they cannot
     // be replayed at another API of the same server.
     resource ??= defaultResource(discovery, baseUrl);
@@ -108,7 +110,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
 
       let callback: Callback;
       try {
-        callback = await waitForConsent(ctx, listener, stdin, request.url, options);
+        callback = await waitForConsent(ctx, listener, stdin, request.url, { ...options, again: loginAgain(ctx, profile, baseUrl, options) });
       } catch (error) {
         if (!client.fresh && (error instanceof InterruptedError || error instanceof AuthError)) {
           await diagnoseNoAnswer(ctx, profile, discovery, client.credentials, { redirectUri: listener.redirectUri, scopes }, error);
@@ -131,11 +133,15 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         });
       } catch (error) {
         const retry = error instanceof ClientRejectedError && registration.dynamic && !client.fresh && attempt === 1;
+        const denied = error instanceof ConsentDeniedError;
         callback.respond(
           retry
             ? { ok: false, title: 'One more step', message: 'The server no longer knew plat. plat registered again and opened a new sign-in: see your terminal.' }
-            : { ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' },
+            : denied
+              ? { ok: false, title: 'Access denied', message: `You denied plat access to ${platformName(discovery)}, so nothing was signed in. To sign in, run ${loginAgain(ctx, profile, baseUrl, options)} in your terminal and approve.` }
+              : { ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' },
         );
+        if (denied) throw new AuthError(`${error.message} To sign in, run ${loginAgain(ctx, profile, baseUrl, options)} and approve.`, { cause: error });
         if (!(error instanceof ClientRejectedError)) throw error;
         if (!retry) throw clientRejected(client, error);
         // invalid_client at the token endpoint is the one sign that plat can see of a server that forgot its
@@ -147,15 +153,26 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         plan = {};
         continue;
       }
-      callback.respond({ ok: true, title: 'Signed in to plat', message: 'You can close this tab and return to your terminal.' });
-      await listener.close();
-      listener = undefined;
-
       // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
       const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
       rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
-      const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
-      const result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
+      // The browser's page waits until the session is stored, so it can say where and as whom, and never says
+      // "signed in" for a login that failed at the last step.
+      let result: LoginResult;
+      try {
+        const user = await readUser(ctx, discovery, client.credentials, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
+        result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
+      } catch (error) {
+        callback.respond({ ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' });
+        throw error;
+      }
+      callback.respond({
+        ok: true,
+        title: `Signed in to ${platformName(discovery)}`,
+        message: `plat is signed in to ${baseUrl} as ${userName(result.profile.user)}, in the profile ${profile.name}. You can close this tab and return to your terminal.`,
+      });
+      await listener.close();
+      listener = undefined;
       if (replaced) await revokeReplaced(ctx, replaced);
       return result;
     }
@@ -165,6 +182,27 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   }
 }
 
+
+/** The platform as it names itself (RFC 9728 resource_name), else its host: for the browser page. */
+function platformName(discovery: Discovery): string {
+  const name = discovery.resource?.resource_name;
+  return typeof name === 'string' && sanitize(name, 80) ? sanitize(name, 80) : new URL(discovery.baseUrl).host;
+}
+
+/** The account as the server named it (sanitized: the page escapes HTML, this removes control characters). */
+function userName(user: ProfileUser | undefined): string {
+  if (!user) return 'an account plat could not name';
+  const name = sanitize(user.name ?? user.preferredUsername ?? user.sub, 120);
+  return user.email ? `${name} <${sanitize(user.email, 120)}>` : name;
+}
+
+/** The same login again, as a command that works when pasted: its profile, a base URL not yet remembered, its scopes. */
+export function loginAgain(ctx: Context, profile: Profile, baseUrl: string, options: LoginOptions): string {
+  const args = ['login'];
+  for (const scope of parseScopeArgs(options.scope)) args.push('--scope', scope);
+  for (const scope of parseScopeArgs(options.addScope)) args.push('--add-scope', scope);
+  return suggestCommand(ctx, args, { profile: profile.name, baseUrl: profile.baseUrl === baseUrl ? undefined : baseUrl });
+}
 
 /** The protected-resource metadata's `resource` when the authorization server is on another origin than the API. */
 function defaultResource(discovery: Discovery, baseUrl: string): string | undefined {
@@ -245,7 +283,9 @@ async function persist(
   return ctx.withLock(previous.name, async () => {
     const profiles = await ctx.profiles();
     const current = (await profiles.load(previous.name, { ignoreDamaged: true })) ?? previous;
-    const store = await ctx.tokenStore();
+    // The no-keychain warning is said once per profile: not again when this profile's tokens were in the file
+    // already (the profile recorded it at an earlier login).
+    const store = await ctx.tokenStore(undefined, { quietFallback: current.loggedIn !== undefined && current.tokenStore === 'file' });
     await store.set(current.name, input.session);
     // A secret kept across a logout is beside the tokens again: the kept copy goes, wherever it was.
     const { dropKeptClientSecret } = await import('./client-secret.js');

@@ -3,7 +3,7 @@
  * revocation is reported but never keeps the tokens on disk; the profile keeps its base URL and registration.
  */
 import type { Context } from '../context.js';
-import { InterruptedError } from '../errors.js';
+import { InterruptedError, NetworkError } from '../errors.js';
 import { mayRevoke } from '../oauth/client.js';
 import { RevocationRefusedError, revokeToken } from '../oauth/tokens.js';
 import { assertSameIssuer, credentialsOf, endSession, loadSession, type ActiveSession } from './access.js';
@@ -105,7 +105,9 @@ export async function revokeSession(ctx: Context, active: ActiveSession): Promis
             continue;
           }
         }
-        errors.push((error as Error).message);
+        if (!errors.includes((error as Error).message)) errors.push((error as Error).message);
+        // A server out of reach for the first token is out of reach for the second: one fact, one message.
+        if (error instanceof NetworkError) break;
       }
     }
   } catch (error) {
@@ -127,5 +129,29 @@ async function forgetUncommitted(ctx: Context, name: string, profile: Profile | 
     await (await ctx.tokenStore(kind)).delete(name);
   } catch {
     // nothing there to remove, or a store out of reach: nothing a logged-out profile can do about it
+  }
+}
+
+/**
+ * `plat logout --forget`: after logging out, the profile itself goes: its file (base URL, registration, user), a
+ * confidential integration's kept secret, and the current-profile choice when it named this profile. The server's
+ * copy of a registration is not deleted (plat never manages registrations there); it simply goes unused.
+ */
+export async function forgetProfile(ctx: Context, name: string): Promise<void> {
+  await ctx.withLock(name, async () => {
+    const profiles = await ctx.profiles();
+    const profile = await profiles.load(name, { ignoreDamaged: true });
+    const { parseTokenStoreEnv } = await import('../store/select.js');
+    const kind = parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE) ?? profile?.tokenStore ?? 'file';
+    const store = await ctx.tokenStore(kind).catch(() => undefined);
+    if (store) {
+      const { dropKeptClientSecret } = await import('./client-secret.js');
+      await dropKeptClientSecret(ctx, store, name);
+    }
+    await profiles.delete(name);
+  });
+  if (ctx.globals.currentProfile === name) {
+    const { clearCurrentProfile } = await import('../store/current-profile.js');
+    await clearCurrentProfile(ctx.configDir);
   }
 }

@@ -8,12 +8,19 @@ import { suggestCommand } from './suggest.js';
 /**
  * The profile named by --profile / PLAT_PROFILE, as stored (or a fresh one that is not saved yet).
  * `replaceDamaged` (login): a damaged profile file is replaced by the new sign-in, as its error message promises,
- * instead of stopping it.
+ * instead of stopping it. `mayBeNew` (login, completion): a name with no profile yet is fine.
  */
-export async function loadProfile(ctx: Context, options: { replaceDamaged?: boolean } = {}): Promise<Profile> {
+export async function loadProfile(ctx: Context, options: { replaceDamaged?: boolean; mayBeNew?: boolean } = {}): Promise<Profile> {
   const profiles = await ctx.profiles();
   try {
-    return (await profiles.load(ctx.globals.profile)) ?? { name: ctx.globals.profile };
+    const found = await profiles.load(ctx.globals.profile);
+    if (found) return found;
+    // A profile that does not exist is a typo (exit 2, with the closest name) except where one is created.
+    if (!options.mayBeNew && ctx.globals.profile !== 'default') {
+      const { assertProfileExists } = await import('./profile-names.js');
+      await assertProfileExists(ctx);
+    }
+    return { name: ctx.globals.profile };
   } catch (error) {
     if (!options.replaceDamaged || !(error instanceof DamagedDataError)) throw error;
     ctx.io.warn(`${profiles.pathOf(ctx.globals.profile)} is damaged; this sign-in replaces it (and registers plat anew if it must).`);

@@ -17,7 +17,9 @@ export function suggestCommand(ctx: Context, args: string[], options: SuggestOpt
   const profile = options.profile ?? ctx.globals.profile;
   const [command, ...rest] = args;
   const words = ['plat', ...(command ? [command] : [])];
-  if (profile && profile !== 'default') words.push('--profile', profile);
+  // Without --profile the command acts on PLAT_PROFILE or the profile plat switch chose, when there is one.
+  const implicit = ctx.env.PLAT_PROFILE || ctx.globals.currentProfile || 'default';
+  if (profile && (profile !== 'default' || implicit !== 'default')) words.push('--profile', profile);
   if (options.baseUrl) words.push('--base-url', options.baseUrl);
   return commandLine([...words, ...rest]);
 }

@@ -5,12 +5,13 @@
  * ID token said at sign-in is the answer, and the note says so.
  */
 import type { Context } from '../context.js';
-import { PlatError, UsageError } from '../errors.js';
+import { AuthError, PlatError, UsageError } from '../errors.js';
 import { fetchUserInfo, toProfileUser, UserInfoRefusedError, UserInfoUnauthorizedError, type UserInfo } from '../oauth/userinfo.js';
 import type { Profile, ProfileUser } from '../store/types.js';
 import { assertSameIssuer } from './access.js';
 import { bindSession, freshToken, getAccessToken, noSessionError, type TokenSource } from './binding.js';
 import { getDiscovery } from './discovery-cache.js';
+import { suggestCommand } from './suggest.js';
 
 export interface WhoAmI {
   /** The claims as the server sent them (UserInfo), or those plat kept from the ID token. */
@@ -53,10 +54,19 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
     info = await fetchUserInfo(http, discovery.as, source.token, expected);
   } catch (error) {
     if (error instanceof UserInfoRefusedError && known) return fromIdToken('The UserInfo endpoint does not accept this session\'s token');
+    if (!(error instanceof UserInfoUnauthorizedError)) throw error;
+    // PLAT_TOKEN is to blame, not a session: logging in would change nothing while it is set.
+    if (source.kind !== 'session') {
+      throw new AuthError('The server rejected PLAT_TOKEN (HTTP 401 from its UserInfo endpoint). Provide a valid token, or unset PLAT_TOKEN to use the stored session.', { cause: error });
+    }
     // One refresh and one retry: the server may have revoked or expired the token early.
-    if (!(error instanceof UserInfoUnauthorizedError) || source.kind !== 'session') throw error;
     source = await freshToken(ctx, source, true);
-    info = await fetchUserInfo(http, discovery.as, source.token, expected);
+    try {
+      info = await fetchUserInfo(http, discovery.as, source.token, expected);
+    } catch (again) {
+      if (!(again instanceof UserInfoUnauthorizedError)) throw again;
+      throw new AuthError(`The server rejected the token even after a refresh. Run: ${suggestCommand(ctx, ['login'], { profile: profile.name })}`, { cause: again });
+    }
   }
   return { claims: info, user: toProfileUser(info), from: 'userinfo', baseUrl, profile, source };
 }

@@ -54,7 +54,7 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
     const { result, screenshot, page } = await loginWithChromium('approve');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('Logged in to');
-    expect(page).toContain('Signed in to plat');
+    expect(page).toContain('Signed in to Learning Platform API');
     for (const secret of platform.secrets()) expect(page).not.toContain(secret);
     expect((await stat(screenshot)).size).toBeGreaterThan(1000);
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
@@ -64,7 +64,7 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
     const { result, page } = await loginWithChromium('deny');
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/denied/i);
-    expect(page).toContain('Sign-in failed');
+    expect(page).toContain('Access denied');
     expect((await home.run(['token'])).code).toBe(4);
   }, 60_000);
 });

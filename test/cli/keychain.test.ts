@@ -90,6 +90,17 @@ describe('the file fallback', () => {
     expect(call.stderr).toBe('');
   });
 
+  it('warns once per profile: a later login of the same profile, still without a keychain, says nothing', async () => {
+    expect((await home.login(platform)).stderr).toMatch(/warning: No OS keychain available/);
+    const again = await home.login(platform);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toMatch(/keychain/i);
+    expect((await home.run(['logout'])).code).toBe(0);
+    expect((await home.login(platform)).stderr).not.toMatch(/keychain/i);
+    // another profile has not been told yet
+    expect((await home.login(platform, ['--profile', 'work'])).stderr).toMatch(/warning: No OS keychain available/);
+  });
+
   it('rejects an unknown PLAT_TOKEN_STORE as a usage error', async () => {
     const result = await home.run(['token'], { env: { PLAT_TOKEN_STORE: 'vault' } });
     expect(result.code).toBe(2);

@@ -55,7 +55,7 @@ describe('plat login: the happy path', () => {
     const result = await home.login(platform, ['--scope', 'courses:read']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Logged in to ${platform.baseUrl} as`);
-    expect(result.stdout).toMatch(/Scopes: openid courses:read/);
+    expect(result.stdout).toMatch(/Scopes: openid profile email courses:read/);
     expect(result.stderr).toContain('/oauth/authorize?');
     const profile = JSON.parse(await readFile(await profileFile(home), 'utf8'));
     expect(profile).toMatchObject({ baseUrl: platform.baseUrl, issuer: platform.issuer, loggedIn: true, tokenStore: 'file' });
@@ -170,10 +170,20 @@ describe('plat login: the callback', () => {
     await expectNothingStored(home);
   });
 
-  it('reports access denied with exit 4 and stores nothing', async () => {
-    const result = await home.login(platform, [], { deny: true });
+  it('reports access denied with exit 4 and stores nothing; the page says access was denied, the error how to retry', async () => {
+    let page = '';
+    const result = await home.login(platform, ['--profile', 'work', '--scope', 'courses:read'], {
+      deny: true,
+      callback: async (url) => {
+        page = await (await fetch(url)).text();
+      },
+    });
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/denied/i);
+    // the command carries what this login needs to be repeated as printed: profile, base URL (not remembered yet), scopes
+    expect(result.stderr).toContain(`To sign in, run plat login --profile work --base-url ${platform.baseUrl} --scope courses:read and approve.`);
+    expect(page).toContain('Access denied');
+    expect(page).toContain('You denied plat access to Learning Platform API');
     expectCleanError(result);
     await expectNothingStored(home);
   });
@@ -188,7 +198,9 @@ describe('plat login: the callback', () => {
       },
     });
     expect(result.code).toBe(0);
-    expect(page).toContain('Signed in to plat');
+    // it names the platform, the account and the profile
+    expect(page).toContain('Signed in to Learning Platform API');
+    expect(page).toContain(`plat is signed in to ${platform.baseUrl} as Ada Lovelace &lt;ada@example.test&gt;, in the profile default.`);
     for (const secret of platform.secrets()) expect(page).not.toContain(secret);
   });
 

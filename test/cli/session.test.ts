@@ -309,7 +309,7 @@ describe('plat status and logout', () => {
       baseUrl: platform.baseUrl,
       issuer: platform.issuer,
       user: { sub: 'user-ada', name: 'Ada Lovelace' },
-      scopes: ['openid', 'profile', 'courses:read'],
+      scopes: ['openid', 'profile', 'email', 'courses:read'],
       tokenStore: 'file',
     });
     expect(Date.parse(profile.expiresAt)).toBeGreaterThan(Date.now());

@@ -80,10 +80,10 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
       expect(platform.stats.count('POST /api/oauth/revoke') + platform.stats.count('token:refresh_token') + platform.stats.count('GET /api/courses')).toBe(0);
     });
 
-    it('status lists the profile with the problem (exit 0)', async () => {
+    it('status lists the profile with the problem (exit 4: it cannot be used now)', async () => {
       kr.lock();
       const status = await home.run(['status', '--json']);
-      expectSuccess(status);
+      expectFailure(status, 4, /Profile default cannot be used now: .*locked/, { stdout: true });
       expect(JSON.parse(status.stdout).profiles[0]).toMatchObject({ profile: 'default', loggedIn: false, problem: expect.stringMatching(/locked/) });
     });
 

@@ -98,7 +98,10 @@ async function expectRecoverable(h: Home): Promise<Consistency> {
   await ageLeftoverLock(h);
   const raw = await classifyRaw(h);
   rawStates.add(raw);
-  expectSuccess(await h.run(['status', '--json']));
+  // status lists whatever is there: exit 0 when logged in, 4 when not (or no profile at all), never a crash
+  const status = await h.run(['status', '--json']);
+  if (status.code === 0) expectSuccess(status);
+  else expectFailure(status, 4, /not logged in|No profiles yet/, { stdout: true });
   if (raw === 'uncommitted') {
     expectFailure(await h.run(['token']), 4, /Not logged in/);
     expectSuccess(await h.run(['logout']));
@@ -344,7 +347,7 @@ describe('what a killed write leaves behind, made on purpose', () => {
     expect(await classifyRaw(home)).toBe('uncommitted');
     expectFailure(await home.run(['token']), 4, /Not logged in/);
     const status = await home.run(['status', '--json']);
-    expectSuccess(status);
+    expectFailure(status, 4, /No profiles yet/, { stdout: true });
     expect(JSON.parse(status.stdout).profiles).toEqual([]);
     const logout = await home.run(['logout']);
     expectSuccess(logout);
@@ -359,10 +362,10 @@ describe('what a killed write leaves behind, made on purpose', () => {
     expect(await classifyRaw(home)).toBe('stale-copies');
     const status = await home.run(['status', '--json']);
     expectSuccess(status);
-    expect(JSON.parse(status.stdout).profiles[0].scopes).toEqual(['openid', 'courses:read']);
+    expect(JSON.parse(status.stdout).profiles[0].scopes).toEqual(['openid', 'profile', 'email', 'courses:read']);
     expect(await expectConsistent(home)).toBe('logged-in');
     // and plat scopes, which reads only the profile, shows the session's scopes again
-    expect(JSON.parse((await home.run(['scopes', '--json'])).stdout).scopes.filter((s: { granted: boolean }) => s.granted).map((s: { name: string }) => s.name)).toEqual(['openid', 'courses:read']);
+    expect(JSON.parse((await home.run(['scopes', '--json'])).stdout).scopes.filter((s: { granted: boolean }) => s.granted).map((s: { name: string }) => s.name)).toEqual(['openid', 'profile', 'email', 'courses:read']);
   });
 
   it('a profile that still says logged in over a deleted session (killed while logging out) is repaired', async () => {

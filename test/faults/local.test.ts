@@ -178,8 +178,9 @@ describe('config files cut short or edited into garbage', () => {
         const result = await home.run(args);
         expectFailure(result, 1, /profiles.default\.json (is empty|is not valid JSON|does not hold a profile) .*Delete it, or run `plat login` for this profile again/);
       }
+      // listed with its problem, and exit 4: that profile is not logged in
       const status = await home.run(['status', '--json']);
-      expectSuccess(status);
+      expectFailure(status, 4, /Profile default cannot be used now: .*profiles.default\.json/, { stdout: true });
       expect(JSON.parse(status.stdout).profiles[0]).toMatchObject({ profile: 'default', loggedIn: false, problem: expect.stringMatching(/profiles.default\.json/) });
     });
 

@@ -178,7 +178,7 @@ describe('token responses', () => {
     platform.knobs.tokenResponse = 'no-expires-in';
     const result = await login(['--scope', 'courses:read']);
     expectSuccess(result);
-    expect(result.stderr).toMatch(/Token unknown \(the server did not say\)/);
+    expect(result.stdout).toMatch(/Token unknown \(the server did not say\)/);
     expect((await readState(home)).session!.expiresAt).toBeUndefined();
     const call = await home.run(['call', 'GET', '/api/courses']);
     expectSuccess(call);

@@ -74,7 +74,7 @@ describe('a pre-registered public client (--client-id)', () => {
     const { result, approval } = await signIn(home, platform, ['--client-id', publicId, '--scope', 'courses:read']);
     expect(JSON.parse((await home.run(['status', '--json'])).stdout).profiles[0].clientId).toBe(publicId);
     expect(param(approval.urls[0]!, 'client_id')).toBe(publicId);
-    expect(result.stdout).toMatch(/Scopes: openid courses:read/);
+    expect(result.stdout).toMatch(/Scopes: openid profile email courses:read/);
     expect(platform.stats.count('register')).toBe(0);
     expect((await readProfile(home)).client).toMatchObject({ clientId: publicId, authMethod: 'none', dynamic: false });
 

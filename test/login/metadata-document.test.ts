@@ -63,7 +63,7 @@ describe('--client-metadata-url', () => {
     expect(param(approval.urls[0]!, 'client_id')).toBe(documentUrl);
     expect(platform.stats.count('register')).toBe(0);
     expect(documentRequests).toBeGreaterThan(0); // the server resolved the client from the document
-    expect(result.stdout).toMatch(/Scopes: openid courses:read/);
+    expect(result.stdout).toMatch(/Scopes: openid profile email courses:read/);
     expect((await readProfile(home)).client).toMatchObject({ clientId: documentUrl, authMethod: 'none', dynamic: false });
 
     expect((await home.run(['refresh'])).code).toBe(0);

@@ -36,7 +36,7 @@ describe('two accounts on two platforms', () => {
     const status = JSON.parse((await home.run(['status', '--json', '--profile', 'district'])).stdout);
     const byName = Object.fromEntries(status.profiles.map((p: { profile: string }) => [p.profile, p]));
     expect(Object.keys(byName).sort()).toEqual(['district', 'school']);
-    expect(byName.school).toMatchObject({ baseUrl: school.baseUrl, loggedIn: true, current: false, scopes: ['openid', 'courses:read'] });
+    expect(byName.school).toMatchObject({ baseUrl: school.baseUrl, loggedIn: true, current: false, scopes: ['openid', 'profile', 'email', 'courses:read'] });
     expect(byName.district).toMatchObject({ baseUrl: district.baseUrl, loggedIn: true, current: true });
     expect(byName.school.clientId).not.toBe(byName.district.clientId);
     const human = await home.run(['status']);

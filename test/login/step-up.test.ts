@@ -52,8 +52,8 @@ describe('step-up with --add-scope', () => {
     expect(stepUp.code, stepUp.stderr).toBe(0);
     const [authorizeUrl] = [...stepUp.stderr.matchAll(AUTHORIZE_URL)].map((m) => m[1]!);
     // the union of what was granted and what was added; nothing else
-    expect(requestedScopes(authorizeUrl!)).toEqual(['analytics:read', 'courses:read', 'openid', 'profile']);
-    expect(stepUp.stdout).toMatch(/Scopes: openid profile courses:read analytics:read/);
+    expect(requestedScopes(authorizeUrl!)).toEqual(['analytics:read', 'courses:read', 'email', 'openid', 'profile']);
+    expect(stepUp.stdout).toMatch(/Scopes: openid profile email courses:read analytics:read/);
     // A registration covers the scopes it was made for (RFC 7591 `scope`): asking for more registers once more.
     expect(platform.stats.count('register')).toBe(2);
     expect(stepUp.stderr).toMatch(/registration does not include analytics:read; registering again/);
@@ -62,7 +62,7 @@ describe('step-up with --add-scope', () => {
     expect(allowed.code, allowed.stderr).toBe(0);
     expect(JSON.parse(allowed.stdout).anonymous).toBe(false);
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
-    expect((await readProfile(home)).scopes).toEqual(['openid', 'profile', 'courses:read', 'analytics:read']);
+    expect((await readProfile(home)).scopes).toEqual(['openid', 'profile', 'email', 'courses:read', 'analytics:read']);
   });
 
   it('in another profile the hint names it, and following it steps up that profile only', async () => {
@@ -76,21 +76,21 @@ describe('step-up with --add-scope', () => {
     expect(stepUp.code, stepUp.stderr).toBe(0);
     expect((await home.run(['call', 'GET', '/api/students', '--profile', 'work'])).code).toBe(0);
     expect((await home.run(['call', 'GET', '/api/students'])).code).toBe(5);
-    expect((await readProfile(home, 'default')).scopes).toEqual(['openid', 'courses:read']);
+    expect((await readProfile(home, 'default')).scopes).toEqual(['openid', 'profile', 'email', 'courses:read']);
   });
 
   it('stores the scopes the server granted, not the ones asked for, and the next step-up builds on those', async () => {
     platform.knobs.grantScopes = (requested) => requested.filter((s) => s !== 'students:read');
     const { result } = await signIn(home, platform, ['--scope', 'courses:read students:read']);
-    expect(result.stdout).toMatch(/Scopes: openid courses:read\n/);
-    expect((await readProfile(home)).scopes).toEqual(['openid', 'courses:read']);
-    expect((await readStoredSession(home)).scopes).toEqual(['openid', 'courses:read']);
+    expect(result.stdout).toMatch(/Scopes: openid profile email courses:read\n/);
+    expect((await readProfile(home)).scopes).toEqual(['openid', 'profile', 'email', 'courses:read']);
+    expect((await readStoredSession(home)).scopes).toEqual(['openid', 'profile', 'email', 'courses:read']);
 
     platform.knobs.grantScopes = null;
     const stepUp = await runAsPrinted(['login', '--add-scope', 'analytics:read']);
     expect(stepUp.code, stepUp.stderr).toBe(0);
     const [authorizeUrl] = [...stepUp.stderr.matchAll(AUTHORIZE_URL)].map((m) => m[1]!);
-    expect(requestedScopes(authorizeUrl!)).toEqual(['analytics:read', 'courses:read', 'openid']);
+    expect(requestedScopes(authorizeUrl!)).toEqual(['analytics:read', 'courses:read', 'email', 'openid', 'profile']);
   });
 
   it('falls back to the requested scopes when the token response names none', async () => {
@@ -99,10 +99,10 @@ describe('step-up with --add-scope', () => {
     // The token response (the registration request and response carry `scope` since RFC 7591 registration sends it)
     expect(result.stderr).toMatch(/^< .*"access_token"/m);
     expect(result.stderr).not.toMatch(/^< .*"access_token".*"scope":/m);
-    expect((await readProfile(home)).scopes).toEqual(['openid', 'courses:read']);
+    expect((await readProfile(home)).scopes).toEqual(['openid', 'profile', 'email', 'courses:read']);
     // a refresh whose response names no scope keeps the stored ones
     expect((await home.run(['refresh'])).code).toBe(0);
-    expect((await readStoredSession(home)).scopes).toEqual(['openid', 'courses:read']);
+    expect((await readStoredSession(home)).scopes).toEqual(['openid', 'profile', 'email', 'courses:read']);
   });
 
   it('--add-scope without a session on that server is a usage error', async () => {

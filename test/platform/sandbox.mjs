@@ -2,6 +2,8 @@
 // `node test/platform/sandbox.mjs [--port N] [--access-token-ttl S]`: runs the reference platform until
 // SIGINT/SIGTERM. The first stdout line always carries the base URL (scripts parse it).
 
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 import { startPlatform } from './index.mjs';
@@ -37,9 +39,14 @@ const platform = await startPlatform({
   ...(accessTokenTtl ? { accessTokenTtl } : {}),
 });
 
+// `plat` is on PATH only after `npm link` (or a global install): print the form that works from this checkout as
+// it is, and the short one for after npm link.
+const bin = path.relative(process.cwd(), fileURLToPath(new URL('../../bin/plat.js', import.meta.url))) || 'bin/plat.js';
+const quoted = /^[\w./-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`;
 const lines = [
   `Sandbox platform: ${platform.baseUrl}`,
-  `Log in with: plat login --base-url ${platform.baseUrl}`,
+  `Log in with: node ${quoted} login --base-url ${platform.baseUrl}`,
+  `  (or run npm link once, then: plat login --base-url ${platform.baseUrl})`,
   `Demo user: Ada Lovelace (consent page, no password). Pre-registered clients: ${platform.preRegistered.publicClientId}, ${platform.preRegistered.confidentialClientId}`,
   process.stdout.isTTY ? 'Press Ctrl+C to stop.' : '',
 ].filter(Boolean);

@@ -66,11 +66,11 @@ describe('plat scopes', () => {
     const result = await home.run(['scopes']);
     expect(result.code, result.stderr).toBe(0);
     const granted = result.stdout.split('\n').filter((l) => l.endsWith('granted')).map((l) => l.split(/\s+/)[0]);
-    expect(granted).toEqual(['openid', 'profile', 'courses:read']);
-    expect(result.stderr).toMatch(/holds 3 of 38\. To add one: plat login --add-scope <scope>/);
+    expect(granted).toEqual(['openid', 'profile', 'email', 'courses:read']);
+    expect(result.stderr).toMatch(/holds 4 of 38\. To add one: plat login --add-scope <scope>/);
     const json = JSON.parse((await home.run(['scopes', '--json'])).stdout) as { loggedIn: boolean; scopes: Array<{ name: string; granted: boolean }> };
     expect(json.loggedIn).toBe(true);
-    expect(json.scopes.filter((s) => s.granted).map((s) => s.name)).toEqual(['openid', 'profile', 'courses:read']);
+    expect(json.scopes.filter((s) => s.granted).map((s) => s.name)).toEqual(['openid', 'profile', 'email', 'courses:read']);
   });
 
   it('takes the list from the server, describing only the scopes the spec documents', async () => {
@@ -199,22 +199,35 @@ describe('plat call checks the cached API description', () => {
     expect(templated.stderr).toBe('');
   });
 
-  it('names the scope an operation needs before calling when the session lacks it', async () => {
+  it('says the scope an operation needs once: the insufficient_scope error names it, so no warning repeats it', async () => {
     await loggedIn();
     expect((await home.run(['api'])).code).toBe(0);
     const result = await home.run(['call', 'GET', '/api/students']);
-    expect(result.stderr).toMatch(
-      /warning: GET \/api\/students needs the scope students:read, which this session lacks; the server will probably refuse it\. To add it: plat login --add-scope students:read/,
-    );
-    // the warning comes before the call, the server still has the last word
-    expect(result.stderr.indexOf('warning:')).toBeLessThan(result.stderr.indexOf('error:'));
     expect(result.code).toBe(5);
+    expect(result.stderr).not.toMatch(/warning/);
+    expect(result.stderr.match(/students:read/g)?.length).toBe(2); // the scope and the --add-scope in one error line
+    expect(result.stderr).toMatch(/^error: .*plat login --add-scope students:read\n$/);
     const held = await home.run(['call', 'GET', '/api/courses']);
     expect(held.code).toBe(0);
     expect(held.stderr).toBe('');
     const anonymous = await home.run(['call', 'GET', '/api/students', '--anonymous']);
     expect(anonymous.code).toBe(0);
     expect(anonymous.stderr).not.toMatch(/needs the scope/);
+  });
+
+  it('names the scope the description lists when the server refuses without naming one, with the profile in the command', async () => {
+    const result = await home.login(platform, ['--profile', 'work', '--scope', 'courses:read']);
+    expect(result.code, result.stderr).toBe(0);
+    expect((await home.run(['api', '--profile', 'work'])).code).toBe(0);
+    platform.override('/api/students', (_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' }).end('{"error":"forbidden"}');
+      return true;
+    });
+    const refused = await home.run(['call', 'GET', '/api/students', '--profile', 'work']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /warning: The platform's API description says GET \/api\/students needs the scope students:read, which this session lacks\. To add it: plat login --profile work --add-scope students:read\n/,
+    );
   });
 
   it('never fetches the document itself: without a cached one there is no check', async () => {

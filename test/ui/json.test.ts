@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeHome, type Home, type PlatResult } from '../helpers/cli.js';
 import { startPlatform, type Platform } from '../platform/index.mjs';
-import { API, arrayOf, DISCOVER, LOGIN, LOGOUT, mismatches, object, REFRESH, SCOPE_PLAN, SCOPES, STATUS, WHOAMI, type Shape } from './shapes.js';
+import { API, arrayOf, DISCOVER, LOGIN, LOGOUT, mismatches, object, REFRESH, SCOPE_PLAN, SCOPES, STATUS, SWITCH, WHOAMI, type Shape } from './shapes.js';
 
 let platform: Platform;
 let home: Home;
@@ -26,8 +26,8 @@ afterEach(async () => {
 });
 
 /** Exactly one JSON document on stdout, newline-terminated, in the shape. */
-function expectJson(result: PlatResult, shape: Shape): unknown {
-  expect(result.code, result.stderr).toBe(0);
+function expectJson(result: PlatResult, shape: Shape, code = 0): unknown {
+  expect(result.code, result.stderr).toBe(code);
   expect(result.stdout.endsWith('\n')).toBe(true);
   const value = JSON.parse(result.stdout) as unknown;
   expect(mismatches(value, shape)).toEqual([]);
@@ -59,13 +59,14 @@ describe('--json shapes', () => {
     await mkdir(path.join(home.configDir, 'profiles'), { recursive: true });
     await writeFile(path.join(home.configDir, 'profiles', 'old.json'), JSON.stringify({ baseUrl: platform.baseUrl, loggedIn: false }));
     await writeFile(path.join(home.configDir, 'profiles', 'broken.json'), '{not json');
-    const value = expectJson(await home.run(['status', '--json']), STATUS) as { profiles: Array<{ profile: string; loggedIn: boolean }> };
+    // Two profiles not logged in: the listing in full, and exit 4 (like gh auth status).
+    const value = expectJson(await home.run(['status', '--json']), STATUS, 4) as { profiles: Array<{ profile: string; loggedIn: boolean }> };
     expect(value.profiles.map((p) => [p.profile, p.loggedIn])).toEqual([
       ['default', true],
       ['old', false],
       ['broken', false],
     ]);
-    const checked = expectJson(await home.run(['status', '--check', '--json']), STATUS) as { profiles: Array<{ works?: boolean }> };
+    const checked = expectJson(await home.run(['status', 'default', '--check', '--json']), STATUS) as { profiles: Array<{ works?: boolean }> };
     expect(checked.profiles[0]!.works).toBe(true);
   });
 
@@ -77,11 +78,16 @@ describe('--json shapes', () => {
 
   it('logout, and logout --all (an array)', async () => {
     await loggedIn();
-    expect(expectJson(await home.run(['logout', '--json']), LOGOUT)).toEqual({ profile: 'default', wasLoggedIn: true, revoked: true, revocationErrors: [] });
+    expect(expectJson(await home.run(['logout', '--json']), LOGOUT)).toEqual({ profile: 'default', wasLoggedIn: true, revoked: true, revocationErrors: [], forgotten: false });
     expect(expectJson(await home.run(['logout', '--json']), LOGOUT)).toMatchObject({ wasLoggedIn: false });
     await loggedIn();
     const all = expectJson(await home.run(['logout', '--all', '--json']), arrayOf(LOGOUT));
-    expect(all).toEqual([{ profile: 'default', wasLoggedIn: true, revoked: true, revocationErrors: [] }]);
+    expect(all).toEqual([{ profile: 'default', wasLoggedIn: true, revoked: true, revocationErrors: [], forgotten: false }]);
+  });
+
+  it('switch', async () => {
+    await loggedIn(['--profile', 'school']);
+    expect(expectJson(await home.run(['switch', 'school', '--json']), SWITCH)).toEqual({ profile: 'school', previous: 'default', baseUrl: platform.baseUrl, loggedIn: true });
   });
 
   it('scopes, scopes plan, op, api and discover, with no session', async () => {

@@ -62,7 +62,7 @@ export function mismatches(value: unknown, shape: Shape, at = '$'): string[] {
   return errors;
 }
 
-const user = object({ sub: 'string', name: 'string', email: 'string', preferredUsername: 'string' }, { optional: ['name', 'email', 'preferredUsername'] });
+const user = object({ sub: 'string', name: 'string', email: 'string', preferred_username: 'string' }, { optional: ['name', 'email', 'preferred_username'] });
 const tokenStore = literal('keychain', 'file');
 
 /** `plat login --json` */
@@ -109,7 +109,10 @@ export const STATUS = object({
 export const REFRESH = object({ profile: 'string', expiresAt: nullable('iso'), scopes: arrayOf('string') });
 
 /** `plat logout --json` (with --all: an array of these) */
-export const LOGOUT = object({ profile: 'string', wasLoggedIn: 'boolean', revoked: 'boolean', revocationErrors: arrayOf('string') });
+export const LOGOUT = object({ profile: 'string', wasLoggedIn: 'boolean', revoked: 'boolean', revocationErrors: arrayOf('string'), forgotten: 'boolean' });
+
+/** `plat switch --json` */
+export const SWITCH = object({ profile: 'string', previous: 'string', baseUrl: nullable('url'), loggedIn: 'boolean' });
 
 /** `plat scopes --json` */
 export const SCOPES = object({

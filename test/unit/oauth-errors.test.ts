@@ -107,7 +107,7 @@ describe('toPlatError', () => {
     const result = mapped(error);
     expect(result).toBeInstanceOf(AuthError);
     expect(result.exitCode).toBe(ExitCode.auth);
-    expect(result.message).toBe('Access was denied in the browser (User declined). Run plat login again and approve to sign in.');
+    expect(result.message).toBe('Access was denied in the browser (User declined).');
   });
 
   it('another authorization error names the code (exit 4)', async () => {

@@ -36,9 +36,15 @@ describe('scopesToRequest', () => {
     expect(DEFAULT_SCOPES).toEqual(['openid', 'profile', 'email']);
   });
 
-  it('always puts openid first, even when the user named other scopes only', () => {
-    expect(scopesToRequest(['courses:read'], [], undefined)).toEqual(['openid', 'courses:read']);
-    expect(scopesToRequest(['courses:read', 'openid'], [], undefined)).toEqual(['openid', 'courses:read']);
+  it('--scope adds to openid profile email (as gh --scopes adds to its minimum), openid first', () => {
+    expect(scopesToRequest(['courses:read'], [], undefined)).toEqual(['openid', 'profile', 'email', 'courses:read']);
+    expect(scopesToRequest(['courses:read', 'openid'], [], undefined)).toEqual(['openid', 'profile', 'email', 'courses:read']);
+  });
+
+  it('asks for the defaults the server lists only, when it lists any', () => {
+    expect(scopesToRequest(['courses:read'], [], undefined, ['openid', 'email', 'courses:read'])).toEqual(['openid', 'email', 'courses:read']);
+    expect(scopesToRequest([], [], undefined, ['courses:read'])).toEqual(['openid']);
+    expect(scopesToRequest([], [], undefined, [])).toEqual(['openid', 'profile', 'email']);
   });
 
   it('step-up: keeps the granted scopes and adds the new ones, without duplicates', () => {
