@@ -103,7 +103,9 @@ function example(op: OperationDetail & { operationId: string }): string {
   const schema = op.body?.schema;
   if (schema && isObject(schema.properties)) {
     const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [];
-    for (const name of required.slice(0, 5)) {
+    // A body that must be there but has no required field: show one field, so the example passes the check.
+    const shown = required.length > 0 ? required.slice(0, 5) : op.body?.required ? Object.keys(schema.properties).slice(0, 1) : [];
+    for (const name of shown) {
       const field = isObject(schema.properties[name]) ? (schema.properties[name] as Json) : {};
       const type = typeOf(field);
       const typed = type === 'integer' || type === 'number' || type === 'boolean';

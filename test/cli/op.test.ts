@@ -149,6 +149,19 @@ describe('plat op lists, and describes an operation from the document', () => {
     expect(apiRequests()).toBe(0);
   });
 
+  it("every operation's --help example passes plat's own checks (never exit 2)", async () => {
+    const { OPERATIONS } = await import('../platform/operations.mjs');
+    /** POSIX words of the example line: plat's shellQuote uses single quotes only. */
+    const words = (line: string) => [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+    for (const { operationId } of OPERATIONS) {
+      const help = await op(operationId, '--help');
+      const example = /\n {2}\$ plat (op .*)\n/.exec(help.stdout)?.[1];
+      expect(example, operationId).toBeDefined();
+      const result = await op(...words(example!).slice(1), '--anonymous');
+      expect(result.code, `${example}: ${result.stderr}`).not.toBe(2);
+    }
+  }, 120_000);
+
   it('plat op [filter] lists operationIds; plat api is the same listing', async () => {
     const listed = await op('enrol');
     expect(listed.code).toBe(0);
