@@ -11,7 +11,7 @@ import type { Context } from '../context.js';
 import { ExitCode, InterruptedError, PlatError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
 import { sanitize } from '../text.js';
-import { API_TTL_MS, buildIndex, OPENAPI_PATH, readCachedIndex, writeCachedIndex, type ApiIndex } from './openapi.js';
+import { API_TTL_MS, buildIndex, OPENAPI_PATH, readCachedFullIndex, readCachedIndex, writeCachedIndex, type ApiIndex, type FullApiIndex } from './openapi.js';
 
 /** An API description is bigger than OAuth metadata, but a document past this is broken or hostile. */
 export const MAX_OPENAPI_BYTES = 10 * 1024 * 1024;
@@ -21,8 +21,21 @@ export interface GetApiIndexOptions {
   refresh?: boolean;
 }
 
+/** The index `plat op` calls from: with every operation's parameters, body schema and description. */
+export async function getFullApiIndex(ctx: Context, baseUrl: string, options: GetApiIndexOptions = {}): Promise<FullApiIndex> {
+  return (await getIndex(ctx, baseUrl, options, true)) as FullApiIndex;
+}
+
+/** The index listings, plans and checks read. */
 export async function getApiIndex(ctx: Context, baseUrl: string, options: GetApiIndexOptions = {}): Promise<ApiIndex> {
-  const cached = await readCachedIndex(ctx.configDir, baseUrl, ctx.now(), Infinity);
+  return getIndex(ctx, baseUrl, options, false);
+}
+
+async function getIndex(ctx: Context, baseUrl: string, options: GetApiIndexOptions, full: boolean): Promise<ApiIndex> {
+  // Without its details (lost, or from another download) a copy is no copy for plat op: it downloads again.
+  const cached = full
+    ? await readCachedFullIndex(ctx.configDir, baseUrl, ctx.now(), Infinity)
+    : await readCachedIndex(ctx.configDir, baseUrl, ctx.now(), Infinity);
   if (cached && !options.refresh && ctx.now() - cached.fetchedAt <= API_TTL_MS) return cached;
   try {
     return await download(ctx, baseUrl, cached);
@@ -66,7 +79,7 @@ async function download(ctx: Context, baseUrl: string, cached: ApiIndex | undefi
   } catch (error) {
     throw new PlatError(`${source} is not JSON, so plat cannot read the API's operations from it.`, ExitCode.failure, { cause: error });
   }
-  let index: ApiIndex;
+  let index: FullApiIndex;
   try {
     index = buildIndex(doc, baseUrl, source, ctx.now());
   } catch (error) {

@@ -4,7 +4,7 @@
  * `plat call`'s check, `plat scopes plan` and the completions).
  */
 import { getApiIndex } from '../catalogue/fetch-openapi.js';
-import type { ApiIndex, Operation, OperationDetail } from '../catalogue/openapi.js';
+import type { ApiIndex, ListedOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { sanitize } from '../text.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
@@ -13,12 +13,6 @@ import { age, table } from './table.js';
 
 export interface ApiFlags {
   refresh?: boolean;
-}
-
-/** One operation in `plat op --json` / `plat api --json`. */
-export interface ListedOperation extends Operation {
-  /** Security requirement alternatives, each the scopes a token needs ([] none); null when the document does not say. */
-  security: string[][] | null;
 }
 
 /** `plat op --json` / `plat api --json`. */
@@ -32,7 +26,7 @@ export interface ApiOutput {
   operations: ListedOperation[];
 }
 
-export function matches(op: OperationDetail, filter: string): boolean {
+export function matches(op: ListedOperation, filter: string): boolean {
   const haystack = [op.method, op.path, op.summary ?? '', op.operationId ?? '', ...(op.security ?? []).flat(), ...(op.scopes ?? [])]
     .join(' ')
     .toLowerCase();
@@ -83,7 +77,7 @@ export async function run(ctx: Context, filter: string | undefined, flags: ApiFl
 }
 
 /** Alternatives joined with "|", each a space-separated scope set; "-" none needed, "token" any token. */
-function scopesText(op: OperationDetail): string {
+function scopesText(op: ListedOperation): string {
   if (op.security) {
     const scoped = op.security.filter((alt) => alt.length > 0);
     if (scoped.length > 0) return scoped.map((alt) => alt.join(' ')).join(' | ');

@@ -4,8 +4,8 @@
  * output, flags, exit codes and origin rule: the request goes to call.ts's runPrepared). `plat op <operationId>
  * --help` describes the operation from the document.
  */
-import { getApiIndex } from '../catalogue/fetch-openapi.js';
-import type { ApiIndex, OperationDetail } from '../catalogue/openapi.js';
+import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
+import type { ApiIndex, ListedOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
@@ -39,7 +39,7 @@ export async function run(ctx: Context, words: string[], options: OwnOption[], c
   }
   const profile = await loadProfile(ctx);
   const baseUrl = requireBaseUrl(ctx, profile);
-  const index = await getApiIndex(ctx, baseUrl, { refresh: Boolean(leading.flags.refresh) });
+  const index = await getFullApiIndex(ctx, baseUrl, { refresh: Boolean(leading.flags.refresh) });
   const op = findOperation(index, first);
   if (!op) {
     if (leading.help) return commandHelp();
@@ -84,8 +84,8 @@ async function listing(ctx: Context, filter: string | undefined, flags: OpFlags,
 }
 
 /** By operationId; case-insensitively when that finds exactly one. */
-export function findOperation(index: ApiIndex, id: string): (OperationDetail & { operationId: string }) | undefined {
-  const named = index.operations.filter((op): op is OperationDetail & { operationId: string } => op.operationId !== null);
+export function findOperation<Op extends ListedOperation>(index: ApiIndex<Op>, id: string): (Op & { operationId: string }) | undefined {
+  const named = index.operations.filter((op): op is Op & { operationId: string } => op.operationId !== null);
   const exact = named.find((op) => op.operationId === id);
   if (exact) return exact;
   const folded = named.filter((op) => op.operationId.toLowerCase() === id.toLowerCase());

@@ -5,7 +5,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { describeScope, SPEC_SCOPE_NAMES } from '../catalogue/scopes.js';
-import { readCachedIndex } from '../catalogue/openapi.js';
+import { readCachedFullIndex, readCachedIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { readCachedDiscovery } from '../session/discovery-cache.js';
 import { loadProfile, resolveBaseUrl } from '../session/profile.js';
@@ -66,7 +66,9 @@ export async function candidates(ctx: Context, kind: CandidateKind, words: strin
     case 'op-flags':
     case 'op-values': {
       const [id, name] = words;
-      const op = (await cachedIndex(ctx))?.operations.find((o) => o.operationId === id);
+      const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx));
+      const full = baseUrl ? await readCachedFullIndex(ctx.configDir, baseUrl, ctx.now(), Infinity) : undefined;
+      const op = full?.operations.find((o) => o.operationId === id);
       if (!op) return [];
       if (kind === 'op-flags') {
         return op.parameters.map((p) => ({ value: `--${p.name}`, description: [p.required ? 'required' : '', p.description].filter(Boolean).join(': ') }));

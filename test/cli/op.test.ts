@@ -181,7 +181,7 @@ describe('the OpenAPI cache', () => {
   const cacheFile = async () => {
     const { readdir } = await import('node:fs/promises');
     const dir = path.join(home.configDir, 'cache');
-    return path.join(dir, (await readdir(dir)).find((f) => f.startsWith('openapi-'))!);
+    return path.join(dir, (await readdir(dir)).find((f) => /^openapi-[0-9a-f]+\.json$/.test(f))!);
   };
   const age = async (ms: number) => {
     const file = await cacheFile();
@@ -209,6 +209,21 @@ describe('the OpenAPI cache', () => {
     expect(seen[1]).toMatch(/^"[^"]+"$/);
     expect((await op()).code).toBe(0);
     expect(seen).toHaveLength(2); // renewed by the 304: fresh again
+  });
+
+  it('keeps the details plat op needs beside the small index everything else reads; without them plat op downloads again', async () => {
+    watch();
+    expect((await op('getCourse', '--courseId', 'course-101')).code).toBe(0);
+    const index = await readFile(await cacheFile(), 'utf8');
+    expect(index).toContain('"operationId":"getCourse"');
+    expect(index).not.toContain('"parameters"');
+    const details = (await cacheFile()).replace(/\.json$/, '.details.json');
+    expect(await readFile(details, 'utf8')).toContain('"name":"courseId"');
+    await writeFile(details, '{"format": 3, "operations": []}');
+    expect((await op()).code).toBe(0); // the listing needs no details
+    expect(seen).toHaveLength(1);
+    expect((await op('getCourse', '--courseId', 'course-101')).code).toBe(0);
+    expect(seen).toEqual([undefined, undefined]); // downloaded whole again, not revalidated
   });
 
   it('a document that cannot be read or understood never replaces a good copy', async () => {
