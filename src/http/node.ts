@@ -2,7 +2,8 @@
  * Requests over Node's built-in http/https: no proxy, keep-alive off (one call per process), explicit connect,
  * header and body-idle deadlines that fail with the same codes undici uses, so one mapping explains them all.
  */
-import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type * as dns from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import type * as https from 'node:https';
 import { Readable } from 'node:stream';
@@ -20,7 +21,8 @@ export function loopbackOnlyLookup(
   options: LookupOptions,
   callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
 ): void {
-  lookup(hostname, { ...options, all: true }, (error, addresses) => {
+  // node:dns is loaded here, not at start-up: a request to an IP literal (the usual loopback case) never needs it.
+  (process.getBuiltinModule('node:dns') as typeof dns).lookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
     const list = addresses as LookupAddress[];
     const outside = list.find((a) => !isLoopbackAddress(a.address));

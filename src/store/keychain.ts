@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { ExitCode, PlatError } from '../errors.js';
 import { DamagedDataError } from './atomic.js';
 import { validateProfileName } from './paths.js';
@@ -66,7 +65,7 @@ export async function loadKeytar(): Promise<KeytarApi> {
  * node_modules; where there is no __filename (plain ES modules), import() does the same job.
  */
 async function loadKeytarModule(): Promise<unknown> {
-  if (typeof __filename === 'string' && __filename !== '') return createRequire(__filename)('@github/keytar');
+  if (typeof __filename === 'string' && __filename !== '') return (process.getBuiltinModule('node:module') as { createRequire: typeof import('node:module').createRequire }).createRequire(__filename)('@github/keytar');
   return importPackage('@github/keytar');
 }
 

@@ -35,6 +35,9 @@ const stores = {
   keychain: { ...baseEnv, PLAT_CONFIG_DIR: path.join(dir, 'keychain') },
 };
 const keychainReady = withKeychain && process.env.PLAT_BENCH_KEYRING === '1';
+const perf = which('perf') !== undefined && perfWorks();
+/** GNU time (Debian's `time`) reports a download's CPU time; without it only wall time and memory are measured. */
+const gnuTime = spawnSync('/usr/bin/time', ['-f', '%U', 'true']).status === 0;
 let env = stores.file;
 
 const results = {
@@ -42,7 +45,7 @@ const results = {
   machine: machine(),
   node: process.version,
   tokenStores: keychainReady ? ['file', 'keychain'] : ['file'],
-  note: `shared machine under load from other jobs (load average ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} at the start): figures are medians of ${RUNS} pairwise ratios`,
+  note: `load average ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} at the start (a shared machine: other jobs run beside the benchmark); figures are medians of ${RUNS} pairwise ratios${perf ? ', wall clock and (perf stat task-clock) CPU time' : ', wall clock'}`,
   rows: [],
 };
 try {
@@ -92,7 +95,7 @@ try {
       target: '≤ 64 MiB',
       measured: `${d.peakMiB.toFixed(1)} MiB`,
       ok: d.peakMiB <= 64,
-      detail: `${(d.mib / d.platMiBs).toFixed(2)} s, ${d.platMiBs.toFixed(0)} MiB/s, ${(d.cpuS / (d.mib / 1024)).toFixed(2)} CPU s/GiB`,
+      detail: `${(d.mib / d.platMiBs).toFixed(2)} s, ${d.platMiBs.toFixed(0)} MiB/s${Number.isFinite(d.cpuS) ? `, ${(d.cpuS / (d.mib / 1024)).toFixed(2)} CPU s/GiB` : ''}`,
     });
   }
   const big = downloads.at(-1);
@@ -137,9 +140,12 @@ async function underPrivateKeyring() {
   if (!installed) process.stderr.write('bench: dbus-run-session or gnome-keyring-daemon missing; no keychain rows (apt-get install -y gnome-keyring dbus libsecret-1-0)\n');
   const child = spawn(command, args, { env: childEnv, stdio: ['ignore', 'inherit', 'pipe'] });
   // The daemons' own start-up chatter says nothing about the benchmark.
+  const noise = /fd limit|transient service directory|discover_other_daemon|insufficient process capabilities|^dbus-daemon\[\d+\]: ?$/;
+  let partial = '';
   child.stderr.on('data', (d) => {
-    const lines = String(d).split('\n').filter((l) => l && !/fd limit|transient service directory|discover_other_daemon|insufficient process capabilities/.test(l));
-    if (lines.length) process.stderr.write(`${lines.join('\n')}\n`);
+    const lines = (partial + d).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (line && !noise.test(line)) process.stderr.write(`${line}\n`);
   });
   const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   await rm(home, { recursive: true, force: true });
@@ -147,26 +153,43 @@ async function underPrivateKeyring() {
 }
 
 function reference(figure, r) {
-  return { figure, target: '-', measured: r.median.toFixed(2), detail: `A ${r.aMs.toFixed(1)} ms, B ${r.bMs.toFixed(1)} ms (medians of ${RUNS})` };
+  return { figure, target: '-', measured: r.median.toFixed(2), detail: detail(r), ...cpuOf(r) };
 }
 
 function row(figure, target, op, r) {
-  results.rows.push({ figure, target: `${op} ${target}`, measured: r.median.toFixed(2), ok: op === '≤' ? r.median <= target : r.median >= target, detail: `A ${r.aMs.toFixed(1)} ms, B ${r.bMs.toFixed(1)} ms (medians of ${RUNS})` });
+  results.rows.push({ figure, target: `${op} ${target}`, measured: r.median.toFixed(2), ok: op === '≤' ? r.median <= target : r.median >= target, detail: detail(r), ...cpuOf(r) });
 }
 
-/** Interleaved A/B runs; the median of the per-pair ratios A/B, and each side's median time. */
+function detail(r) {
+  const wall = `A ${r.aMs.toFixed(1)} ms, B ${r.bMs.toFixed(1)} ms`;
+  const cpu = r.cpu ? `; CPU time ${r.cpu.median.toFixed(2)}: ${r.cpu.aMs.toFixed(1)} / ${r.cpu.bMs.toFixed(1)} ms` : '';
+  return `${wall}${cpu}; medians of ${RUNS}`;
+}
+
+function cpuOf(r) {
+  return r.cpu ? { cpuRatio: r.cpu.median.toFixed(2) } : {};
+}
+
+/**
+ * Interleaved A/B runs; the median of the per-pair ratios A/B, and each side's median time. With `perf` (linux-perf)
+ * each run goes through `perf stat`, which times the command itself (its own start-up excluded) and counts the CPU
+ * time it used (task-clock): on a loaded machine CPU time is the steadier figure, so it is reported beside the
+ * wall-clock ratio the targets are judged on.
+ */
 // Async spawns: the platform runs in this process and must keep serving while a command runs.
 async function ratio(a, b) {
   const time = (argv) =>
     new Promise((resolve, reject) => {
       const start = process.hrtime.bigint();
-      const child = spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'] });
+      const [file, args] = perf ? ['perf', ['stat', '-e', 'task-clock', '--', ...argv]] : [argv[0], argv.slice(1)];
+      const child = spawn(file, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       child.stderr.on('data', (d) => (err += d));
       child.on('close', (code) => {
-        const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        if (code !== 0) reject(new Error(`${argv.join(' ')} exited ${code}: ${err}`));
-        else resolve(ms);
+        if (code !== 0) return reject(new Error(`${argv.join(' ')} exited ${code}: ${err}`));
+        const elapsed = /([\d.]+) seconds time elapsed/.exec(err);
+        const cpu = /([\d.]+) msec task-clock/.exec(err);
+        resolve({ ms: elapsed ? Number(elapsed[1]) * 1000 : Number(process.hrtime.bigint() - start) / 1e6, cpuMs: cpu ? Number(cpu[1]) : undefined });
       });
     });
   for (let i = 0; i < WARMUP; i++) {
@@ -174,16 +197,31 @@ async function ratio(a, b) {
     await time(b);
   }
   const ratios = [];
+  const cpuRatios = [];
   const as = [];
   const bs = [];
+  const cpuAs = [];
+  const cpuBs = [];
   for (let i = 0; i < RUNS; i++) {
     const ta = await time(a);
     const tb = await time(b);
-    as.push(ta);
-    bs.push(tb);
-    ratios.push(ta / tb);
+    as.push(ta.ms);
+    bs.push(tb.ms);
+    ratios.push(ta.ms / tb.ms);
+    if (ta.cpuMs !== undefined && tb.cpuMs !== undefined) {
+      cpuAs.push(ta.cpuMs);
+      cpuBs.push(tb.cpuMs);
+      cpuRatios.push(ta.cpuMs / tb.cpuMs);
+    }
   }
-  return { median: median(ratios), aMs: median(as), bMs: median(bs) };
+  const cpu = cpuRatios.length ? { median: median(cpuRatios), aMs: median(cpuAs), bMs: median(cpuBs) } : undefined;
+  return { median: median(ratios), aMs: median(as), bMs: median(bs), cpu };
+}
+
+/** Whether `perf stat` can count this user's processes here (kernel.perf_event_paranoid ≤ 2). */
+function perfWorks() {
+  const r = spawnSync('perf', ['stat', '-e', 'task-clock', '--', process.execPath, '-e', '0'], { encoding: 'utf8' });
+  return r.status === 0 && /msec task-clock/.test(r.stderr ?? '');
 }
 
 /** plat (or, for the floor, Node's bare http client) against curl on the same download. */
@@ -210,13 +248,14 @@ async function download(mib, token, bareNode = false) {
 function measure(file, args) {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
-    const child = spawn('/usr/bin/time', ['-f', '%U %S', file, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const [command, argv] = gnuTime ? ['/usr/bin/time', ['-f', '%U %S', file, ...args]] : [file, args];
+    const child = spawn(command, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     let peakKiB = 0;
     const poll = setInterval(async () => {
       // The measured process is /usr/bin/time's only child.
-      const children = await readFile(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').catch(() => '');
+      const children = gnuTime ? await readFile(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').catch(() => '') : String(child.pid);
       for (const pid of children.trim().split(/\s+/).filter(Boolean)) {
         const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
         const m = /VmHWM:\s+(\d+) kB/.exec(status);
@@ -226,7 +265,7 @@ function measure(file, args) {
     child.on('error', reject);
     child.on('close', (code) => {
       clearInterval(poll);
-      const [user, system] = (err.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
+      const [user, system] = gnuTime ? (err.trim().split('\n').at(-1) ?? '').split(' ').map(Number) : [NaN, NaN];
       if (code !== 0) reject(new Error(`${file} exited ${code}: ${err}`));
       else resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, peakKiB, cpuS: user + system });
     });

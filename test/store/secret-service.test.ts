@@ -38,7 +38,7 @@ function countingLoader(api: KeytarApi | (() => Promise<KeytarApi>)): KeytarLoad
  * the Secret Service's own CreateItem over a plain session: what keytar cannot be made to write.
  */
 async function createItem(busAddress: string, attributes: Record<string, string>, secret: string): Promise<void> {
-  const bus = DBusConnection.open(socketPathOf(busAddress)!, AbortSignal.timeout(5_000));
+  const bus = await DBusConnection.open(socketPathOf(busAddress)!, AbortSignal.timeout(5_000));
   try {
     const service = { destination: 'org.freedesktop.secrets', path: '/org/freedesktop/secrets', interface: 'org.freedesktop.Secret.Service' };
     const [, session] = await bus.call({ ...service, member: 'OpenSession', signature: 'sv', body: ['plain', ['s', '']] });
