@@ -10,8 +10,8 @@ __plat_takes_value() {
     login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
     token) case $2 in --min-ttl) return 0 ;; esac ;;
     exec) case $2 in --env) return 0 ;; esac ;;
-    call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry) return 0 ;; esac ;;
-    op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry) return 0 ;; --refresh|-i|--include|--anonymous|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
+    call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
+    op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; --refresh|-i|--include|--anonymous|--paginate|--ndjson|--slurp|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
   esac
   return 1
 }
@@ -50,8 +50,8 @@ __plat_options() {
     token) echo '--min-ttl -h --help' ;;
     exec) echo '--env -h --help' ;;
     logout) echo '--no-revoke --all --forget -h --help' ;;
-    call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry -h --help' ;;
-    op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry -h --help' ;;
+    call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
+    op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     scopes) echo '-h --help' ;;
     discover) echo '--refresh -h --help' ;;
     completion) echo '-h --help' ;;

@@ -13,10 +13,10 @@ function __plat_takes_value
         case exec
             contains -- $argv[2] --env; and return 0
         case call
-            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --retry; and return 0
+            contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
         case op
-            contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout --retry; and return 0
-            contains -- $argv[2] --refresh -i --include --anonymous -h --help; and return 1
+            contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
+            contains -- $argv[2] --refresh -i --include --anonymous --paginate --ndjson --slurp -h --help; and return 1
             string match -q -- '--*' $argv[2]; and return 0
     end
     return 1
@@ -141,6 +141,14 @@ complete -c plat -n '__plat_using call' -s i -l include -d 'print the status lin
 complete -c plat -n '__plat_using call' -l anonymous -d 'send no token'
 complete -c plat -n '__plat_using call' -l timeout -d 'give up after this many seconds (default: 600)' -x
 complete -c plat -n '__plat_using call' -l retry -d 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others' -x
+complete -c plat -n '__plat_using call' -l paginate -d 'follow every page and print one JSON array of all the items'
+complete -c plat -n '__plat_using call' -l ndjson -d 'with --paginate: one item per line, printed as pages arrive'
+complete -c plat -n '__plat_using call' -l slurp -d 'with --paginate: an array of the whole page bodies, not just their items'
+complete -c plat -n '__plat_using call' -l max-pages -d 'with --paginate: stop after n pages' -x
+complete -c plat -n '__plat_using call' -l max-items -d 'with --paginate: stop after n items' -x
+complete -c plat -n '__plat_using call' -l items -d 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell' -x
+complete -c plat -n '__plat_using call' -l next -d 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)' -x
+complete -c plat -n '__plat_using call' -l jq -d 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)' -x
 complete -c plat -n '__plat_arg call 0' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'
 complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
 complete -c plat -n __plat_needs_command -a op -d 'list the API\'s operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters'
@@ -154,6 +162,14 @@ complete -c plat -n '__plat_using op' -s i -l include -d 'print the status line 
 complete -c plat -n '__plat_using op' -l anonymous -d 'send no token'
 complete -c plat -n '__plat_using op' -l timeout -d 'give up after this many seconds (default: 600)' -x
 complete -c plat -n '__plat_using op' -l retry -d 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others' -x
+complete -c plat -n '__plat_using op' -l paginate -d 'follow every page and print one JSON array of all the items'
+complete -c plat -n '__plat_using op' -l ndjson -d 'with --paginate: one item per line, printed as pages arrive'
+complete -c plat -n '__plat_using op' -l slurp -d 'with --paginate: an array of the whole page bodies, not just their items'
+complete -c plat -n '__plat_using op' -l max-pages -d 'with --paginate: stop after n pages' -x
+complete -c plat -n '__plat_using op' -l max-items -d 'with --paginate: stop after n items' -x
+complete -c plat -n '__plat_using op' -l items -d 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell' -x
+complete -c plat -n '__plat_using op' -l next -d 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)' -x
+complete -c plat -n '__plat_using op' -l jq -d 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)' -x
 complete -c plat -n '__plat_arg op 0' -x -a '(__plat_query operations)' -d 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'
 complete -c plat -n __plat_needs_command -a scopes -d 'list the scopes the platform offers and which your session holds; plan the least set some operations need'
 complete -c plat -n '__plat_arg scopes 0' -x -a 'plan' -d 'plan: the least set of scopes covering the operations named after it'

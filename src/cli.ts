@@ -228,6 +228,14 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
     .option('--anonymous', 'send no token')
     .option('--timeout <seconds>', 'give up after this many seconds (default: 600)')
     .option('--retry <n>', 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others')
+    .option('--paginate', 'follow every page and print one JSON array of all the items')
+    .option('--ndjson', 'with --paginate: one item per line, printed as pages arrive')
+    .option('--slurp', 'with --paginate: an array of the whole page bodies, not just their items')
+    .option('--max-pages <n>', 'with --paginate: stop after n pages')
+    .option('--max-items <n>', 'with --paginate: stop after n items')
+    .option('--items <path>', 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell')
+    .option('--next <path>', 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)')
+    .option('--jq <expr>', 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)')
     .addHelpText(
       'after',
       examples(
@@ -236,11 +244,25 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
         'plat call POST /api/courses -f title=Algebra -F seats=30',
         'plat call PUT /api/pages/1 --input page.json',
         "plat call GET /api/courses -i -H 'Accept-Language: de'",
+        'plat call GET /api/courses --jq \'.courses[].title\'       # jq built in: strings print raw',
+        'plat call GET /api/courses --paginate > courses.json        # every page, one JSON array',
+        "plat call GET /api/courses --paginate --ndjson --jq 'select(.public) | .id'",
+        'plat call GET /api/courses --paginate --max-items 50 --slurp',
+        'plat call GET /reports --paginate --items result.rows --next paging.after=after',
       ) +
         `
 
 Paths and scopes come from the platform's /openapi.json once plat api has cached it: plat call warns about a path
-the document does not list, and names the scope an operation needs when the session lacks it.`,
+the document does not list, and names the scope an operation needs when the session lacks it.
+
+--paginate finds the next page in this order: an RFC 8288 Link header with rel="next"; a body member next,
+next_url, next_page_url, links.next (or links.next.href), @odata.nextLink, next_cursor, meta.next_cursor,
+meta.cursor, response_metadata.next_cursor or cursor (a URL is followed; any other value is sent back as ?cursor=);
+page with total_pages (top level or under meta), as ?page=N+1. The items are the body when it is an array, else
+its only array member, or the first of items, data, results, value, records, entries, elements. A page that says
+has_more but names no next page is an error, not a short list. A next link on
+another origin is fetched without your token; a page that leads back to an earlier one is an error. If a page
+fails, plat exits non-zero and the array printed so far has no closing ].`,
     )
     .action(async (method: string, path: string, flags, command: Command) => {
       const { run } = await import('./commands/call.js');

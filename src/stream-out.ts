@@ -20,9 +20,9 @@ let collect: Collect | null | undefined;
 /**
  * V8's gc(), obtained at run time: the flag must be set before a context is created, so a fresh vm context is the
  * one that sees it (this process's own global never gets `gc`). Undefined behaviour here only costs memory: any
- * failure leaves the stream as Node would run it.
+ * failure leaves the stream as Node would run it. Also used by `call --paginate` (commands/call-json.ts).
  */
-function minorGc(): Collect | null {
+export function minorGc(): Collect | null {
   if (collect !== undefined) return collect;
   try {
     // Loaded here, once a body is large: node:v8 costs ~1.5 ms of start-up that small responses never need.

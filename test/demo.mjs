@@ -1,5 +1,6 @@
 // `npm run demo`: the whole journey against the built-in sandbox platform. Starts the reference platform, then
-// runs login → whoami → call → refresh → logout with the built CLI, printing each command and what it printed.
+// runs login → whoami → call (one response, then every page of a list with --paginate --jq) → refresh → logout
+// with the built CLI, printing each command and what it printed.
 // With a display, consent happens in your real browser; without one, a headless client clicks Approve for you.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,6 +30,12 @@ const steps = [
   { args: ['login', '--base-url', platform.baseUrl, '--scope', 'courses:read', '--scope', 'profile email'], expect: 0 },
   { args: ['whoami'], expect: 0 },
   { args: ['call', 'GET', '/api/courses'], expect: 0 },
+  {
+    args: ['call', 'GET', '/api/lists/link', '--paginate', '--jq', 'map(select(.public)) | "\\(length) public courses; the last is \\(.[-1].title)"'],
+    expect: 0,
+    note: 'every page (Link headers), merged and filtered with the built-in jq',
+  },
+  { args: ['call', 'GET', '/api/lists/cursor', '--paginate', '--ndjson', '--max-items', '3', '--jq', '{id, title}'], expect: 0, note: 'one item per line as pages arrive' },
   { args: ['call', 'GET', '/api/analytics'], expect: 5, note: 'a scope the session lacks: exit 5 and the step-up hint' },
   { args: ['refresh'], expect: 0 },
   { args: ['status'], expect: 0 },

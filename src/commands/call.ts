@@ -16,8 +16,9 @@ import { suggestCommand } from '../session/suggest.js';
 import { sanitize } from '../text.js';
 import { parsePositiveInt } from './options.js';
 import { prepareRequest, type PreparedRequest } from './call-request.js';
+import type { JsonOutputFlags } from './call-json.js';
 
-export interface CallFlags {
+export interface CallFlags extends JsonOutputFlags {
   header?: string[];
   field?: string[];
   typedField?: string[];
@@ -30,7 +31,14 @@ export interface CallFlags {
 
 const PRETTY_LIMIT = 8 * 1024 * 1024;
 
+/** Flags that read the response as JSON instead of streaming it (call-json.ts). */
+const JSON_OUTPUT_FLAGS = ['paginate', 'ndjson', 'slurp', 'maxPages', 'maxItems', 'items', 'next', 'jq'] as const;
+
 export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
+  if (JSON_OUTPUT_FLAGS.some((flag) => flags[flag] !== undefined)) {
+    const json = await import('./call-json.js');
+    return json.run(ctx, method, target, flags);
+  }
   const client = await openApiClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
   const request = await prepareRequest(
     { method, target, headers: flags.header ?? [], fields: flags.field ?? [], typedFields: flags.typedField ?? [], input: flags.input },

@@ -6,8 +6,11 @@
 import type * as Public from './public.js';
 import { AuthError, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
 import { getAccessToken } from '../session/binding.js';
-import { libraryContext, librarySettings } from './context.js';
-import { libraryFetch } from './fetch.js';
+import { parseJsonPath, parseNextHint } from '../session/page-detect.js';
+import { paginateItems } from '../session/paginate.js';
+import { openApiClient, type ApiRequest } from '../session/request.js';
+import { libraryContext, librarySettings, type LibrarySettings } from './context.js';
+import { libraryFetch, resolveTarget } from './fetch.js';
 
 export { AuthError, NetworkError, PlatError, ScopeError, UsageError };
 
@@ -52,9 +55,20 @@ export const createClient: typeof Public.createClient = (options = {}) => {
   };
 };
 
-// Placeholder until call --paginate's detection (src/session/paginate.ts) is on main.
-async function* paginate<T>(_settings: unknown, _path: string, _options?: Public.PaginateOptions): AsyncIterableIterator<T> {
-  throw new PlatError('client.paginate is not available yet.');
+/** `plat call --paginate`'s pages (session/paginate.ts), item by item: one page is held at a time. */
+async function* paginate<T>(settings: LibrarySettings, path: string, options: Public.PaginateOptions = {}): AsyncIterableIterator<T> {
+  const limit = (value: number | undefined, name: string) => {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) throw new UsageError(`${name} must be a whole number of at least 1 (got ${String(value)}).`);
+    return value;
+  };
+  const maxPages = limit(options.maxPages, 'maxPages');
+  const maxItems = limit(options.maxItems, 'maxItems');
+  const items = options.items === undefined ? undefined : parseJsonPath(options.items, 'items');
+  const next = options.next === undefined ? undefined : parseNextHint(options.next);
+  const ctx = libraryContext(settings);
+  const api = await openApiClient(ctx, { auth: 'required' });
+  const request: ApiRequest = { method: 'GET', url: resolveTarget(path, api.baseUrl), headers: { accept: 'application/json' } };
+  yield* paginateItems(ctx, api, request, { maxPages, maxItems, items, next }) as AsyncIterable<T>;
 }
 
 // The exported classes are the ones public.d.ts describes (checked here, by the compiler).

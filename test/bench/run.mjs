@@ -2,7 +2,8 @@
 // Starts the reference platform and (when gnome-keyring is installed) a throwaway gnome-keyring on a private D-Bus
 // session, logs in once per token store (the 0600 file, the OS keychain), then for each row runs the two commands
 // interleaved (A B A B …) after a warm-up and reports the median of the pairwise time ratios (robust on a noisy,
-// shared machine), plus peak RSS, wall time and CPU time of large downloads. Prints a table and writes
+// shared machine), plus peak RSS, wall time and CPU time of large downloads, and paging through 1,000 pages
+// (pages.mjs). Prints a table and writes
 // test/bench/results.json. `--quick` skips the 1 GiB download; `--no-keychain` measures the file store only;
 // `--startup-only` measures start-up rows only and writes no results.json.
 import { spawn, spawnSync } from 'node:child_process';
@@ -10,6 +11,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchPagination } from './pages.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const plat = path.join(root, 'bin', 'plat.js');
@@ -103,6 +105,8 @@ try {
   results.rows.push({ figure: `floor: ${big.mib} MiB through node's own http.get().pipe(stdout): peak RSS, speed / curl's`, target: '-', measured: `${floor.peakMiB.toFixed(1)} MiB, ${(floor.platMiBs / floor.curlMiBs).toFixed(2)}` });
   results.rows.push({ figure: `${big.mib} MiB download speed / curl's`, target: '≥ 0.5', measured: (big.platMiBs / big.curlMiBs).toFixed(2), ok: big.platMiBs / big.curlMiBs >= 0.5, detail: `plat ${big.platMiBs.toFixed(0)} MiB/s, curl ${big.curlMiBs.toFixed(0)} MiB/s` });
   results.downloads = downloads;
+
+  results.pagination = await benchPagination({ platform, plat, token, measure, median, rows: results.rows, runs: quick ? 3 : undefined });
 
   platform.stats.reset();
   await login();

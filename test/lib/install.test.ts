@@ -68,6 +68,16 @@ describe('the npm package', () => {
     expect(help.stdout).toMatch(/fresh token/);
   });
 
+  it('--jq loads jq (jq-web, a dependency outside the bundle) from the installed tree', async () => {
+    // The expression is checked before any request, so no server is needed: a compile error proves jq ran.
+    const failed = await exec(path.join(prefix, 'bin', 'plat'), ['call', 'GET', '/api/courses', '--jq', '.a | ]']).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed?.code).toBe(2);
+    expect(failed?.stderr).toMatch(/--jq: syntax error, unexpected INVALID_CHARACTER at column 6:/);
+  });
+
   it('man finds the page from that prefix', async () => {
     const { stdout } = await exec('man', ['-w', 'plat'], { env: { ...process.env, MANPATH: path.join(prefix, 'share', 'man') } });
     // man-db prints the page's real path: the link npm made in <prefix>/share/man leads to the installed page.

@@ -26,6 +26,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   platform.clearOverrides();
+  platform.lists.reset();
   platform.knobs.accessTokenTtl = 3600;
   platform.stats.reset();
   home = await makeHome();
@@ -315,5 +316,46 @@ export async function resolve(specifier, context, next) {
     for (const name of ['commander', 'chalk', 'ora']) {
       expect(loaded.filter((url) => url.includes(`/node_modules/${name}/`)), name).toEqual([]);
     }
+  });
+});
+
+describe('client.paginate', () => {
+  it('yields every item of every page, as plat call --paginate finds them, with the session\'s token', async () => {
+    await loggedIn();
+    const run = await program(`
+      const client = createClient();
+      const ids = [];
+      for await (const course of client.paginate('/api/lists/cursor?per_page=7')) ids.push(course.id);
+      return ids;
+    `);
+    expect(run.json?.result, run.stderr + run.stdout).toHaveLength(95);
+    expect(run.json.result[0]).toBe('course-0001');
+    expect(run.json.result[94]).toBe('course-0095');
+    expect(platform.lists.served.cursor).toBe(14);
+  });
+
+  it('takes maxItems and the items/next paths', async () => {
+    await loggedIn();
+    const run = await program(`
+      const ids = [];
+      for await (const row of createClient().paginate('/api/lists/custom', { items: 'result.rows', next: 'paging.after=after', maxItems: 25 })) ids.push(row.id);
+      return ids;
+    `);
+    expect(run.json?.result, run.stderr + run.stdout).toHaveLength(25);
+    expect(platform.lists.served.custom).toBe(3);
+  });
+
+  it('a page that fails rejects the iteration with the CLI\'s error, after the items before it', async () => {
+    await loggedIn();
+    platform.lists.fail = { page: 2, status: 500, times: 100 };
+    const run = await program(`
+      const ids = [];
+      try {
+        for await (const course of createClient().paginate('/api/lists/link')) ids.push(course.id);
+      } catch (error) {
+        return { ids: ids.length, error: describe(error) };
+      }
+    `);
+    expect(run.json?.result, run.stderr + run.stdout).toMatchObject({ ids: 10, error: { isPlatError: true, exitCode: 1, message: expect.stringMatching(/Page 2: HTTP 500/) } });
   });
 });

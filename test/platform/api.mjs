@@ -4,6 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { createOperationHandler } from './operations.mjs';
 
+import { createLists } from './lists.mjs';
+
 const ECHO_LIMIT = 1024 * 1024;
 const JSON_LIMIT = 256 * 1024;
 const CHUNK_SIZE = 64 * 1024;
@@ -64,10 +66,11 @@ async function readBody(req, limit) {
 }
 
 /**
- * @param {{ provider: import('./provider.mjs').OidcProvider, baseUrl: string, expiryOf: (token: string) => number | undefined }} setup
+ * @param {{ provider: import('./provider.mjs').OidcProvider, baseUrl: string, expiryOf: (token: string) => number | undefined, listKnobs: ReturnType<typeof import('./lists.mjs').createListKnobs> }} setup
  *   expiryOf: when (epoch ms) a token issued in this run expires; oidc-provider's store drops expired tokens
+ *   listKnobs: faults of the paginated lists (lists.mjs)
  */
-export function createApi({ provider, baseUrl, expiryOf }) {
+export function createApi({ provider, baseUrl, expiryOf, listKnobs }) {
   const resourceMetadata = `${baseUrl}/.well-known/oauth-protected-resource`;
   const audiences = new Set([baseUrl, `${baseUrl}/`]);
 
@@ -261,6 +264,8 @@ export function createApi({ provider, baseUrl, expiryOf }) {
   // The operations that operations.mjs serves itself (its entries with a handler).
   const handleOperation = createOperationHandler({ authenticate, authorize, sendJson, readBody });
 
+  const handleLists = createLists({ authorize, sendJson, knobs: listKnobs });
+
   /**
    * @param {import('node:http').IncomingMessage} req
    * @param {import('node:http').ServerResponse} res
@@ -269,6 +274,7 @@ export function createApi({ provider, baseUrl, expiryOf }) {
    */
   async function handleApi(req, res, url) {
     if (await handleOperation(req, res, url)) return true;
+    if (await handleLists(req, res, url)) return true;
     const route = routes[url.pathname];
     if (route) {
       await route(req, res, url);

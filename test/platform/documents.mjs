@@ -1,5 +1,6 @@
 // Static documents the platform publishes besides oidc-provider's own: RFC 9728 metadata, OpenAPI, auth.md.
 
+import { listPaths } from './lists.mjs';
 import { OPERATIONS, pathsOf } from './operations.mjs';
 import { ALL_SCOPES, API_SCOPES, SCOPE_TABLE } from './scopes.mjs';
 
@@ -32,7 +33,8 @@ export function openApiDocument(baseUrl) {
       description: 'The test platform used by plat. Requests without a token are served anonymously.',
     },
     servers: [{ url: baseUrl }],
-    paths: pathsOf(OPERATIONS),
+    // The operations (operations.mjs), and the paginated lists, one per pagination style (lists.mjs).
+    paths: { ...pathsOf(OPERATIONS), ...listPaths() },
     components: {
       securitySchemes: {
         oauth2: {

@@ -96,11 +96,24 @@ export interface PlatformStats {
 /** true = the handler answered the request on the raw node response. */
 export type OverrideHandler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
+/** Faults of the paginated list endpoints (/api/lists/<style>, test/platform/lists.mjs). */
+export interface ListKnobs {
+  /** That page's first `times` requests are answered with `status` (and Retry-After when set); null = none. */
+  fail: { page: number; status: number; times: number; retryAfter?: string } | null;
+  /** Pages answered, by style (any status). */
+  served: Record<string, number>;
+  /** Milliseconds spent answering pages (arrival to last byte written), for the benchmark. */
+  busyMs: number;
+  reset(): void;
+}
+
 export interface Platform {
   /** http://127.0.0.1:<port> (https with `tls`), no trailing slash; also the issuer and the protected resource identifier. */
   baseUrl: string;
   issuer: string;
   knobs: Knobs;
+  /** Knobs of the paginated list endpoints. */
+  lists: ListKnobs;
   stats: PlatformStats;
   /** The server's record of every authorization request it received (oidc-provider's parsed parameters), oldest first. */
   authorizations: Array<{ clientId: string; scope: string; resource: string | null }>;

@@ -11,6 +11,7 @@ import { createApi } from './api.mjs';
 import { driveConsent } from './consent.mjs';
 import { authMarkdown, openApiDocument, protectedResourceMetadata } from './documents.mjs';
 import { handleInteraction } from './interaction.mjs';
+import { createListKnobs } from './lists.mjs';
 import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './provider.mjs';
 
 /**
@@ -287,10 +288,12 @@ export async function startPlatform(options = {}) {
   });
 
   const providerCallback = provider.callback();
+  const lists = createListKnobs();
   const handleApi = createApi({
     provider,
     baseUrl,
     expiryOf: (token) => accessTokenExpiry.get(token),
+    listKnobs: lists,
   });
 
   /**
@@ -366,6 +369,7 @@ export async function startPlatform(options = {}) {
     baseUrl,
     issuer,
     knobs,
+    lists,
     stats: { count: stats.count, keys: stats.keys, reset: stats.reset, events: stats.events },
     authorizations,
     apiRoutePaths: handleApi.routePaths,

@@ -121,7 +121,7 @@ describe('plat api', () => {
   it('filters by method, path, summary, operation id or scope', async () => {
     const base = ['api', '--base-url', platform.baseUrl];
     const lines = async (filter: string) => (await home.run([...base, filter])).stdout.trimEnd().split('\n');
-    expect(await lines('courses')).toHaveLength(5);
+    expect(await lines('/api/courses')).toHaveLength(5);
     expect(await lines('post courses')).toEqual([expect.stringMatching(/^createCourse\s+POST\s+\/api\/courses/)]);
     expect(await lines('students:read')).toEqual([expect.stringMatching(/^listStudents\s+GET\s+\/api\/students/), expect.stringMatching(/^listEnrolments\s/)]);
     expect(await lines('listStudents')).toHaveLength(1);

@@ -1,0 +1,228 @@
+/**
+ * `plat call` when the response is read as JSON rather than streamed through: `--paginate` (every page, printed
+ * as one array of items, as NDJSON, or as an array of whole pages) and `--jq`. Parses flags and renders; the
+ * paging itself is src/session/paginate.ts, jq is src/jq.ts.
+ *
+ * Output on failure part-way: items already printed stay printed, but the array's closing `]` is never written, so
+ * a truncated array is never valid JSON, and stderr says where it stopped. Nothing is buffered except what --jq
+ * must see whole (the merged items, or the pages with --slurp).
+ */
+import { createReadStream } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Context } from '../context.js';
+import { PlatError, UsageError } from '../errors.js';
+import type { JqProgram } from '../jq.js';
+import { parseJsonPath, parseNextHint } from '../session/page-detect.js';
+import { Pages, type Page } from '../session/paginate.js';
+import { header, openApiClient, type ApiClient, type ApiRequest } from '../session/request.js';
+import { responseError } from '../session/response-error.js';
+import { sanitize } from '../text.js';
+import { prepareRequest } from './call-request.js';
+import { parsePositiveInt } from './options.js';
+import { minorGc } from '../stream-out.js';
+
+/**
+ * Output between two forced minor GCs (about ten pages of 100 items). Each page's text, parsed items and output
+ * are garbage at once, but at this allocation rate V8 grows its young generation towards 32 MiB instead of
+ * collecting it: 1,000 pages peaked at 75 MiB, 3,000 at 95. A scavenge every 64 KiB holds them at 62 and 69 MiB
+ * for no measurable CPU (src/stream-out.ts does the same for downloads).
+ */
+const GC_EVERY_CHARS = 64 * 1024;
+
+export interface JsonOutputFlags {
+  paginate?: boolean;
+  ndjson?: boolean;
+  slurp?: boolean;
+  maxPages?: string;
+  maxItems?: string;
+  items?: string;
+  next?: string;
+  jq?: string;
+}
+
+interface CallFlags extends JsonOutputFlags {
+  header?: string[];
+  field?: string[];
+  typedField?: string[];
+  input?: string;
+  include?: boolean;
+  anonymous?: boolean;
+  timeout?: string;
+  retry?: string;
+}
+
+/** A response read whole for --jq (without --paginate) is refused past this size rather than buffered. */
+const MAX_JQ_BODY = 256 * 1024 * 1024;
+
+export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
+  const options = validate(method, flags);
+  const { io } = ctx;
+  // The expression is checked before anything is sent: a typo costs no request.
+  let jq: JqProgram | undefined;
+  if (flags.jq !== undefined) {
+    const { compileJq } = await import('../jq.js');
+    jq = await compileJq(flags.jq, { pretty: io.stdoutIsTTY && !flags.ndjson });
+  }
+  const client = await openApiClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
+  const prepared = await prepareRequest(
+    { method, target, headers: flags.header ?? [], fields: flags.field ?? [], typedFields: flags.typedField ?? [], input: flags.input },
+    client.baseUrl,
+    () => readText(io.stdin),
+  );
+  // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.
+  if (prepared.sameOrigin) {
+    const { checkCall } = await import('../catalogue/call-check.js');
+    await checkCall(ctx, { ...prepared, baseUrl: client.baseUrl, profile: flags.anonymous ? undefined : client.profile });
+  }
+  const timeoutSeconds = parsePositiveInt(flags.timeout, '--timeout', 86_400);
+  const request: ApiRequest = {
+    method: prepared.method,
+    url: prepared.url,
+    headers: prepared.headers,
+    body: prepared.jsonBody === undefined && prepared.inputFrom === undefined ? undefined : () => bodyOf(ctx, prepared),
+    replayable: prepared.inputFrom !== '-',
+    retries: options.retries,
+    timeoutMs: timeoutSeconds ? timeoutSeconds * 1000 : undefined,
+  };
+  const out = new Output(io.stdout);
+  if (!flags.paginate) return filterOne(ctx, client, request, jq!, out);
+  const pages = new Pages(ctx, client, request, options);
+  const mode = flags.ndjson ? 'ndjson' : flags.slurp ? 'slurp' : 'items';
+  try {
+    if (jq && mode !== 'ndjson') await filterAll(pages, mode, jq, out);
+    else if (mode === 'ndjson') await streamNdjson(pages, jq, out);
+    else await streamArray(pages, mode, io.stdoutIsTTY, out);
+  } catch (error) {
+    if (error instanceof PlatError && out.openArray) {
+      error.message += ` The output stopped after ${out.written} ${mode === 'slurp' ? 'pages' : 'items'} and is incomplete: its closing ] was not printed.`;
+    } else if (error instanceof PlatError && out.written > 0) {
+      error.message += ` The output stopped after ${out.written} ${flags.jq === undefined ? 'items' : 'pages'} and is incomplete.`;
+    }
+    throw error;
+  }
+  if (pages.limited) io.note(`Stopped at ${flags.maxItems !== undefined ? '--max-items' : '--max-pages'}: the list has more.`);
+}
+
+function validate(method: string, flags: CallFlags) {
+  const pagingOnly = (['ndjson', 'slurp', 'maxPages', 'maxItems', 'items', 'next'] as const).filter((k) => flags[k] !== undefined);
+  const name = (k: string) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (!flags.paginate && pagingOnly.length > 0) throw new UsageError(`${name(pagingOnly[0]!)} goes with --paginate.`);
+  if (flags.ndjson && flags.slurp) throw new UsageError('--ndjson and --slurp are two output shapes: choose one.');
+  if (flags.include) throw new UsageError(`-i cannot be combined with ${flags.paginate ? '--paginate' : '--jq'}: the output is JSON only.`);
+  if (flags.paginate && method.toUpperCase() !== 'GET') throw new UsageError(`--paginate follows GET lists (got ${method}).`);
+  if (flags.jq !== undefined && method.toUpperCase() === 'HEAD') throw new UsageError('--jq needs a response body: HEAD has none.');
+  if (flags.jq !== undefined && flags.jq.trim() === '') throw new UsageError('--jq needs an expression, for example --jq .title');
+  return {
+    maxPages: parsePositiveInt(flags.maxPages, '--max-pages', 10_000_000),
+    maxItems: parsePositiveInt(flags.maxItems, '--max-items', Number.MAX_SAFE_INTEGER),
+    items: flags.items === undefined ? undefined : parseJsonPath(flags.items, '--items'),
+    next: flags.next === undefined ? undefined : parseNextHint(flags.next),
+    // As plat call's own --retry: per request, so per page with --paginate.
+    retries: flags.retry === undefined ? undefined : parseRetry(flags.retry),
+  };
+}
+
+function parseRetry(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 10) throw new UsageError(`--retry expects a whole number from 0 to 10 (got "${value}").`);
+  return Number(value);
+}
+
+/** --jq without --paginate: the response, filtered. An HTTP error's body is printed as it came (the contract). */
+async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, jq: JqProgram, out: Output) {
+  const response = await client.send(request);
+  const failure = responseError(ctx, request, response);
+  if (failure) {
+    await pipeline(response.body, ctx.io.stdout, { end: false }).catch(() => {});
+    throw failure;
+  }
+  const text = await readText(response.body, MAX_JQ_BODY);
+  if (text.trim() === '') return;
+  try {
+    JSON.parse(text);
+  } catch {
+    const type = sanitize(header(response, 'content-type') ?? 'no content type', 100);
+    throw new PlatError(`The response to ${request.method} ${sanitize(request.url.pathname, 120)} is not JSON (${type}): --jq needs JSON.`);
+  }
+  await out.write(jq.apply(text));
+}
+
+/** The default and --slurp without --jq: `[`, then items (or pages) as they arrive, and `]` only at the end. */
+async function streamArray(pages: Pages, mode: 'items' | 'slurp', pretty: boolean, out: Output) {
+  const render = pretty ? (v: unknown) => `  ${JSON.stringify(v, null, 2).replace(/\n/g, '\n  ')}` : (v: unknown) => JSON.stringify(v);
+  for await (const page of pages) {
+    const values = mode === 'slurp' ? [page.body] : page.items;
+    if (values.length === 0) continue;
+    let text = out.openArray ? ',\n' : '[\n';
+    text += values.map(render).join(',\n');
+    out.openArray = true;
+    out.written += values.length;
+    await out.write(text);
+  }
+  await out.write(out.openArray ? '\n]\n' : '[]\n');
+  out.openArray = false;
+}
+
+/** --ndjson: one compact item per line (or, with --jq, the filter's output for each item), page by page. */
+async function streamNdjson(pages: Pages, jq: JqProgram | undefined, out: Output) {
+  for await (const page of pages) {
+    if (page.items.length === 0) continue;
+    const text = jq ? jq.applyEach(JSON.stringify(page.items)) : `${page.items.map((item) => JSON.stringify(item)).join('\n')}\n`;
+    out.written += jq ? 1 : page.items.length;
+    await out.write(text);
+  }
+}
+
+/** --jq over the merged items (or the pages, with --slurp): jq sees one array, so it is gathered first. */
+async function filterAll(pages: Pages, mode: 'items' | 'slurp', jq: JqProgram, out: Output) {
+  // Kept as JSON text, not objects: a third of the memory, and what jq reads anyway.
+  const parts: string[] = [];
+  for await (const page of pages as AsyncIterable<Page>) {
+    if (mode === 'slurp') parts.push(JSON.stringify(page.body));
+    else if (page.items.length > 0) parts.push(JSON.stringify(page.items).slice(1, -1));
+  }
+  await out.write(jq.apply(`[${parts.join(',')}]`));
+}
+
+/** stdout with backpressure (a slow reader slows the paging instead of filling memory), collecting as it goes. */
+class Output {
+  openArray = false;
+  written = 0;
+  constructor(private readonly stream: Writable) {}
+  private sinceGc = 0;
+  write(text: string): Promise<void> {
+    this.sinceGc += text.length;
+    if (this.sinceGc >= GC_EVERY_CHARS) {
+      this.sinceGc = 0;
+      minorGc()?.({ type: 'minor' });
+    }
+    if (text === '' || this.stream.write(text)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.stream.off('drain', done);
+        this.stream.off('close', done);
+        resolve();
+      };
+      this.stream.once('drain', done);
+      this.stream.once('close', done);
+    });
+  }
+}
+
+async function readText(stream: NodeJS.ReadableStream, max = Number.POSITIVE_INFINITY): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > max) throw new PlatError(`The response is larger than ${max / 1024 / 1024} MiB: too large for --jq. Save it with plat call > file and filter that.`);
+    chunks.push(Buffer.from(chunk as Buffer));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A fresh body per attempt: a file is reopened for a retry; stdin is never replayed (replayable: false). */
+function bodyOf(ctx: Context, prepared: { jsonBody?: string; inputFrom?: string }): string | Readable | undefined {
+  if (prepared.jsonBody !== undefined) return prepared.jsonBody;
+  if (prepared.inputFrom === undefined) return undefined;
+  return prepared.inputFrom === '-' ? (ctx.io.stdin as Readable) : createReadStream(prepared.inputFrom);
+}

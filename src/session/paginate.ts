@@ -1,0 +1,160 @@
+/**
+ * Every page of a list, one request at a time through the ApiClient (so each page gets its token, the origin rule,
+ * refresh under the lock and retries with Retry-After: a 429 on page 40 waits and goes on from page 40).
+ * Used by `plat call --paginate` and by the library's `client.paginate()`. Only one page is held at a time.
+ */
+import { PlatError, UsageError } from '../errors.js';
+import type { Readable } from 'node:stream';
+import type { Context } from '../context.js';
+import { detectShape, itemsOf, nextPage, type PageShape, type ShapeHints } from './page-detect.js';
+import { header, type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
+import { responseError } from './response-error.js';
+import { sanitize } from '../text.js';
+
+export interface PaginateOptions extends ShapeHints {
+  /** Stop after this many pages. */
+  maxPages?: number;
+  /** Stop once this many items were yielded (the last page is cut short). */
+  maxItems?: number;
+  /** A page larger than this is refused rather than buffered (default 64 MiB). */
+  maxPageBytes?: number;
+}
+
+export interface Page {
+  /** 1-based. */
+  number: number;
+  url: URL;
+  /** The parsed JSON body, whole. */
+  body: unknown;
+  /** Its items (cut short on the last page when maxItems says so). */
+  items: unknown[];
+}
+
+const DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The pages of a list. After iteration, `limited` says whether maxPages/maxItems stopped it while the server had
+ * more. A failure on any page throws (a PlatError saying which page); pages already yielded stay yielded.
+ */
+export class Pages implements AsyncIterable<Page> {
+  limited = false;
+  private readonly ctx: Context;
+  private readonly client: ApiClient;
+  private readonly first: ApiRequest;
+  private readonly options: PaginateOptions;
+
+  constructor(ctx: Context, client: ApiClient, first: ApiRequest, options: PaginateOptions = {}) {
+    if (first.method.toUpperCase() !== 'GET') throw new UsageError(`Only GET lists can be paginated (got ${first.method}).`);
+    this.ctx = ctx;
+    this.client = client;
+    this.first = first;
+    this.options = options;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Page> {
+    const { maxPages, maxItems } = this.options;
+    const seen = new Set<string>();
+    let url: URL | undefined = this.first.url;
+    let shape: PageShape | undefined;
+    let itemCount = 0;
+    for (let number = 1; url; number++) {
+      seen.add(url.href);
+      const request: ApiRequest = { ...this.first, url, body: undefined };
+      const response = await this.client.send(request);
+      const failure = responseError(this.ctx, request, response);
+      if (failure) {
+        response.body.resume();
+        if (number > 1) failure.message = `Page ${number}: ${failure.message}`;
+        throw failure;
+      }
+      if (response.status >= 300) {
+        // Redirects are never followed (no token may follow one): a list that moved is the caller's to name.
+        response.body.resume();
+        const location = header(response, 'location');
+        throw new PlatError(
+          `Page ${number} (${request.method} ${sanitize(url.pathname, 120)}) answered HTTP ${response.status}${location ? ` to ${sanitize(location, 160)}` : ''}: plat does not follow redirects; call the list where it is now.`,
+        );
+      }
+      const body = await readJson(response, request, number, this.options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES);
+      const link = header(response, 'link');
+      shape ??= detectShape(body, link, this.options);
+      let items = itemsOf(body, shape);
+      const next = nextPage(shape, url, body, link);
+      if (!next && saysMore(body)) {
+        // Stripe-style lists (has_more, the next page asked for by the last item's id) name no next page: printing
+        // this page as the whole list would be a silent truncation, unless --max-pages asked for no more.
+        if (maxPages !== undefined && number >= maxPages) this.limited = true;
+        else throw new PlatError(
+          `Page ${number} says it has more (has_more: true) but names no next page that plat can follow. Name it with --next <path>=<param>, or pass --max-pages ${number} to take what is there.`,
+        );
+      }
+      if (maxItems !== undefined && itemCount + items.length >= maxItems) {
+        this.limited = itemCount + items.length > maxItems || next !== undefined;
+        items = items.slice(0, maxItems - itemCount);
+        yield { number, url, body, items };
+        return;
+      }
+      itemCount += items.length;
+      yield { number, url, body, items };
+      if (next && seen.has(next.url.href)) {
+        const what = next.via === 'cursor' ? 'cursor' : next.via === 'page' ? 'page number' : 'next link';
+        throw new PlatError(
+          `Page ${number}'s ${what} leads back to a page already fetched (${redactQuery(next.url)}): stopping instead of looping. The server's pagination is broken; --max-pages bounds a run.`,
+        );
+      }
+      if (next && maxPages !== undefined && number >= maxPages) {
+        this.limited = true;
+        return;
+      }
+      url = next?.url;
+    }
+  }
+}
+
+/** Every item of every page, in order: the library's `client.paginate()`. */
+export async function* paginateItems(ctx: Context, client: ApiClient, first: ApiRequest, options: PaginateOptions = {}): AsyncGenerator<unknown> {
+  for await (const page of new Pages(ctx, client, first, options)) yield* page.items;
+}
+
+async function readJson(response: ApiResponse, request: ApiRequest, number: number, max: number): Promise<unknown> {
+  const where = `page ${number} of ${request.method} ${sanitize(request.url.pathname, 120)}`;
+  const text = await new Promise<string>((resolve, reject) => {
+    // Events rather than for-await: a page is usually one or two chunks, and the async iterator's promises per
+    // chunk were a measurable part of plat's time per page.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const body = response.body as Readable;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        body.destroy();
+        reject(new PlatError(`The ${where} is larger than ${max / 1024 / 1024} MiB: too large to hold as one page.`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    body.once('error', (error) => reject(error instanceof PlatError ? error : new PlatError(`The ${where} broke off before it was complete. Try again.`, 3, { cause: error })));
+    body.once('close', () => {
+      if (!body.readableEnded) reject(new PlatError(`The ${where} broke off before it was complete. Try again.`, 3));
+    });
+  });
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new PlatError(`The ${where} is not JSON (${sanitize(header(response, 'content-type') ?? 'no content type', 100)}): --paginate reads JSON lists.`);
+  }
+}
+
+/** A page that says, in one of the usual words, that the list goes on. */
+function saysMore(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const b = body as Record<string, unknown>;
+  const meta = (b.meta ?? b.pagination ?? b.page_info ?? b.pageInfo) as Record<string, unknown> | undefined;
+  return b.has_more === true || b.hasMore === true || meta?.has_more === true || meta?.hasNextPage === true || meta?.has_next_page === true;
+}
+
+/** Server-supplied, and cursors can be long and opaque: enough of the URL to recognise it, made safe to print. */
+function redactQuery(url: URL): string {
+  return sanitize(`${url.origin}${url.pathname}${url.search}`, 160);
+}
