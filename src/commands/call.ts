@@ -50,6 +50,10 @@ export async function run(ctx: Context, method: string, target: string, flags: C
 
 /** The rest of `plat call` once the request is built; `plat op` builds its request from the document and ends here. */
 export async function runPrepared(ctx: Context, client: ApiClient, request: PreparedRequest, flags: CallFlags): Promise<void> {
+  if (JSON_OUTPUT_FLAGS.some((flag) => flags[flag] !== undefined)) {
+    const json = await import('./call-json.js');
+    return json.runPrepared(ctx, client, request, flags);
+  }
   const { baseUrl } = client;
   if (request.inputFrom && request.inputFrom !== '-') await assertRegularFile(request.inputFrom, '--input');
   // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.

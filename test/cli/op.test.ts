@@ -113,6 +113,20 @@ describe('plat op <operationId>: then exactly plat call', () => {
     expect(JSON.parse(result.stdout)).toEqual({ course: expect.objectContaining({ id: 'course-101', seats: 40, level: 'advanced' }) });
   });
 
+  it('--paginate and --jq as plat call has them: the same output for the same request', async () => {
+    const viaOp = await op('listCoursesLinkHeader', '--per_page', '5', '--total', '12', '--paginate', '--jq', '[.[].id]');
+    const viaCall = await home.run(['call', '--base-url', platform.baseUrl, 'GET', '/api/lists/link?per_page=5&total=12', '--paginate', '--jq', '[.[].id]']);
+    expect(viaOp.code, viaOp.stderr).toBe(0);
+    expect(viaOp.stdout).toBe(viaCall.stdout);
+    expect(JSON.parse(viaOp.stdout)).toHaveLength(12);
+    const title = await op('getCourse', '--courseId', 'course-101', '--jq', '.course.title');
+    const titleByCall = await home.run(['call', '--base-url', platform.baseUrl, 'GET', '/api/courses/course-101', '--jq', '.course.title']);
+    expect(title.stdout).toMatch(/Notes on the Analytical Engine/);
+    expect(title.stdout).toBe(titleByCall.stdout);
+    const bad = await op('getCourse', '--courseId', 'course-101', '--jq', '.course.title |||');
+    expect(bad.code).toBe(2);
+  });
+
   it('an operation whose parameter shares a name with a plat option: the parameter wins, the short form reaches plat', async () => {
     const result = await op('echo', '-i');
     expect(result.code).toBe(0);
