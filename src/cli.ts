@@ -291,6 +291,7 @@ fails, plat exits non-zero and the array printed so far has no closing ].`,
         'plat op getCourse --courseId course-101 --include lessons',
         'plat op updateCourse --courseId course-101 -F seats=40 -f level=advanced',
         'plat op createCourse --input course.json -i',
+        "plat op listCoursesLinkHeader --paginate --jq '.[].title'   # every page, as plat call --paginate",
         'plat api --refresh                                  # plat api: only the listing (every word filters)',
       ) +
         `

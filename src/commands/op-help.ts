@@ -36,7 +36,7 @@ export function renderOpHelp(op: OperationDetail & { operationId: string }): str
 
   lines.push('', `Scopes: ${scopesText(op.security)}`);
   lines.push('', 'Example:', `  $ ${example(op)}`);
-  lines.push('', `Then plat op behaves as plat call: the same output, flags (-H, -i, --anonymous, --timeout, …) and exit codes.`);
+  lines.push('', `Then plat op behaves as plat call: the same output, flags (-H, -i, --anonymous, --timeout, --paginate, --jq, …) and exit codes.`);
   return `${lines.join('\n')}\n`;
 }
 
