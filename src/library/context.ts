@@ -8,6 +8,7 @@ import { createContext, type Context } from '../context.js';
 import { resolveConfigDir, validateProfileName } from '../store/paths.js';
 import { parseBaseUrl } from '../oauth/base-url.js';
 import { parseTokenStoreEnv } from '../store/select.js';
+import { readCurrentProfile } from '../store/current-profile.js';
 import { libraryIO } from './io.js';
 
 declare const PLAT_VERSION: string;
@@ -15,17 +16,26 @@ const version = typeof PLAT_VERSION === 'string' ? PLAT_VERSION : '0.0.0-dev';
 
 export interface LibrarySettings {
   profile: string;
+  currentProfile?: string;
+  profileSource: 'option' | 'env' | 'switch' | 'default';
   baseUrl?: string;
+  configDir: string;
   onWarning?: (message: string) => void;
 }
 
-/** Checks what can be checked before any file is read: the same usage errors the command gives for them. */
+/**
+ * The same choices main.ts makes for the command, and the same usage errors: the profile is the option, then
+ * PLAT_PROFILE, then the one `plat switch` made current, then `default`.
+ */
 export function librarySettings(options: { profile?: string; baseUrl?: string; onWarning?: (message: string) => void }): LibrarySettings {
   const env = process.env;
-  const profile = validateProfileName(options.profile || env.PLAT_PROFILE || 'default');
+  const configDir = resolveConfigDir(env, process.platform, homedir());
+  const currentProfile = readCurrentProfile(configDir);
+  const profileSource = options.profile ? 'option' : env.PLAT_PROFILE ? 'env' : currentProfile ? 'switch' : 'default';
+  const profile = validateProfileName(options.profile || env.PLAT_PROFILE || currentProfile || 'default');
   parseTokenStoreEnv(env.PLAT_TOKEN_STORE);
   const baseUrl = options.baseUrl === undefined ? undefined : parseBaseUrl(options.baseUrl);
-  return { profile, baseUrl, onWarning: options.onWarning };
+  return { profile, currentProfile, profileSource, baseUrl, configDir, onWarning: options.onWarning };
 }
 
 /** One per call: its signal is the caller's (init.signal), so aborting a fetch also ends a wait for the lock. */
@@ -34,10 +44,17 @@ export function libraryContext(settings: LibrarySettings, signal: AbortSignal = 
   return createContext({
     env,
     io: libraryIO(settings.onWarning),
-    globals: { profile: settings.profile, baseUrl: settings.baseUrl, json: false, verbose: env.PLAT_DEBUG === '1' },
+    globals: {
+      profile: settings.profile,
+      currentProfile: settings.currentProfile,
+      profileSource: settings.profileSource,
+      baseUrl: settings.baseUrl,
+      json: false,
+      verbose: env.PLAT_DEBUG === '1',
+    },
     version,
     signal,
-    configDir: resolveConfigDir(env, process.platform, homedir()),
+    configDir: settings.configDir,
     defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir()),
   });
 }

@@ -5,7 +5,7 @@
  */
 
 export interface ClientOptions {
-  /** The stored session to use: like --profile (default: PLAT_PROFILE, else "default"). */
+  /** The stored session to use: like --profile (default: PLAT_PROFILE, else the one `plat switch` chose, else "default"). */
   profile?: string;
   /**
    * The platform's origin: like --base-url (default: PLAT_BASE_URL, else the one the profile remembers). The token

@@ -214,6 +214,18 @@ describe('client.fetch', () => {
     expect(run.json.result.ms).toBeLessThan(5000);
   });
 
+  it('without a profile option: the one plat switch made current, as the command does', async () => {
+    const login = await home.login(platform, ['--profile', 'work', '--scope', 'courses:read']);
+    expect(login.code, login.stderr).toBe(0);
+    const switched = await home.run(['switch', 'work']);
+    expect(switched.code, switched.stderr).toBe(0);
+    const run = await program(`
+      const client = createClient();
+      return { profile: client.profile, sub: (await (await client.fetch('/api/courses')).json()).sub, pinned: createClient({ profile: 'default' }).profile };
+    `);
+    expect(run.json?.result, run.stderr).toEqual({ profile: 'work', sub: 'user-ada', pinned: 'default' });
+  });
+
   it('a bad profile name is a UsageError at once', async () => {
     const run = await program(`createClient({ profile: '../etc' });`);
     expect(run.json?.error).toMatchObject({ isUsageError: true, exitCode: 2 });
