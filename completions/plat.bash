@@ -7,10 +7,11 @@
 __plat_takes_value() {
   case $2 in --base-url|--profile) return 0 ;; esac
   case $1 in
-    login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout) return 0 ;; esac ;;
+    login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
     token) case $2 in --min-ttl) return 0 ;; esac ;;
     exec) case $2 in --env) return 0 ;; esac ;;
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
+    op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; --refresh|-i|--include|--anonymous|--paginate|--ndjson|--slurp|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
   esac
   return 1
 }
@@ -23,20 +24,25 @@ __plat_value_kind() {
     *:--profile) echo 'd profiles' ;;
     login:--scope) echo 'd scopes' ;;
     login:--add-scope) echo 'd scopes' ;;
+    login:--for) echo 'd operations' ;;
     status:arg:0) echo 'd profiles' ;;
     switch:arg:0) echo 'd profiles' ;;
     call:--input) echo 'f' ;;
     call:arg:0) echo 'l GET POST PUT PATCH DELETE HEAD OPTIONS' ;;
     call:arg:1) echo 'd paths' ;;
+    op:--input) echo 'f' ;;
+    op:arg:0) echo 'd operations' ;;
+    scopes:arg:0) echo 'l plan' ;;
+    scopes:arg:*) echo 'd operations' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status switch refresh token exec logout call api scopes discover completion' ;;
+    help:arg:0) echo 'l login whoami status switch refresh token exec logout call op scopes discover completion' ;;
   esac
 }
 
 __plat_options() {
   echo '--version --base-url --profile --json --verbose --no-color -h --help'
   case $1 in
-    login) echo '--scope --add-scope --no-browser --port --resource --client-id --client-secret-stdin --client-metadata-url --timeout -h --help' ;;
+    login) echo '--scope --add-scope --no-browser --port --resource --client-id --client-secret-stdin --client-metadata-url --timeout --for -h --help' ;;
     whoami) echo '-h --help' ;;
     status) echo '--check -h --help' ;;
     switch) echo '-h --help' ;;
@@ -45,7 +51,7 @@ __plat_options() {
     exec) echo '--env -h --help' ;;
     logout) echo '--no-revoke --all --forget -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
-    api) echo '--refresh -h --help' ;;
+    op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     scopes) echo '-h --help' ;;
     discover) echo '--refresh -h --help' ;;
     completion) echo '-h --help' ;;
@@ -99,7 +105,7 @@ _plat() {
 
   local plat=${COMP_WORDS[0]}
   type -P -- "$plat" &>/dev/null || plat=plat
-  local cmd= nargs=0 skip=
+  local cmd= nargs=0 skip= first=
   local -a globals=()
   for ((i = 1; i < cword; i++)); do
     w=${words[i]}
@@ -111,13 +117,22 @@ _plat() {
     case $w in
       --*=*) ;;
       -?*) __plat_takes_value "$cmd" "$w" && skip=1 ;;
-      *) if [[ -z $cmd ]]; then cmd=$w; else ((nargs++)); fi ;;
+      *) if [[ -z $cmd ]]; then cmd=$w; else ((nargs++ == 0)) && first=$w; fi ;;
     esac
   done
+  # After an operationId, its parameters: --<name> flags and their values, from plat's cache.
+  local opid=
+  case $cmd in op) opid=$first ;; esac
 
   local word=$cur
   if [[ -n $skip ]]; then
-    __plat_add_values "$(__plat_value_kind "$cmd" "$prev")"
+    local kind
+    kind=$(__plat_value_kind "$cmd" "$prev")
+    if [[ -z $kind && -n $opid && $prev == --* ]]; then
+      __plat_add < <("$plat" __complete op-values "$opid" "${prev#--}" "${globals[@]}" 2>/dev/null)
+    else
+      __plat_add_values "$kind"
+    fi
   elif [[ $cur == --*=* ]]; then
     local flag=${cur%%=*}
     cur=${cur#*=}
@@ -125,8 +140,12 @@ _plat() {
     ((${#COMPREPLY[@]})) && COMPREPLY=("${COMPREPLY[@]/#/$flag=}")
   elif [[ $cur == -* ]]; then
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
+    [[ -n $opid ]] && __plat_add < <("$plat" __complete op-flags "$opid" "${globals[@]}" 2>/dev/null)
   elif [[ -z $cmd ]]; then
-    __plat_add_values 'l login whoami status switch refresh token exec logout call api scopes discover completion help'
+    __plat_add_values 'l login whoami status switch refresh token exec logout call op scopes discover completion help'
+  elif [[ -n $opid && $prev == --* ]]; then
+    # a parameter named like one of plat's flag options (--include): the parameter's values
+    __plat_add < <("$plat" __complete op-values "$opid" "${prev#--}" "${globals[@]}" 2>/dev/null)
   else
     local kind
     kind=$(__plat_value_kind "$cmd" "arg:$nargs")

@@ -7,13 +7,17 @@ function __plat_takes_value
     contains -- $argv[2] --base-url --profile; and return 0
     switch $argv[1]
         case login
-            contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout; and return 0
+            contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout --for; and return 0
         case token
             contains -- $argv[2] --min-ttl; and return 0
         case exec
             contains -- $argv[2] --env; and return 0
         case call
             contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
+        case op
+            contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
+            contains -- $argv[2] --refresh -i --include --anonymous --paginate --ndjson --slurp -h --help; and return 1
+            string match -q -- '--*' $argv[2]; and return 0
     end
     return 1
 end
@@ -25,6 +29,7 @@ function __plat_state
     set -l cmd '(none)'
     set -l nargs 0
     set -l skip 0
+    set -l first ''
     for t in $tokens
         if test $skip -eq 1
             set skip 0
@@ -35,11 +40,13 @@ function __plat_state
         else if test "$cmd" = '(none)'
             set cmd $t
         else
+            test $nargs -eq 0; and set first $t
             set nargs (math $nargs + 1)
         end
     end
     echo $cmd
     echo $nargs
+    echo $first
 end
 
 function __plat_needs_command
@@ -72,7 +79,30 @@ function __plat_query
     end
     set -l plat $tokens[1]
     command -q $plat; or set plat plat
-    $plat __complete $argv[1] $context 2>/dev/null
+    $plat __complete $argv $context 2>/dev/null
+end
+
+# The operationId when the cursor is among an operation's parameters (plat op <operationId> …).
+function __plat_opid
+    set -l state (__plat_state)
+    contains -- "$state[1]" op; or return 1
+    test "$state[2]" -ge 1; or return 1
+    echo $state[3]
+end
+
+# The operation's --<name> flags, for a word that starts with -.
+function __plat_op_flags
+    string match -q -- '-*' (commandline -ct); or return
+    set -l id (__plat_opid); or return
+    __plat_query op-flags $id
+end
+
+# The values of the parameter before the cursor (its enum).
+function __plat_op_values
+    set -l id (__plat_opid); or return
+    set -l prev (commandline -opc)[-1]
+    string match -q -- '--*' $prev; or return
+    __plat_query op-values $id (string replace -r -- '^--' '' $prev)
 end
 
 complete -c plat -f
@@ -86,6 +116,7 @@ complete -c plat -n '__plat_using login' -l client-id -d 'use a pre-registered c
 complete -c plat -n '__plat_using login' -l client-secret-stdin -d 'read the pre-registered client\'s secret from the first line of stdin'
 complete -c plat -n '__plat_using login' -l client-metadata-url -d 'use the https URL of your client ID metadata document as the client_id (servers that support it)' -x
 complete -c plat -n '__plat_using login' -l timeout -d 'how long to wait for approval in the browser (default: 300)' -x
+complete -c plat -n '__plat_using login' -l for -d 'ask for exactly the scopes these operations need (plat scopes plan); repeat, or separate with spaces or commas' -x -a '(__plat_query operations)'
 complete -c plat -n __plat_needs_command -a whoami -d 'show who you are signed in as (OIDC UserInfo)'
 complete -c plat -n __plat_needs_command -a status -d 'list profiles (or the one named): platform, user, scopes, token expiry, where tokens are stored; exit 4 if one is not logged in'
 complete -c plat -n '__plat_using status' -l check -d 'also ask the server whether each token still works'
@@ -120,15 +151,37 @@ complete -c plat -n '__plat_using call' -l next -d 'with --paginate: the member 
 complete -c plat -n '__plat_using call' -l jq -d 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)' -x
 complete -c plat -n '__plat_arg call 0' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'
 complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
-complete -c plat -n __plat_needs_command -a api -d 'list the API\'s operations from its /openapi.json: method, path, summary, required scopes'
-complete -c plat -n '__plat_using api' -l refresh -d 'fetch the document again instead of using the cached copy (kept for an hour)'
-complete -c plat -n __plat_needs_command -a scopes -d 'list the scopes the platform offers, what each grants, and which ones your session holds'
+complete -c plat -n __plat_needs_command -a op -d 'list the API\'s operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters'
+complete -c plat -n '__plat_using op' -s p -l param -d 'a parameter whose name plat uses itself (repeatable)' -x
+complete -c plat -n '__plat_using op' -l refresh -d 'fetch /openapi.json again now (otherwise the cached copy is used for an hour)'
+complete -c plat -n '__plat_using op' -s H -l header -d 'add a request header "Name: value" (repeatable)' -x
+complete -c plat -n '__plat_using op' -s f -l field -d 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise' -x
+complete -c plat -n '__plat_using op' -s F -l typed-field -d 'add a typed field: numbers, true/false/null, @file (repeatable)' -x
+complete -c plat -n '__plat_using op' -l input -d 'send a file (or - for stdin) as the request body' -r -F
+complete -c plat -n '__plat_using op' -s i -l include -d 'print the status line and response headers first'
+complete -c plat -n '__plat_using op' -l anonymous -d 'send no token'
+complete -c plat -n '__plat_using op' -l timeout -d 'give up after this many seconds (default: 600)' -x
+complete -c plat -n '__plat_using op' -l retry -d 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others' -x
+complete -c plat -n '__plat_using op' -l paginate -d 'follow every page and print one JSON array of all the items'
+complete -c plat -n '__plat_using op' -l ndjson -d 'with --paginate: one item per line, printed as pages arrive'
+complete -c plat -n '__plat_using op' -l slurp -d 'with --paginate: an array of the whole page bodies, not just their items'
+complete -c plat -n '__plat_using op' -l max-pages -d 'with --paginate: stop after n pages' -x
+complete -c plat -n '__plat_using op' -l max-items -d 'with --paginate: stop after n items' -x
+complete -c plat -n '__plat_using op' -l items -d 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell' -x
+complete -c plat -n '__plat_using op' -l next -d 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)' -x
+complete -c plat -n '__plat_using op' -l jq -d 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)' -x
+complete -c plat -n '__plat_arg op 0' -x -a '(__plat_query operations)' -d 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'
+complete -c plat -n __plat_needs_command -a scopes -d 'list the scopes the platform offers and which your session holds; plan the least set some operations need'
+complete -c plat -n '__plat_arg scopes 0' -x -a 'plan' -d 'plan: the least set of scopes covering the operations named after it'
+complete -c plat -n '__plat_using scopes' -x -a '(__plat_query operations)' -d 'operations from plat op'
 complete -c plat -n __plat_needs_command -a discover -d 'show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'
 complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata again instead of using the cached copy (kept for an hour)'
 complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
 complete -c plat -n __plat_needs_command -a help -d 'show help for a command'
-complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call api scopes discover completion' -d 'the command'
+complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call op scopes discover completion' -d 'the command'
+complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_flags)'
+complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_values)'
 complete -c plat -l version -d 'print the version'
 complete -c plat -l base-url -d 'origin of the platform API (env: PLAT_BASE_URL; remembered by the profile at login)' -x -a '(__plat_query base-urls)'
 complete -c plat -l profile -d 'which stored session to use (env: PLAT_PROFILE; default: default)' -x -a '(__plat_query profiles)'

@@ -42,7 +42,8 @@ The journey:
 Find your way around a platform:
   $ plat discover --base-url https://school.example.com
   $ plat scopes
-  $ plat api courses
+  $ plat op courses
+  $ plat scopes plan listEnrolments
 
 Run plat <command> --help for a command's options and examples.
 Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficient scope, 130 interrupted.`,
@@ -52,9 +53,18 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   // output: hand those on at dispatch, so `plat login --bogus` is a usage error (exit 2) printed like any other.
   program.hook('preSubcommand', (parent, sub) => {
     sub.copyInheritedSettings(parent);
+    if (selfParsing.has(sub)) {
+      // Everything but the global options reaches its action as words (command.args); its options are kept aside.
+      sub.helpOption(false);
+      selfParsed.set(sub, sub.options);
+      (sub as unknown as { options: readonly Option[] }).options = [];
+    }
     // `plat exec curl -s …` without the `--`: commander takes -s for plat's; say how to hand it to the command.
     if (sub.name() === 'exec') sub.showHelpAfterError('(the command and its options go after --: plat exec -- <command> [args...])');
   });
+  /** Commands that parse their own options and --help (plat op: its words depend on the operation named). */
+  const selfParsing = new WeakSet<Command>();
+  const selfParsed = new WeakMap<Command, readonly Option[]>();
 
   const ctxFor = (command: Command) => {
     const o = command.optsWithGlobals() as Record<string, unknown>;
@@ -85,11 +95,18 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
     .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
     .option('--timeout <seconds>', 'how long to wait for approval in the browser (default: 300)')
+    .addOption(
+      completes(
+        new Option('--for <operationId>', 'ask for exactly the scopes these operations need (plat scopes plan); repeat, or separate with spaces or commas').argParser(collect),
+        'operations',
+      ),
+    )
     .addHelpText(
       'after',
       examples(
         'plat login --base-url https://school.example.com --scope courses:read',
         'plat login --add-scope students:read               # step-up: keep what you have, add more',
+        'plat login --for listEnrolments --for getSchoolReport   # least privilege: just what those operations need',
         'plat login --no-browser --port 8765                # browser elsewhere: forward the port or paste the final URL',
         'plat login --client-id my-app --client-secret-stdin < secret.txt',
         'plat login --json | jq -r .expiresAt',
@@ -196,7 +213,7 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
 
   program.commandsGroup('The API:');
 
-  program
+  const callCommand = program
     .command('call')
     .description('call the API with your token; the response body goes to stdout')
     .addArgument(completes(new Argument('<method>', 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'), 'methods'))
@@ -252,28 +269,93 @@ fails, plat exits non-zero and the array printed so far has no closing ].`,
       await run(ctxFor(command), method, path, flags);
     });
 
-  program
-    .command('api')
-    .description('list the API\'s operations from its /openapi.json: method, path, summary, required scopes')
-    .argument('[filter]', 'show only operations whose method, path, summary, operation id or scopes contain this text')
-    .option('--refresh', 'fetch the document again instead of using the cached copy (kept for an hour)')
+  const opCommand = program
+    .command('op')
+    .alias('api')
+    .description("list the API's operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters")
+    .usage('[filter] | <operationId> [--<parameter> <value>]... [-f/-F fields] [--input file] [call options]')
+    .addArgument(completes(new Argument('[operationId]', 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'), 'operations'))
+    .addArgument(
+      completes(new Argument('[parameters...]', "the operation's parameters: --<name> <value> each (plat op <operationId> --help lists them)"), 'operation-parameters'),
+    )
+    .addOption(new Option('-p, --param <name=value>', 'a parameter whose name plat uses itself (repeatable)').argParser(collect))
+    .option('--refresh', 'fetch /openapi.json again now (otherwise the cached copy is used for an hour)')
+    .allowUnknownOption()
+    .allowExcessArguments()
     .addHelpText(
       'after',
-      examples('plat api', 'plat api courses', 'plat api --base-url https://school.example.com --refresh', "plat api --json | jq -r '.operations[] | \"\\(.method) \\(.path)\"'"),
+      examples(
+        'plat op                                             # every operation: id, method, path, summary, scopes',
+        'plat op courses                                     # those whose id, path, summary or scopes mention courses',
+        'plat op getCourse --help                            # its parameters, body fields, scopes and an example',
+        'plat op getCourse --courseId course-101 --include lessons',
+        'plat op updateCourse --courseId course-101 -F seats=40 -f level=advanced',
+        'plat op createCourse --input course.json -i',
+        "plat op listCoursesLinkHeader --paginate --jq '.[].title'   # every page, as plat call --paginate",
+        'plat api --refresh                                  # plat api: only the listing (every word filters)',
+      ) +
+        `
+
+plat op checks required parameters, types, enums and the request body against the document before anything is
+sent (exit 2, naming the parameter), then behaves as plat call: the same output, flags and exit codes. A long name
+the operation uses for a parameter is the parameter (--include): reach plat's option by its short form (-i), and a
+parameter named like a global option (--profile) with -p profile=value. The document is cached for an hour in the
+config dir (ETag revalidation after that); a document that cannot be read never replaces the cached copy.`,
     )
-    .action(async (filter: string | undefined, flags, command: Command) => {
-      const { run } = await import('./commands/api.js');
-      await run(ctxFor(command), filter, flags);
+    .action(async (_operationId: string | undefined, _parameters: string[], _flags, command: Command) => {
+      const { run } = await import('./commands/op.js');
+      const options = selfParsed.get(command) ?? command.options;
+      const own = options.map((o) => ({
+        long: o.long,
+        short: o.short,
+        key: o.attributeName(),
+        takesValue: o.required || o.optional,
+        negate: o.negate,
+        parse: o.parseArg as ((value: string, previous: unknown) => unknown) | undefined,
+        defaultValue: o.defaultValue as unknown,
+        choices: o.argChoices,
+      }));
+      const invokedAs = command.parent?.args[0] === 'api' ? 'api' : 'op';
+      await run(
+        ctxFor(command),
+        command.args,
+        own,
+        () => {
+          (command as unknown as { options: readonly Option[] }).options = options;
+          command.helpOption('-h, --help', 'show help');
+          command.outputHelp();
+        },
+        invokedAs,
+      );
     });
+  // The same request options as plat call (the Option objects themselves), since plat op then behaves as plat call.
+  for (const option of callCommand.options) opCommand.addOption(option);
+  // Which words are plat's options and which the operation's parameters depends on the operation: plat op parses
+  // its words itself (commands/op-args.ts), --help included. Its options stay defined for help and completions.
+  selfParsing.add(opCommand);
 
   program
     .command('scopes')
-    .description('list the scopes the platform offers, what each grants, and which ones your session holds')
+    .description('list the scopes the platform offers and which your session holds; plan the least set some operations need')
+    .usage('[plan <operationId>...]')
+    .addArgument(new Argument('[plan]', 'plan: the least set of scopes covering the operations named after it').choices(['plan']))
+    .addArgument(completes(new Argument('[operationIds...]', 'operations from plat op'), 'operations'))
     .addHelpText(
       'after',
-      examples('plat scopes', 'plat scopes --base-url https://school.example.com', "plat scopes --json | jq -r '.scopes[] | select(.granted) | .name'"),
+      examples(
+        'plat scopes',
+        'plat scopes --base-url https://school.example.com',
+        "plat scopes --json | jq -r '.scopes[] | select(.granted) | .name'",
+        'plat scopes plan listEnrolments getSchoolReport      # the least set, and which of it you hold',
+        'plat login --for listEnrolments --for getSchoolReport  # ask for exactly that set',
+      ),
     )
-    .action(async (_flags, command: Command) => {
+    .action(async (plan: string | undefined, operationIds: string[], _flags, command: Command) => {
+      if (plan === 'plan') {
+        const { runPlan } = await import('./commands/scopes-plan.js');
+        await runPlan(ctxFor(command), operationIds);
+        return;
+      }
       const { run } = await import('./commands/scopes.js');
       await run(ctxFor(command));
     });
@@ -315,9 +397,10 @@ fails, plat exits non-zero and the array printed so far has no closing ].`,
     .command('__complete', { hidden: true })
     .description('print completion candidates (used by the completion scripts)')
     .argument('<kind>')
-    .action(async (kind: string, _flags, command: Command) => {
+    .argument('[words...]', 'for op-flags and op-values: the operationId, then the parameter')
+    .action(async (kind: string, words: string[], _flags, command: Command) => {
       const { printCandidates } = await import('./commands/completion.js');
-      await printCandidates(() => ctxFor(command), kind);
+      await printCandidates(() => ctxFor(command), kind, words);
     });
 
   program.helpCommand('help [command]', 'show help for a command');

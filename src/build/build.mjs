@@ -3,7 +3,8 @@
 // need are still initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so
 // their code is parsed but not run. ESM-only packages used by few commands (ora, open) and the ones plat needs
 // only in rare cases (undici: only behind a proxy; keytar: a native addon; jq-web: --jq, a 2.7 MB WebAssembly file
-// it finds beside itself) stay outside and are imported on use.
+// it finds beside itself; ajv: plat op's body check, 280 KB the bundle would otherwise carry into every start) stay
+// outside and are imported on use.
 import { build } from 'esbuild';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 
@@ -18,7 +19,7 @@ await build({
   target: 'node20',
   sourcemap: 'linked',
   legalComments: 'none',
-  external: ['@github/keytar', 'open', 'ora', 'undici', 'jq-web'],
+  external: ['@github/keytar', 'ajv', 'open', 'ora', 'undici', 'jq-web'],
   define: { PLAT_VERSION: JSON.stringify(pkg.version) },
   logLevel: 'warning',
   plugins: [lazyChildProcessInCommander(), chalkWithoutDetection()],

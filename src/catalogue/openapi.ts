@@ -1,15 +1,21 @@
 /**
  * The API's operations as its OpenAPI description (`/openapi.json`) lists them, reduced to what plat uses:
- * method, path, summary, and the scopes a token needs. The reduced index is what is cached (in the config dir's
- * cache/, like discovery), so `plat call`'s check and the completions read a small file and never the network.
+ * method, path, summary, and the scopes a token needs — and, for `plat op`, each operation's parameters, request
+ * body schema and description. Cached in the config dir's cache/ (like discovery) as two files: the small index
+ * that `plat call`'s check, listings and most completions read on every run, and beside it the details only
+ * `plat op` reads (a large API's schemas would otherwise cost every `plat call` the time to parse them).
  */
 import { join } from 'node:path';
 import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
 import { cacheKey } from '../store/paths.js';
+import { sanitize } from '../text.js';
+import { bodyOf, parametersOf, SCOPE_TOKEN, securityAlternatives, type BodySpec, type ParamSpec } from './operation-shape.js';
 
 export const OPENAPI_PATH = '/openapi.json';
-/** `plat api` fetches the document again after this long. */
+/** `plat op`/`plat api` fetch the document again (conditionally, with its ETag) after this long. */
 export const API_TTL_MS = 60 * 60 * 1000;
+/** The cached index's shape; a cache of another shape is read as no cache. */
+export const INDEX_FORMAT = 3;
 /** `plat call` checks against a cached document only while it is younger than this. */
 export const CALL_CHECK_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
@@ -28,18 +34,40 @@ export interface Operation {
   anonymous: boolean | null;
 }
 
-export interface ApiIndex {
+/** An operation as the index lists it. */
+export interface ListedOperation extends Operation {
+  /** Security requirement alternatives, each the scopes a token needs ([] none); null when the document does not say. */
+  security: string[][] | null;
+}
+
+/** What `plat op` needs besides: the cached details. */
+export interface OperationExtras {
+  /** The longer description, line breaks kept; null when there is none. */
+  description: string | null;
+  parameters: ParamSpec[];
+  body: BodySpec | null;
+}
+
+export interface OperationDetail extends ListedOperation, OperationExtras {}
+
+export interface ApiIndex<Op extends ListedOperation = ListedOperation> {
+  format?: number;
   baseUrl: string;
   /** Where the document was read from. */
   source: string;
+  /** When the copy was last confirmed (downloaded, or renewed by a 304). */
   fetchedAt: number;
+  /** When the document was downloaded and reduced: the details file must say the same, or it belongs to another. */
+  builtAt: number;
+  /** The document's ETag, sent back as If-None-Match when the cache is refreshed. */
+  etag?: string;
   title: string | null;
   version: string | null;
-  operations: Operation[];
+  operations: Op[];
 }
 
-/** RFC 6749 §3.3 scope-token, bounded: anything else in a document is not a scope plat will print. */
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/;
+/** The index with every operation's details, as `plat op` reads it. */
+export type FullApiIndex = ApiIndex<OperationDetail>;
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -95,11 +123,15 @@ function securityOf(requirements: unknown, scoped: Set<string> | undefined): Pic
 }
 
 /** Reduces an OpenAPI 3 (or Swagger 2) document; throws a plain Error when it is not one. */
-export function buildIndex(doc: unknown, baseUrl: string, source: string, fetchedAt: number): ApiIndex {
+export function buildIndex(doc: unknown, baseUrl: string, source: string, fetchedAt: number): FullApiIndex {
   if (!isObject(doc) || !isObject(doc.paths)) throw new Error('it has no "paths"');
+  const version = typeof doc.openapi === 'string' ? doc.openapi : typeof doc.swagger === 'string' ? doc.swagger : undefined;
+  if (version === undefined) throw new Error('it names no OpenAPI version ("openapi": "3.x")');
+  if (!/^(3\.\d+|2\.0)(\.\d+)?([-+].*)?$/.test(version)) throw new Error(`it is OpenAPI ${sanitize(version, 20)}, which plat does not read`);
   const prefix = serverPrefix(doc, baseUrl);
   const scoped = scopedSchemes(doc);
-  const operations: Operation[] = [];
+  const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : undefined;
+  const operations: OperationDetail[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     if (!path.startsWith('/') || !isObject(item)) continue;
     for (const method of METHODS) {
@@ -111,11 +143,15 @@ export function buildIndex(doc: unknown, baseUrl: string, source: string, fetche
         summary: text(op.summary) ?? text(item.summary) ?? text(op.description),
         operationId: text(op.operationId, 100),
         ...securityOf(op.security ?? doc.security, scoped),
+        description: typeof op.description === 'string' ? sanitize(op.description, 2000, { multiline: true }) || null : null,
+        security: securityAlternatives(op.security ?? doc.security, schemes),
+        parameters: parametersOf(item, op, doc),
+        body: bodyOf(op, doc),
       });
     }
   }
   const info = isObject(doc.info) ? doc.info : {};
-  return { baseUrl, source, fetchedAt, title: text(info.title), version: text(info.version, 50), operations };
+  return { format: INDEX_FORMAT, baseUrl, source, fetchedAt, builtAt: fetchedAt, title: text(info.title), version: text(info.version, 50), operations };
 }
 
 function templateScore(template: string): number {
@@ -144,8 +180,13 @@ export function operationsFor(index: ApiIndex, path: string): Operation[] {
   return index.operations.filter((op) => op.path === candidates[0]);
 }
 
-/** What a session holding `held` lacks for the operation; [] when nothing (or the document does not say). */
-export function missingScopes(op: Operation, held: readonly string[]): string[] {
+/**
+ * What a session holding `held` lacks for the operation; [] when nothing (or the document does not say). With
+ * alternative requirements, nothing when any one is met, else what the first one lacks.
+ */
+export function missingScopes(op: Operation & { security?: string[][] | null }, held: readonly string[]): string[] {
+  const scoped = (op.security ?? []).filter((alt) => alt.length > 0);
+  if (scoped.some((alt) => alt.every((s) => held.includes(s)))) return [];
   return (op.scopes ?? []).filter((s) => !held.includes(s));
 }
 
@@ -153,11 +194,30 @@ export function apiCachePath(configDir: string, baseUrl: string): string {
   return join(configDir, 'cache', `openapi-${cacheKey(baseUrl)}.json`);
 }
 
+/** The details beside the index: one entry per operation, in the index's order. */
+export function apiDetailsPath(configDir: string, baseUrl: string): string {
+  return join(configDir, 'cache', `openapi-${cacheKey(baseUrl)}.details.json`);
+}
+
+interface CachedDetails {
+  format: number;
+  baseUrl: string;
+  builtAt: number;
+  operations: OperationExtras[];
+}
+
 /** The cached index for the base URL if it is younger than `maxAgeMs` (Infinity: any age); never throws. */
 export async function readCachedIndex(configDir: string, baseUrl: string, now: number, maxAgeMs: number): Promise<ApiIndex | undefined> {
   try {
     const cached = (await readJsonFile(apiCachePath(configDir, baseUrl))) as ApiIndex | undefined;
-    if (!isObject(cached) || cached.baseUrl !== baseUrl || typeof cached.fetchedAt !== 'number' || !Array.isArray(cached.operations)) {
+    if (
+      !isObject(cached) ||
+      cached.format !== INDEX_FORMAT ||
+      cached.baseUrl !== baseUrl ||
+      typeof cached.fetchedAt !== 'number' ||
+      typeof cached.builtAt !== 'number' ||
+      !Array.isArray(cached.operations)
+    ) {
       return undefined;
     }
     if (now - cached.fetchedAt > maxAgeMs || cached.fetchedAt > now + 60_000) return undefined;
@@ -167,13 +227,57 @@ export async function readCachedIndex(configDir: string, baseUrl: string, now: n
   }
 }
 
-/** Caches the index; a config dir that cannot be written costs the next run a download, nothing more. */
-export async function writeCachedIndex(configDir: string, index: ApiIndex): Promise<void> {
+/** The cached index with its details; undefined when either is missing, stale or they belong to different documents. */
+export async function readCachedFullIndex(configDir: string, baseUrl: string, now: number, maxAgeMs: number): Promise<FullApiIndex | undefined> {
+  const index = await readCachedIndex(configDir, baseUrl, now, maxAgeMs);
+  if (!index) return undefined;
   try {
-    const file = apiCachePath(configDir, index.baseUrl);
+    const details = (await readJsonFile(apiDetailsPath(configDir, baseUrl))) as CachedDetails | undefined;
+    if (
+      !isObject(details) ||
+      details.format !== INDEX_FORMAT ||
+      details.baseUrl !== baseUrl ||
+      details.builtAt !== index.builtAt ||
+      !Array.isArray(details.operations) ||
+      details.operations.length !== index.operations.length
+    ) {
+      return undefined;
+    }
+    return { ...index, operations: index.operations.map((op, i) => ({ ...op, ...details.operations[i]! })) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Caches the index: the details first, then the index that names them (by builtAt), so a run cut off between the
+ * two leaves an index whose details do not match, which reads as "no details" and is fetched again.
+ * A config dir that cannot be written costs the next run a download, nothing more.
+ */
+export async function writeCachedIndex(configDir: string, index: ApiIndex | FullApiIndex): Promise<void> {
+  try {
     await ensurePrivateDir(configDir);
     await ensurePrivateDir(join(configDir, 'cache'));
-    await writeFileAtomic(file, JSON.stringify(index));
+    const operations = index.operations.map(({ method, path, summary, operationId, scopes, anonymous, security }) => ({
+      method,
+      path,
+      summary,
+      operationId,
+      scopes,
+      anonymous,
+      security,
+    }));
+    const withDetails = index.operations as Array<ListedOperation & Partial<OperationExtras>>;
+    if (withDetails.every((op) => op.parameters !== undefined)) {
+      const details: CachedDetails = {
+        format: INDEX_FORMAT,
+        baseUrl: index.baseUrl,
+        builtAt: index.builtAt,
+        operations: withDetails.map(({ description, parameters, body }) => ({ description: description ?? null, parameters: parameters ?? [], body: body ?? null })),
+      };
+      await writeFileAtomic(apiDetailsPath(configDir, index.baseUrl), JSON.stringify(details));
+    }
+    await writeFileAtomic(apiCachePath(configDir, index.baseUrl), JSON.stringify({ ...index, operations }));
   } catch {
     // see above
   }

@@ -18,7 +18,7 @@ import { Pages, type Page } from '../session/paginate.js';
 import { header, openApiClient, type ApiClient, type ApiRequest } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
 import { sanitize } from '../text.js';
-import { prepareRequest } from './call-request.js';
+import { prepareRequest, type PreparedRequest } from './call-request.js';
 import { parsePositiveInt } from './options.js';
 import { minorGc } from '../stream-out.js';
 
@@ -56,20 +56,40 @@ interface CallFlags extends JsonOutputFlags {
 const MAX_JQ_BODY = 256 * 1024 * 1024;
 
 export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
-  const options = validate(method, flags);
-  const { io } = ctx;
-  // The expression is checked before anything is sent: a typo costs no request.
-  let jq: JqProgram | undefined;
-  if (flags.jq !== undefined) {
-    const { compileJq } = await import('../jq.js');
-    jq = await compileJq(flags.jq, { pretty: io.stdoutIsTTY && !flags.ndjson });
-  }
+  const checked = await checkFlags(ctx, method, flags);
   const client = await openApiClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
   const prepared = await prepareRequest(
     { method, target, headers: flags.header ?? [], fields: flags.field ?? [], typedFields: flags.typedField ?? [], input: flags.input },
     client.baseUrl,
-    () => readText(io.stdin),
+    () => readText(ctx.io.stdin),
   );
+  await send(ctx, client, prepared, flags, checked);
+}
+
+/** `plat op` with --paginate or --jq: its request is built (and checked against the document); the rest as plat call. */
+export async function runPrepared(ctx: Context, client: ApiClient, prepared: PreparedRequest, flags: CallFlags): Promise<void> {
+  await send(ctx, client, prepared, flags, await checkFlags(ctx, prepared.method, flags));
+}
+
+/** The flags, and the expression, checked before anything is sent: a typo costs no request. */
+async function checkFlags(ctx: Context, method: string, flags: CallFlags) {
+  const options = validate(method, flags);
+  let jq: JqProgram | undefined;
+  if (flags.jq !== undefined) {
+    const { compileJq } = await import('../jq.js');
+    jq = await compileJq(flags.jq, { pretty: ctx.io.stdoutIsTTY && !flags.ndjson });
+  }
+  return { options, jq };
+}
+
+async function send(
+  ctx: Context,
+  client: ApiClient,
+  prepared: PreparedRequest,
+  flags: CallFlags,
+  { options, jq }: Awaited<ReturnType<typeof checkFlags>>,
+): Promise<void> {
+  const { io } = ctx;
   // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.
   if (prepared.sameOrigin) {
     const { checkCall } = await import('../catalogue/call-check.js');

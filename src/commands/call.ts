@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { ScopeError, UsageError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
-import { openApiClient, type ApiRequest, type ApiResponse } from '../session/request.js';
+import { openApiClient, type ApiClient, type ApiRequest, type ApiResponse } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
 import { suggestCommand } from '../session/suggest.js';
 import { sanitize } from '../text.js';
@@ -39,12 +39,21 @@ export async function run(ctx: Context, method: string, target: string, flags: C
     return json.run(ctx, method, target, flags);
   }
   const client = await openApiClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
-  const { baseUrl } = client;
   const request = await prepareRequest(
     { method, target, headers: flags.header ?? [], fields: flags.field ?? [], typedFields: flags.typedField ?? [], input: flags.input },
-    baseUrl,
+    client.baseUrl,
     () => readAll(ctx.io.stdin),
   );
+  await runPrepared(ctx, client, request, flags);
+}
+
+/** The rest of `plat call` once the request is built; `plat op` builds its request from the document and ends here. */
+export async function runPrepared(ctx: Context, client: ApiClient, request: PreparedRequest, flags: CallFlags): Promise<void> {
+  if (JSON_OUTPUT_FLAGS.some((flag) => flags[flag] !== undefined)) {
+    const json = await import('./call-json.js');
+    return json.runPrepared(ctx, client, request, flags);
+  }
+  const { baseUrl } = client;
   if (request.inputFrom && request.inputFrom !== '-') await assertRegularFile(request.inputFrom, '--input');
   // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.
   let shortfall: Awaited<ReturnType<typeof import('../catalogue/call-check.js').checkCall>>;
@@ -134,7 +143,7 @@ async function render(ctx: Context, request: PreparedRequest, response: ApiRespo
   }
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');

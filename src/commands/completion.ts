@@ -13,11 +13,11 @@ export function printScript(program: Command, shell: string): void {
 }
 
 /** Prints candidates and never fails: a completion that cannot be computed offers nothing. */
-export async function printCandidates(makeContext: () => Context, kind: string): Promise<void> {
+export async function printCandidates(makeContext: () => Context, kind: string, words: string[] = []): Promise<void> {
   if (!(CANDIDATE_KINDS as readonly string[]).includes(kind)) return;
   try {
     const ctx = makeContext();
-    ctx.io.out(formatCandidates(await candidates(ctx, kind as CandidateKind)));
+    ctx.io.out(formatCandidates(await candidates(ctx, kind as CandidateKind, words)));
   } catch {
     // nothing to offer
   }

@@ -3,6 +3,7 @@ import { login } from '../session/login.js';
 import { noRefreshTokenNote } from '../session/no-refresh-token.js';
 import { describeUser, expiryText, iso, printJson, userJson } from './format.js';
 import { parsePositiveInt } from './options.js';
+import { loadProfile, requireBaseUrl } from '../session/profile.js';
 
 export interface LoginFlags {
   scope?: string[];
@@ -14,10 +15,13 @@ export interface LoginFlags {
   clientSecretStdin?: boolean;
   clientMetadataUrl?: string;
   timeout?: string;
+  for?: string[];
 }
 
 export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
+  const forScopes = flags.for?.length ? await plannedScopes(ctx, flags.for) : undefined;
   const result = await login(ctx, {
+    forScopes,
     scope: flags.scope,
     addScope: flags.addScope,
     browser: flags.browser,
@@ -52,4 +56,17 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
   );
   const ends = noRefreshTokenNote(session, ctx.now());
   if (ends) ctx.io.note(ends);
+}
+
+/** `--for`: the least set of scopes covering the operations, from the platform's /openapi.json (cached). */
+async function plannedScopes(ctx: Context, values: string[]): Promise<string[]> {
+  const { getApiIndex } = await import('../catalogue/fetch-openapi.js');
+  const { parseOperationIds, planFor } = await import('./scopes-plan.js');
+  const profile = await loadProfile(ctx);
+  const baseUrl = requireBaseUrl(ctx, profile);
+  const held = profile.loggedIn && profile.baseUrl === baseUrl ? (profile.scopes ?? []) : [];
+  const ids = parseOperationIds(values);
+  const plan = planFor(await getApiIndex(ctx, baseUrl), ids, held);
+  ctx.io.note(`${ids.join(', ')} need${plan.scopes.length > 0 ? `: ${plan.scopes.join(' ')}` : ' no scope'}.`);
+  return plan.scopes;
 }

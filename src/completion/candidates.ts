@@ -5,14 +5,18 @@
  */
 import { readdir } from 'node:fs/promises';
 import { describeScope, SPEC_SCOPE_NAMES } from '../catalogue/scopes.js';
-import { readCachedIndex } from '../catalogue/openapi.js';
+import { readCachedFullIndex, readCachedIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { readCachedDiscovery } from '../session/discovery-cache.js';
 import { loadProfile, resolveBaseUrl } from '../session/profile.js';
 import { profilesDir, validateProfileName } from '../store/paths.js';
 
-export type CandidateKind = 'scopes' | 'profiles' | 'paths' | 'base-urls';
-export const CANDIDATE_KINDS: readonly CandidateKind[] = ['scopes', 'profiles', 'paths', 'base-urls'];
+export type CandidateKind = 'scopes' | 'profiles' | 'paths' | 'base-urls' | 'operations' | 'op-flags' | 'op-values';
+/**
+ * `operations`: operationIds; `op-flags <operationId>`: that operation's parameters as `--<name>` flags;
+ * `op-values <operationId> <name>`: the values a parameter's enum allows (or its default, or true/false).
+ */
+export const CANDIDATE_KINDS: readonly CandidateKind[] = ['scopes', 'profiles', 'paths', 'base-urls', 'operations', 'op-flags', 'op-values'];
 
 export interface Candidate {
   value: string;
@@ -46,8 +50,35 @@ async function profileNames(ctx: Context): Promise<string[]> {
   }
 }
 
-export async function candidates(ctx: Context, kind: CandidateKind): Promise<Candidate[]> {
+async function cachedIndex(ctx: Context) {
+  const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx));
+  return baseUrl ? await readCachedIndex(ctx.configDir, baseUrl, ctx.now(), Infinity) : undefined;
+}
+
+export async function candidates(ctx: Context, kind: CandidateKind, words: string[] = []): Promise<Candidate[]> {
   switch (kind) {
+    case 'operations': {
+      const index = await cachedIndex(ctx);
+      return (index?.operations ?? [])
+        .filter((op) => op.operationId)
+        .map((op) => ({ value: op.operationId!, description: [op.method, op.path, op.summary].filter(Boolean).join(' ') }));
+    }
+    case 'op-flags':
+    case 'op-values': {
+      const [id, name] = words;
+      const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx));
+      const full = baseUrl ? await readCachedFullIndex(ctx.configDir, baseUrl, ctx.now(), Infinity) : undefined;
+      const op = full?.operations.find((o) => o.operationId === id);
+      if (!op) return [];
+      if (kind === 'op-flags') {
+        return op.parameters.map((p) => ({ value: `--${p.name}`, description: [p.required ? 'required' : '', p.description].filter(Boolean).join(': ') }));
+      }
+      const param = op.parameters.find((p) => p.name === name?.replace(/^--/, ''));
+      if (!param) return [];
+      const schema = param.schema;
+      const values = Array.isArray(schema.enum) ? schema.enum : schema.type === 'boolean' ? [true, false] : schema.default !== undefined ? [schema.default] : [];
+      return values.filter((v) => typeof v !== 'object').map((v) => ({ value: String(v) }));
+    }
     case 'profiles':
       return (await profileNames(ctx)).map((value) => ({ value }));
     case 'base-urls': {

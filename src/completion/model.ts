@@ -7,7 +7,7 @@ import { collect, HTTP_METHODS, valueKinds, type ValueKind } from './value-kinds
 
 /** How a value is completed: from plat at completion time, from a fixed list, as a file name, or not at all. */
 export type Values =
-  | { type: 'dynamic'; kind: 'scopes' | 'profiles' | 'paths' | 'base-urls' }
+  | { type: 'dynamic'; kind: 'scopes' | 'profiles' | 'paths' | 'base-urls' | 'operations' }
   | { type: 'list'; items: string[] }
   | { type: 'files' }
   | { type: 'none' };
@@ -39,6 +39,11 @@ export interface CommandSpec {
   args: ArgumentSpec[];
   /** The help text's examples, without the `$ `. */
   examples: string[];
+  /**
+   * After its first argument (an operationId) the command takes that operation's parameters as `--<name> value`:
+   * the scripts ask `plat __complete op-flags|op-values` for them, and treat an unknown `--<name>` as taking a value.
+   */
+  operationParams?: boolean;
 }
 
 export interface ProgramSpec {
@@ -65,6 +70,7 @@ function valuesOf(target: Option | Argument, commandNames: string[]): Values {
     case 'profiles':
     case 'paths':
     case 'base-urls':
+    case 'operations':
       return { type: 'dynamic', kind };
     case 'methods':
       return { type: 'list', items: [...HTTP_METHODS] };
@@ -122,6 +128,7 @@ export function describeProgram(program: Command): ProgramSpec {
     description: command.description(),
     group: command.helpGroup().replace(/:$/, ''),
     options: [...command.options.filter((o) => !o.hidden).map((o) => optionSpec(o, commandNames)), HELP_OPTION],
+    operationParams: command.registeredArguments.some((a) => valueKinds.get(a) === 'operation-parameters') || undefined,
     args: command.registeredArguments.map((a) => ({
       name: a.name(),
       description: a.description,

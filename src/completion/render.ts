@@ -63,8 +63,14 @@ function renderBash(program: ProgramSpec): string {
   const globalValueFlags = valueFlags(program.globalOptions).map(plain);
   const takesValue = program.commands
     .filter((c) => valueFlags(c.options).length > 0)
-    .map((c) => `    ${plain(c.name)}) case $2 in ${valueFlags(c.options).map(plain).join('|')}) return 0 ;; esac ;;`)
+    .map((c) => {
+      // An operation's parameter (--<name> value) takes a value; plat's own boolean options do not.
+      const booleans = c.options.filter((o) => !o.takesValue).flatMap(flagsOf).map(plain);
+      const params = c.operationParams ? ` ${booleans.join('|')}) return 1 ;; --*) return 0 ;;` : '';
+      return `    ${plain(c.name)}) case $2 in ${valueFlags(c.options).map(plain).join('|')}) return 0 ;;${params} esac ;;`;
+    })
     .join('\n');
+  const opCommands = program.commands.filter((c) => c.operationParams).map((c) => plain(c.name));
   const options = program.commands
     .map((c) => `    ${plain(c.name)}) echo ${single(c.options.flatMap(flagsOf).map(plain).join(' '))} ;;`)
     .join('\n');
@@ -143,7 +149,7 @@ _plat() {
 
   local plat=\${COMP_WORDS[0]}
   type -P -- "$plat" &>/dev/null || plat=plat
-  local cmd= nargs=0 skip=
+  local cmd= nargs=0 skip= first=
   local -a globals=()
   for ((i = 1; i < cword; i++)); do
     w=\${words[i]}
@@ -155,13 +161,22 @@ _plat() {
     case $w in
       --*=*) ;;
       -?*) __plat_takes_value "$cmd" "$w" && skip=1 ;;
-      *) if [[ -z $cmd ]]; then cmd=$w; else ((nargs++)); fi ;;
+      *) if [[ -z $cmd ]]; then cmd=$w; else ((nargs++ == 0)) && first=$w; fi ;;
     esac
   done
+  # After an operationId, its parameters: --<name> flags and their values, from plat's cache.
+  local opid=
+  case $cmd in ${opCommands.length > 0 ? opCommands.join('|') : '__none__'}) opid=$first ;; esac
 
   local word=$cur
   if [[ -n $skip ]]; then
-    __plat_add_values "$(__plat_value_kind "$cmd" "$prev")"
+    local kind
+    kind=$(__plat_value_kind "$cmd" "$prev")
+    if [[ -z $kind && -n $opid && $prev == --* ]]; then
+      __plat_add < <("$plat" __complete op-values "$opid" "\${prev#--}" "\${globals[@]}" 2>/dev/null)
+    else
+      __plat_add_values "$kind"
+    fi
   elif [[ $cur == --*=* ]]; then
     local flag=\${cur%%=*}
     cur=\${cur#*=}
@@ -169,8 +184,12 @@ _plat() {
     ((\${#COMPREPLY[@]})) && COMPREPLY=("\${COMPREPLY[@]/#/$flag=}")
   elif [[ $cur == -* ]]; then
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\\n')
+    [[ -n $opid ]] && __plat_add < <("$plat" __complete op-flags "$opid" "\${globals[@]}" 2>/dev/null)
   elif [[ -z $cmd ]]; then
     __plat_add_values ${single(`l ${commands}`)}
+  elif [[ -n $opid && $prev == --* ]]; then
+    # a parameter named like one of plat's flag options (--include): the parameter's values
+    __plat_add < <("$plat" __complete op-values "$opid" "\${prev#--}" "\${globals[@]}" 2>/dev/null)
   else
     local kind
     kind=$(__plat_value_kind "$cmd" "arg:$nargs")
@@ -234,7 +253,10 @@ function renderZsh(program: ProgramSpec): string {
   const cases = program.commands
     .map((c) => {
       const specs = [...c.options.filter((o) => o.long !== '--help').map(zshOption), ...c.args.map(zshArgument)];
-      return `        ${plain(c.name)})\n          _arguments -S "\${__plat_globals[@]}"${specs.map((s) => ` \\\n            ${s}`).join('')} && ret=0\n          ;;`;
+      // After an operationId: its parameters and their values, besides what _arguments knows.
+      const booleans = c.options.filter((o) => !o.takesValue).flatMap(flagsOf).map(plain);
+      const params = c.operationParams ? `\n          __plat_op_params ${valueFlags(c.options).map(plain).join(' ')} -- ${booleans.join(' ')} && ret=0` : '';
+      return `        ${plain(c.name)})${params}\n          _arguments -S "\${__plat_globals[@]}"${specs.map((s) => ` \\\n            ${s}`).join('')} && ret=0\n          ;;`;
     })
     .join('\n');
   return `#compdef plat
@@ -258,6 +280,41 @@ __plat_dynamic() {
     fi
   done
   _describe -t $kind $kind items "$@"
+}
+
+# plat op <operationId> …: the operation's --<name> flags (a word starting with -), or the values of the parameter
+# before the cursor (its enum), from \`plat __complete op-flags|op-values\`. Arguments: plat's value-taking options,
+# --, its boolean ones (an unknown --<name> before the operationId is taken to have a value).
+__plat_op_params() {
+  local -a boolean_flags=("\${(@)argv[\${argv[(i)--]}+1,-1]}")
+  local i w id= skip=
+  for ((i = 2; i < CURRENT; i++)); do
+    w=$words[i]
+    if [[ -n $skip ]]; then skip=; continue; fi
+    case $w in
+      --*=*) ;;
+      -*) (( $boolean_flags[(Ie)$w] )) || skip=1 ;;
+      *) id=$w; break ;;
+    esac
+  done
+  [[ -n $id ]] || return 1
+  local -a items
+  local line value
+  if [[ $PREFIX == -* ]]; then
+    for line in "\${(@f)$($_plat_command __complete op-flags $id "\${_plat_context[@]}" 2>/dev/null)}"; do
+      [[ -z $line ]] && continue
+      value=\${line%%$'\\t'*}
+      items+=("\${value//:/\\\\:}:\${line#*$'\\t'}")
+    done
+    (( $#items )) && _describe -t parameters parameter items
+  elif [[ $words[CURRENT-1] == --* ]]; then
+    for line in "\${(@f)$($_plat_command __complete op-values $id \${words[CURRENT-1]#--} "\${_plat_context[@]}" 2>/dev/null)}"; do
+      [[ -n $line ]] && items+=("\${line%%$'\\t'*}")
+    done
+    (( $#items )) && compadd -a items
+  else
+    return 1
+  fi
 }
 
 _plat() {
@@ -346,8 +403,15 @@ function fishCommand(c: CommandSpec): string[] {
 function renderFish(program: ProgramSpec): string {
   const takesValue = program.commands
     .filter((c) => valueFlags(c.options).length > 0)
-    .map((c) => `        case ${plain(c.name)}\n            contains -- $argv[2] ${valueFlags(c.options).map(plain).join(' ')}; and return 0`)
+    .map((c) => {
+      const line = `        case ${plain(c.name)}\n            contains -- $argv[2] ${valueFlags(c.options).map(plain).join(' ')}; and return 0`;
+      if (!c.operationParams) return line;
+      // An operation's parameter (--<name> value) takes a value; plat's own boolean options do not.
+      const booleans = c.options.filter((o) => !o.takesValue).flatMap(flagsOf).map(plain);
+      return `${line}\n            contains -- $argv[2] ${booleans.join(' ')}; and return 1\n            string match -q -- '--*' $argv[2]; and return 0`;
+    })
     .join('\n');
+  const opCommands = program.commands.filter((c) => c.operationParams).map((c) => plain(c.name));
   return `${header('fish', '#', ['Use: plat completion fish > ~/.config/fish/completions/plat.fish'])}
 # Whether option $argv[2] of command $argv[1] takes a value (the next word).
 function __plat_takes_value
@@ -365,6 +429,7 @@ function __plat_state
     set -l cmd '(none)'
     set -l nargs 0
     set -l skip 0
+    set -l first ''
     for t in $tokens
         if test $skip -eq 1
             set skip 0
@@ -375,11 +440,13 @@ function __plat_state
         else if test "$cmd" = '(none)'
             set cmd $t
         else
+            test $nargs -eq 0; and set first $t
             set nargs (math $nargs + 1)
         end
     end
     echo $cmd
     echo $nargs
+    echo $first
 end
 
 function __plat_needs_command
@@ -412,11 +479,36 @@ function __plat_query
     end
     set -l plat $tokens[1]
     command -q $plat; or set plat plat
-    $plat __complete $argv[1] $context 2>/dev/null
+    $plat __complete $argv $context 2>/dev/null
+end
+
+# The operationId when the cursor is among an operation's parameters (plat op <operationId> …).
+function __plat_opid
+    set -l state (__plat_state)
+    contains -- "$state[1]" ${opCommands.length > 0 ? opCommands.join(' ') : '__none__'}; or return 1
+    test "$state[2]" -ge 1; or return 1
+    echo $state[3]
+end
+
+# The operation's --<name> flags, for a word that starts with -.
+function __plat_op_flags
+    string match -q -- '-*' (commandline -ct); or return
+    set -l id (__plat_opid); or return
+    __plat_query op-flags $id
+end
+
+# The values of the parameter before the cursor (its enum).
+function __plat_op_values
+    set -l id (__plat_opid); or return
+    set -l prev (commandline -opc)[-1]
+    string match -q -- '--*' $prev; or return
+    __plat_query op-values $id (string replace -r -- '^--' '' $prev)
 end
 
 complete -c plat -f
 ${program.commands.flatMap(fishCommand).join('\n')}
+complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_flags)'
+complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_values)'
 ${program.globalOptions.map((o) => fishOption(o, undefined)).join('\n')}
 `;
 }

@@ -13,6 +13,10 @@ export type ValueKind =
   | 'profiles'
   /** the API's paths from the cached /openapi.json */
   | 'paths'
+  /** the API's operationIds from the cached /openapi.json */
+  | 'operations'
+  /** after an operationId: its parameters as --<name> flags, and their enum values (cached /openapi.json) */
+  | 'operation-parameters'
   /** base URLs the profiles remember */
   | 'base-urls'
   /** HTTP methods */

@@ -19,6 +19,14 @@ export function scopesToRequest(requested: string[], added: string[], granted: s
 }
 
 /**
+ * `--for`: exactly the scopes the operations need plus openid (and whatever --scope/--add-scope name beside it);
+ * with a session on the same server, on top of the scopes it holds, as --add-scope does.
+ */
+export function scopesForPlan(planned: string[], requested: string[], added: string[], granted: string[] | undefined): string[] {
+  return [...new Set(['openid', ...(granted ?? []), ...planned, ...requested, ...added])];
+}
+
+/**
  * OIDC Core §11: most OpenID providers issue a refresh token only for `offline_access`. It is asked for when the
  * server lists it, and never otherwise (a server that does not list it may refuse the whole request).
  */

@@ -12,4 +12,6 @@ export interface LoginOptions {
   clientSecretStdin?: boolean;
   clientMetadataUrl?: string;
   timeoutSeconds: number;
+  /** `--for`: the scopes planned for some operations (commands/scopes-plan.ts); then exactly these are asked for. */
+  forScopes?: string[];
 }

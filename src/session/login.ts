@@ -11,7 +11,7 @@ import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '..
 import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments } from '../oauth/client.js';
 import type { Discovery } from '../oauth/discovery.js';
 import { assertS256, assertSecureEndpoint } from '../oauth/endpoints.js';
-import { checkScopesSupported, parseScopeArgs, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
+import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { ConsentDeniedError } from '../oauth/errors.js';
 import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
@@ -88,7 +88,9 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
       discovery = await getDiscovery(ctx, baseUrl, { refresh: true });
     }
     const { as } = discovery;
-    let scopes = scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined, as.scopes_supported);
+    let scopes = options.forScopes
+      ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined)
+      : scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined, as.scopes_supported);
     // An API whose authorization server lives on another origin gets tokens bound to it (RFC 8707), so they cannot
     // be replayed at another API of the same server.
     resource ??= defaultResource(discovery, baseUrl);

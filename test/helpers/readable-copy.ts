@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** What dist/main.cjs requires at run time instead of bundling (src/build/build.mjs `external`). */
-const RUNTIME_PACKAGES = ['@github/keytar', 'open', 'ora', 'undici'];
+const RUNTIME_PACKAGES = ['@github/keytar', 'ajv', 'jq-web', 'open', 'ora', 'undici'];
 
 let copy: string | undefined;
 

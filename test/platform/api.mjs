@@ -2,6 +2,7 @@
 // anonymous access without a token (per the spec), plus fault/streaming helpers for client tests.
 
 import { randomUUID } from 'node:crypto';
+import { createOperationHandler } from './operations.mjs';
 
 import { createLists } from './lists.mjs';
 
@@ -260,15 +261,19 @@ export function createApi({ provider, baseUrl, expiryOf, listKnobs }) {
     },
   };
 
+  // The operations that operations.mjs serves itself (its entries with a handler).
+  const handleOperation = createOperationHandler({ authenticate, authorize, sendJson, readBody });
+
+  const handleLists = createLists({ authorize, sendJson, knobs: listKnobs });
+
   /**
    * @param {import('node:http').IncomingMessage} req
    * @param {import('node:http').ServerResponse} res
    * @param {URL} url
    * @returns {Promise<boolean>} false when the path is not part of this API
    */
-  const handleLists = createLists({ authorize, sendJson, knobs: listKnobs });
-
-  return async function handleApi(req, res, url) {
+  async function handleApi(req, res, url) {
+    if (await handleOperation(req, res, url)) return true;
     if (await handleLists(req, res, url)) return true;
     const route = routes[url.pathname];
     if (route) {
@@ -288,5 +293,7 @@ export function createApi({ provider, baseUrl, expiryOf, listKnobs }) {
       return true;
     }
     return false;
-  };
+  }
+  // The paths of the route table, so a test can check that /openapi.json describes every one of them.
+  return Object.assign(handleApi, { routePaths: [...Object.keys(routes), '/api/status/{code}'] });
 }

@@ -1,6 +1,7 @@
 // Static documents the platform publishes besides oidc-provider's own: RFC 9728 metadata, OpenAPI, auth.md.
 
 import { listPaths } from './lists.mjs';
+import { OPERATIONS, pathsOf } from './operations.mjs';
 import { ALL_SCOPES, API_SCOPES, SCOPE_TABLE } from './scopes.mjs';
 
 /**
@@ -20,29 +21,7 @@ export function protectedResourceMetadata(baseUrl, issuer) {
 }
 
 /**
- * @param {string} summary
- * @param {string[]} scopes  scopes required when a token is sent; [] = none
- * @param {Record<string, unknown>} [extra]
- */
-function operation(summary, scopes, extra = {}) {
-  return {
-    summary,
-    security: [{ oauth2: scopes }, {}],
-    responses: {
-      200: { description: 'OK' },
-      ...(scopes.length
-        ? {
-            401: { description: 'invalid_token: the bearer token is invalid, expired or revoked' },
-            403: { description: `insufficient_scope: the token lacks ${scopes.join(' ')}` },
-          }
-        : {}),
-    },
-    ...extra,
-  };
-}
-
-/**
- * OpenAPI 3.1 description of the demo API. Every operation may be called anonymously (`{}`) per the spec.
+ * OpenAPI 3.1 description of the demo API, generated from operations.mjs's list.
  * @param {string} baseUrl
  */
 export function openApiDocument(baseUrl) {
@@ -54,50 +33,8 @@ export function openApiDocument(baseUrl) {
       description: 'The test platform used by plat. Requests without a token are served anonymously.',
     },
     servers: [{ url: baseUrl }],
-    paths: {
-      '/api/courses': {
-        get: operation('List courses', ['courses:read'], { operationId: 'listCourses' }),
-        post: operation('Create a course (echoes the JSON body with an id)', ['courses:write'], {
-          operationId: 'createCourse',
-          requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
-          responses: { 201: { description: 'Created' } },
-        }),
-      },
-      '/api/students': { get: operation('List students', ['students:read'], { operationId: 'listStudents' }) },
-      '/api/analytics': { get: operation('Read analytics', ['analytics:read'], { operationId: 'getAnalytics' }) },
-      '/api/echo': {
-        summary: 'Echo the request (method, path, query, headers with the token redacted, body)',
-        get: operation('Echo a GET request', [], { operationId: 'echo' }),
-        post: operation('Echo a POST request', [], { operationId: 'echoPost' }),
-      },
-      '/api/download': {
-        get: operation('Stream N bytes of pattern data', [], {
-          operationId: 'download',
-          parameters: [{ name: 'bytes', in: 'query', required: true, schema: { type: 'integer', minimum: 0 } }],
-        }),
-      },
-      '/api/redirect': {
-        get: operation('Redirect (302) to the given URL', [], {
-          operationId: 'redirect',
-          parameters: [{ name: 'to', in: 'query', required: true, schema: { type: 'string' } }],
-          responses: { 302: { description: 'Found' } },
-        }),
-      },
-      '/api/status/{code}': {
-        get: operation('Respond with the given HTTP status', [], {
-          operationId: 'status',
-          parameters: [
-            { name: 'code', in: 'path', required: true, schema: { type: 'integer' } },
-            { name: 'retry_after', in: 'query', required: false, schema: { type: 'integer' } },
-          ],
-        }),
-      },
-      // The paginated lists, one per pagination style (lists.mjs).
-      ...listPaths(),
-      '/api/oauth/userinfo': {
-        get: { summary: 'OpenID Connect UserInfo', security: [{ oauth2: ['openid'] }], responses: { 200: { description: 'OK' } } },
-      },
-    },
+    // The operations (operations.mjs), and the paginated lists, one per pagination style (lists.mjs).
+    paths: { ...pathsOf(OPERATIONS), ...listPaths() },
     components: {
       securitySchemes: {
         oauth2: {

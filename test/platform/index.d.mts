@@ -115,6 +115,10 @@ export interface Platform {
   /** Knobs of the paginated list endpoints. */
   lists: ListKnobs;
   stats: PlatformStats;
+  /** The server's record of every authorization request it received (oidc-provider's parsed parameters), oldest first. */
+  authorizations: Array<{ clientId: string; scope: string; resource: string | null }>;
+  /** The paths the API's route table serves (templates for parameterised ones), besides operations.mjs's own. */
+  apiRoutePaths: string[];
   /** Every secret issued or received in this run: codes, tokens, code_verifiers, client secrets. */
   secrets(): string[];
   /** Most recently added override is consulted first; runs before every built-in route. */

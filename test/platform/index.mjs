@@ -3,6 +3,7 @@
 // record of every secret so tests can assert none of them leaks.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 
@@ -116,6 +117,23 @@ function sendText(res, status, type, text) {
   res.end(text);
 }
 
+/**
+ * /openapi.json with a strong ETag of its bytes, answering If-None-Match with 304 as a CDN would.
+ * @param {import('node:http').IncomingMessage} req
+ * @param {import('node:http').ServerResponse} res
+ * @param {unknown} document
+ */
+function sendOpenApi(req, res, document) {
+  const text = `${JSON.stringify(document, null, 2)}\n`;
+  const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 22)}"`;
+  if (req.headers['if-none-match'] === etag) {
+    res.writeHead(304, { etag });
+    return res.end();
+  }
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), etag });
+  res.end(text);
+}
+
 /** @param {import('node:http').IncomingMessage} req */
 async function readJsonQuietly(req) {
   let text = '';
@@ -151,6 +169,8 @@ export async function startPlatform(options = {}) {
   const issuedKinds = new Map();
   /** @type {Array<[string, OverrideHandler]>} */
   let overrides = [];
+  /** @type {Array<{ clientId: string, scope: string, resource: string | null }>} */
+  const authorizations = [];
 
   /** @param {unknown} value */
   const remember = (value) => {
@@ -218,6 +238,10 @@ export async function startPlatform(options = {}) {
     if (!oidc) return;
     const body = /** @type {Record<string, unknown>} */ (oidc.body ?? {});
     const response = ctx.body && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body) ? /** @type {Record<string, unknown>} */ (ctx.body) : {};
+    if (oidc.route === 'authorization' && oidc.params) {
+      const params = /** @type {Record<string, unknown>} */ (oidc.params);
+      authorizations.push({ clientId: String(params.client_id ?? ''), scope: String(params.scope ?? ''), resource: params.resource === undefined ? null : String(params.resource) });
+    }
 
     switch (oidc.route) {
       case 'token': {
@@ -296,7 +320,7 @@ export async function startPlatform(options = {}) {
         req.url = `/.well-known/openid-configuration${url.search}`;
         return providerCallback(req, res);
       case '/openapi.json':
-        return sendJson(res, 200, openApiDocument(baseUrl));
+        return sendOpenApi(req, res, openApiDocument(baseUrl));
       case '/auth.md':
         return sendText(res, 200, 'text/markdown; charset=utf-8', authMarkdown(baseUrl));
       case '/api/oauth/register':
@@ -347,6 +371,8 @@ export async function startPlatform(options = {}) {
     knobs,
     lists,
     stats: { count: stats.count, keys: stats.keys, reset: stats.reset, events: stats.events },
+    authorizations,
+    apiRoutePaths: handleApi.routePaths,
     secrets: () => [...secretValues],
     /** @param {string} pathPrefix @param {OverrideHandler} handler */
     override(pathPrefix, handler) {

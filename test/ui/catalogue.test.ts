@@ -93,22 +93,32 @@ describe('plat api', () => {
   it('lists method, path, summary and required scopes from /openapi.json', async () => {
     const result = await home.run(['api', '--base-url', platform.baseUrl]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^GET\s+\/api\/courses\s+List courses\s+courses:read$/m);
-    expect(result.stdout).toMatch(/^POST\s+\/api\/courses\s+Create a course .*\s+courses:write$/m);
-    expect(result.stdout).toMatch(/^GET\s+\/api\/status\/\{code\}\s+Respond with the given HTTP status\s+-$/m);
-    expect(result.stderr).toMatch(/21 operations in Learning Platform API \(reference platform\) 1\.0\.0, read just now\./);
+    expect(result.stdout).toMatch(/^listCourses\s+GET\s+\/api\/courses\s+List courses\s+courses:read$/m);
+    expect(result.stdout).toMatch(/^createCourse\s+POST\s+\/api\/courses\s+Create a course .*\s+courses:write$/m);
+    expect(result.stdout).toMatch(/^status\s+GET\s+\/api\/status\/\{code\}\s+Respond with the given HTTP status\s+-$/m);
+    // alternatives: either set of scopes will do
+    expect(result.stdout).toMatch(/^getSchoolReport\s+GET\s+\/api\/reports\/school\s+.*\s+analytics:read \| school:read$/m);
+    expect(result.stderr).toMatch(/\d+ operations in Learning Platform API \(reference platform\) 1\.0\.0, read just now\./);
   });
 
   it('filters by method, path, summary, operation id or scope', async () => {
     const base = ['api', '--base-url', platform.baseUrl];
     const lines = async (filter: string) => (await home.run([...base, filter])).stdout.trimEnd().split('\n');
-    expect(await lines('/api/courses')).toHaveLength(2);
-    expect(await lines('post courses')).toEqual([expect.stringMatching(/^POST\s+\/api\/courses/)]);
-    expect(await lines('students:read')).toEqual([expect.stringMatching(/^GET\s+\/api\/students/)]);
+    expect(await lines('/api/courses')).toHaveLength(5);
+    expect(await lines('post courses')).toEqual([expect.stringMatching(/^createCourse\s+POST\s+\/api\/courses/)]);
+    expect(await lines('students:read')).toEqual([expect.stringMatching(/^listStudents\s+GET\s+\/api\/students/), expect.stringMatching(/^listEnrolments\s/)]);
     expect(await lines('listStudents')).toHaveLength(1);
-    const json = JSON.parse((await home.run([...base, 'analytics', '--json'])).stdout) as { operations: unknown[] };
+    const json = JSON.parse((await home.run([...base, 'getAnalytics', '--json'])).stdout) as { operations: unknown[] };
     expect(json.operations).toEqual([
-      { method: 'GET', path: '/api/analytics', summary: 'Read analytics', operationId: 'getAnalytics', scopes: ['analytics:read'], anonymous: true },
+      {
+        method: 'GET',
+        path: '/api/analytics',
+        summary: 'Read analytics',
+        operationId: 'getAnalytics',
+        scopes: ['analytics:read'],
+        anonymous: true,
+        security: [['analytics:read'], []],
+      },
     ]);
   });
 

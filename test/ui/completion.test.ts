@@ -71,7 +71,7 @@ for (const [shell, driver] of Object.entries(drivers)) {
         'plat --ver',
       ]);
       expect(sorted(commands!)).toEqual(['login', 'logout']);
-      expect(all).toEqual(expect.arrayContaining(['login', 'whoami', 'call', 'api', 'scopes', 'discover', 'completion', 'status']));
+      expect(all).toEqual(expect.arrayContaining(['login', 'whoami', 'call', 'op', 'scopes', 'discover', 'completion', 'status']));
       expect(all).not.toContain('__complete');
       expect(callOptions).toEqual(['--include']);
       expect(globalAfter).toEqual(['--profile']);
@@ -112,6 +112,29 @@ for (const [shell, driver] of Object.entries(drivers)) {
       const [all, some] = await driver.candidates(['plat --profile ', 'plat whoami --profile w']);
       expect(sorted(all!)).toEqual(['staging', 'work']);
       expect(some).toEqual(['work']);
+    });
+
+    it('completes operationIds, then the operation\'s parameters and their enum values, from the cached /openapi.json', async () => {
+      const platformEnv = { PLAT_BASE_URL: platform.baseUrl };
+      const [ids, planned, forLogin, flags, include, status] = await driver.candidates(
+        [
+          'plat op getC',
+          'plat scopes plan listE',
+          'plat login --for getS',
+          'plat op getCourse --',
+          'plat op getCourse --courseId course-101 --include ',
+          'plat op listEnrolments --courseId course-101 --status ',
+        ],
+        platformEnv,
+      );
+      expect(ids).toEqual(['getCourse']);
+      expect(planned).toEqual(['listEnrolments']);
+      expect(forLogin).toEqual(['getSchoolReport']);
+      expect(flags).toEqual(expect.arrayContaining(['--courseId', '--include', '--Accept-Language', '--field', '--input']));
+      expect(sorted(include!)).toEqual(['lecturers', 'lessons']);
+      expect(sorted(status!)).toEqual(['active', 'completed']);
+      const [nothing] = await driver.candidates(['plat op getC']);
+      expect(nothing).toEqual([]);
     });
 
     it('completes API paths from the cached /openapi.json', async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli.js';
 import { describeProgram, type CommandSpec } from '../../src/completion/model.js';
 import { makeHome, type Home } from '../helpers/cli.js';
+import { OPERATIONS } from '../platform/operations.mjs';
 
 const spec = describeProgram(
   buildProgram('0.0.0-test', () => {
@@ -35,7 +36,7 @@ describe('plat --help', () => {
     expect([...sections].sort((a, b) => a - b)).toEqual(sections);
     const section = (name: string) => help.slice(help.indexOf(`\n${name}\n`), help.indexOf('\n\n', help.indexOf(`\n${name}\n`) + 1));
     for (const name of ['login', 'whoami', 'status', 'refresh', 'token', 'logout']) expect(section('Session:')).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
-    for (const name of ['call', 'api', 'scopes', 'discover']) expect(section('The API:')).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    for (const name of ['call', 'op', 'scopes', 'discover']) expect(section('The API:')).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     for (const name of ['completion', 'help']) expect(section('Shell:')).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     expect(help).toMatch(/\$ plat login --base-url \S+ --scope courses:read\n\s+\$ plat whoami\n\s+\$ plat call GET \/api\/courses \| jq \.\n\s+\$ plat logout/);
     expect(help).toContain('Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficient scope, 130 interrupted.');
@@ -79,7 +80,9 @@ describe.each(commands.map((c) => [c.name, c] as [string, CommandSpec]))('plat %
   });
 
   it('has examples that use only options the command has', () => {
-    const known = new Set([...globalFlags, ...command.options.flatMap((o) => [o.long, o.short])]);
+    // plat op's examples also name the reference platform's operation parameters (--courseId).
+    const parameters = name === 'op' ? OPERATIONS.flatMap((op) => (op.parameters ?? []).map((p) => `--${p.name}`)) : [];
+    const known = new Set([...globalFlags, ...command.options.flatMap((o) => [o.long, o.short]), ...parameters]);
     for (const example of command.examples.filter((e) => e.includes(`plat ${name}`))) {
       for (const word of exampleWords(example, name)) {
         if (!word.startsWith('-') || word === '-') continue;

@@ -6,7 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type PlatResult } from '../helpers/cli.js';
-import { API, arrayOf, DISCOVER, LOGIN, LOGOUT, mismatches, object, REFRESH, SCOPES, STATUS, SWITCH, WHOAMI, type Shape } from './shapes.js';
+import { API, arrayOf, DISCOVER, LOGIN, LOGOUT, mismatches, object, REFRESH, SCOPE_PLAN, SCOPES, STATUS, SWITCH, WHOAMI, type Shape } from './shapes.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();
@@ -77,11 +77,13 @@ describe('--json shapes', () => {
     expect(expectJson(await home.run(['switch', 'school', '--json']), SWITCH)).toEqual({ profile: 'school', previous: 'default', baseUrl: platform.baseUrl, loggedIn: true });
   });
 
-  it('scopes, api and discover, with no session', async () => {
+  it('scopes, scopes plan, op, api and discover, with no session', async () => {
     const base = ['--base-url', platform.baseUrl, '--json'];
     expectJson(await home.run(['scopes', ...base]), SCOPES);
     expectJson(await home.run(['scopes', '--json']), SCOPES);
     expectJson(await home.run(['api', ...base]), API);
+    expectJson(await home.run(['op', ...base]), API);
+    expectJson(await home.run(['scopes', 'plan', 'listEnrolments', 'getSchoolReport', ...base]), SCOPE_PLAN);
     expectJson(await home.run(['discover', ...base]), DISCOVER);
   });
 

@@ -123,7 +123,18 @@ export const SCOPES = object({
   scopes: arrayOf(object({ name: 'string', description: nullable('string'), granted: 'boolean' })),
 });
 
-/** `plat api --json` */
+/** `plat scopes plan <operationId>… --json` */
+export const SCOPE_PLAN = object({
+  baseUrl: 'url',
+  profile: 'string',
+  loggedIn: 'boolean',
+  scopes: arrayOf(object({ name: 'string', held: 'boolean' })),
+  missing: arrayOf('string'),
+  operations: arrayOf(object({ operationId: 'string', method: 'string', path: 'string', satisfiedBy: arrayOf('string') })),
+  unstated: arrayOf('string'),
+});
+
+/** `plat op --json`, `plat api --json` */
 export const API = object({
   baseUrl: 'url',
   source: 'url',
@@ -138,6 +149,7 @@ export const API = object({
       operationId: nullable('string'),
       scopes: nullable(arrayOf('string')),
       anonymous: nullable('boolean'),
+      security: nullable(arrayOf(arrayOf('string'))),
     }),
   ),
 });

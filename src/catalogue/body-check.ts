@@ -1,0 +1,79 @@
+/**
+ * A request body checked against the operation's JSON Schema before it is sent. The validator is ajv (JSON Schema
+ * draft 2020-12, the dialect of OpenAPI 3.1; older documents' schemas are a subset of it), loaded only here: it is
+ * the heaviest thing `plat op` touches and nothing else needs it.
+ */
+import { importPackage } from '../esm.js';
+
+type Json = Record<string, unknown>;
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** At most this many problems are named; the rest are counted. */
+const SHOWN = 5;
+
+/**
+ * The problems with `body` under `schema`, one short phrase each (`-F seats: must be integer`), [] when it is
+ * valid. A schema ajv cannot compile is not the person's fault: it is skipped (the server still judges the body).
+ */
+export async function bodyProblems(schema: Json, body: unknown): Promise<string[]> {
+  const { default: Ajv2020 } = await importPackage<{ default: new (options: object) => AjvInstance }>('ajv/dist/2020.js');
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false, allowUnionTypes: true });
+  let validate: ReturnType<AjvInstance['compile']>;
+  try {
+    validate = ajv.compile(forDraft2020(schema));
+  } catch {
+    return [];
+  }
+  if (validate(body)) return [];
+  const errors = (validate.errors ?? []) as AjvError[];
+  const phrases = [...new Set(errors.filter((e) => e.keyword !== 'if').map(describe))];
+  if (phrases.length > SHOWN) return [...phrases.slice(0, SHOWN), `and ${phrases.length - SHOWN} more`];
+  return phrases;
+}
+
+interface AjvInstance {
+  compile(schema: object): ((data: unknown) => boolean) & { errors?: unknown[] | null };
+}
+
+/** `-F seats: must be integer`; a top-level field is named as the -f/-F key that sets it. */
+function describe(error: AjvError): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let message = error.message ?? 'is not valid';
+  if (error.keyword === 'enum' && Array.isArray(error.params.allowedValues)) message = `must be one of: ${error.params.allowedValues.map(String).join(', ')}`;
+  if (error.keyword === 'required' && typeof error.params.missingProperty === 'string') {
+    const missing = error.params.missingProperty;
+    return path.length === 0 ? `the field ${missing} is required (-f ${missing}=…)` : `${path.join('.')}.${missing} is required`;
+  }
+  if (error.keyword === 'additionalProperties' && typeof error.params.additionalProperty === 'string') {
+    const extra = error.params.additionalProperty;
+    return path.length === 0 ? `there is no field ${extra}` : `${path.join('.')} has no field ${extra}`;
+  }
+  if (path.length === 0) return `the body ${message}`;
+  return `${path.join('.')}: ${message}`;
+}
+
+/** OpenAPI 3.0's `nullable: true` is draft 2020-12's `type: [T, "null"]`. */
+function forDraft2020(schema: unknown): object {
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (typeof node !== 'object' || node === null) return node;
+    const out: Json = {};
+    for (const [key, value] of Object.entries(node)) out[key] = walk(value);
+    if (out.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
+    return out;
+  };
+  const walked = walk(schema);
+  if (typeof walked !== 'object' || walked === null) return {};
+  // The document's dialect is OpenAPI's; a stray $schema naming another draft would only make ajv refuse it.
+  delete (walked as Json).$schema;
+  return walked;
+}

@@ -1,0 +1,138 @@
+/**
+ * What `plat op` needs of one operation beyond the listing: its parameters (path, query, header; schema, required,
+ * default), its JSON request body's schema, and its security requirements as alternatives of scope sets. Read once
+ * from the document when it is cached, with local `$ref`s resolved, so a call reads one small file.
+ */
+import { sanitize } from '../text.js';
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export type ParamLocation = 'path' | 'query' | 'header';
+
+export interface ParamSpec {
+  name: string;
+  in: ParamLocation;
+  required: boolean;
+  description: string | null;
+  /** The parameter's JSON Schema (local references resolved); {} when the document gives none. */
+  schema: Json;
+}
+
+export interface BodySpec {
+  required: boolean;
+  /** The media type plat sends (a JSON one when the document lists one). */
+  contentType: string;
+  /** The JSON Schema of that media type, references resolved; null when the document gives none. */
+  schema: Json | null;
+}
+
+/** RFC 6749 §3.3 scope-token, bounded: anything else in a document is not a scope plat will print. */
+export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/;
+/** A parameter name plat can take as `--name`: what a shell passes through unquoted and commander reads as one flag. */
+const FLAG_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-[\]]{0,99}$/;
+
+/** Resolving stops this deep (a cycle or a monster document): what is below accepts anything. */
+const MAX_DEPTH = 24;
+/** A schema that big is hostile: stop copying and accept anything below. */
+const MAX_NODES = 20_000;
+
+/**
+ * A copy of `node` with every local `$ref` (`#/components/...`) replaced by what it points to; a cycle, a remote
+ * reference or a reference to nothing becomes `{}` (accept anything): the server still checks what plat lets by.
+ */
+export function resolveRefs(node: unknown, doc: Json): unknown {
+  let budget = MAX_NODES;
+  const walk = (value: unknown, depth: number, seen: readonly string[]): unknown => {
+    if (--budget < 0 || depth > MAX_DEPTH) return {};
+    if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1, seen));
+    if (!isObject(value)) return value;
+    if (typeof value.$ref === 'string') {
+      const ref = value.$ref;
+      if (seen.includes(ref)) return {};
+      const target = pointer(doc, ref);
+      return target === undefined ? {} : walk(target, depth + 1, [...seen, ref]);
+    }
+    const out: Json = {};
+    for (const [key, v] of Object.entries(value)) out[key] = walk(v, depth + 1, seen);
+    return out;
+  };
+  return walk(node, 0, []);
+}
+
+/** RFC 6901 JSON pointer inside the document (`#/components/schemas/Course`). */
+function pointer(doc: Json, ref: string): unknown {
+  if (!ref.startsWith('#/')) return undefined;
+  let node: unknown = doc;
+  for (const raw of ref.slice(2).split('/')) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isObject(node) && !Array.isArray(node)) return undefined;
+    if (!Object.hasOwn(node as object, key)) return undefined;
+    node = (node as Json)[key];
+  }
+  return node;
+}
+
+/** Path-item parameters, overridden by the operation's own of the same name and location (OpenAPI §4.8.10). */
+export function parametersOf(item: Json, op: Json, doc: Json): ParamSpec[] {
+  const byKey = new Map<string, ParamSpec>();
+  for (const list of [item.parameters, op.parameters]) {
+    if (!Array.isArray(list)) continue;
+    for (const raw of list) {
+      const p = resolveRefs(raw, doc);
+      if (!isObject(p) || typeof p.name !== 'string' || !FLAG_NAME.test(p.name)) continue;
+      if (p.in !== 'path' && p.in !== 'query' && p.in !== 'header') continue; // cookies: plat sends none
+      const schema = isObject(p.schema) ? p.schema : isObject(p.content) ? firstSchema(p.content) ?? {} : {};
+      byKey.set(`${p.in}:${p.name}`, {
+        name: p.name,
+        in: p.in,
+        required: p.in === 'path' || p.required === true,
+        description: typeof p.description === 'string' ? sanitize(p.description, 300) || null : null,
+        schema: schema as Json,
+      });
+    }
+  }
+  return [...byKey.values()];
+}
+
+function firstSchema(content: Json): Json | undefined {
+  for (const media of Object.values(content)) if (isObject(media) && isObject(media.schema)) return media.schema;
+  return undefined;
+}
+
+/** The request body: the JSON media type if there is one, else the first listed. */
+export function bodyOf(op: Json, doc: Json): BodySpec | null {
+  const body = resolveRefs(op.requestBody, doc);
+  if (!isObject(body) || !isObject(body.content)) return null;
+  const types = Object.keys(body.content);
+  const contentType = types.find((t) => /^application\/([\w.+-]*\+)?json\b/i.test(t)) ?? types[0];
+  if (!contentType) return null;
+  const media = body.content[contentType];
+  const schema = isObject(media) && (isObject(media.schema) || typeof media.schema === 'boolean') ? media.schema : null;
+  return { required: body.required === true, contentType, schema: schema === true ? {} : schema === false ? { not: {} } : (schema as Json | null) };
+}
+
+/**
+ * The operation's security requirements as alternatives, each the scopes a token needs (`[]`: no token, or a token
+ * with no particular scope). Alternatives that need a scheme plat cannot satisfy (an API key, HTTP basic) are left
+ * out; null when the document says nothing.
+ */
+export function securityAlternatives(requirements: unknown, schemes: Json | undefined): string[][] | null {
+  if (!Array.isArray(requirements)) return null;
+  const alternatives: string[][] = [];
+  for (const requirement of requirements) {
+    if (!isObject(requirement)) continue;
+    const scopes = new Set<string>();
+    let usable = true;
+    for (const [scheme, list] of Object.entries(requirement)) {
+      const type = schemes && isObject(schemes[scheme]) ? schemes[scheme].type : undefined;
+      if (schemes && type !== 'oauth2' && type !== 'openIdConnect') {
+        usable = false;
+        break;
+      }
+      if (Array.isArray(list)) for (const s of list) if (typeof s === 'string' && SCOPE_TOKEN.test(s)) scopes.add(s);
+    }
+    if (usable) alternatives.push([...scopes].sort());
+  }
+  return alternatives;
+}

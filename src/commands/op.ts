@@ -1,0 +1,117 @@
+/**
+ * `plat op [filter]` lists the API's operations (also `plat api`); `plat op <operationId> --<param> value…` calls
+ * one, with its parameters and body checked against the document first, then exactly as `plat call` does (same
+ * output, flags, exit codes and origin rule: the request goes to call.ts's runPrepared). `plat op <operationId>
+ * --help` describes the operation from the document.
+ */
+import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
+import type { ApiIndex, ListedOperation } from '../catalogue/openapi.js';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import { loadProfile, requireBaseUrl } from '../session/profile.js';
+import { sanitize } from '../text.js';
+import type { CallFlags } from './call.js';
+import type { OwnOption } from './op-args.js';
+
+export interface OpFlags extends CallFlags {
+  param?: string[];
+  refresh?: boolean;
+}
+
+/**
+ * `words`: everything after `plat op` but plat's global options — an operationId or a filter, the operation's
+ * `--<name> value` parameters, and plat call's options, told apart in op-args.ts. `options`: plat op's own options
+ * (from its commander definition). `commandHelp` prints plat op's own help.
+ */
+export async function run(ctx: Context, words: string[], options: OwnOption[], commandHelp: () => void, invokedAs = 'op'): Promise<void> {
+  const { splitLeading, parseOpArgs, listingArgs } = await import('./op-args.js');
+  if (invokedAs === 'api') {
+    // plat api is the listing as it always was: every word filters, --refresh reads the document again.
+    const { filter, flags, help } = listingArgs(words, options);
+    if (help) return commandHelp();
+    return listing(ctx, filter, flags as OpFlags);
+  }
+  const leading = splitLeading(words, options);
+  const { first, rest } = leading;
+  if (first === undefined) {
+    if (leading.help) return commandHelp();
+    return listing(ctx, undefined, leading.flags as OpFlags);
+  }
+  const profile = await loadProfile(ctx);
+  const baseUrl = requireBaseUrl(ctx, profile);
+  const index = await getFullApiIndex(ctx, baseUrl, { refresh: Boolean(leading.flags.refresh) });
+  const op = findOperation(index, first);
+  if (!op) {
+    if (leading.help) return commandHelp();
+    // Not an operationId: a filter — unless what follows is parameters, or it filters nothing (a mistyped id).
+    let words: ReturnType<typeof listingArgs>;
+    try {
+      words = listingArgs([first, ...rest], options);
+    } catch {
+      throw unknownOperation(index, first);
+    }
+    const { matches } = await import('./api.js');
+    if (!index.operations.some((o) => matches(o, words.filter!))) throw unknownOperation(index, first);
+    // --refresh after the filter: read the document again (the copy just read was the cached one).
+    const again = Boolean(words.flags.refresh) && !leading.flags.refresh;
+    return listing(ctx, words.filter, { ...leading.flags, ...words.flags } as OpFlags, again ? undefined : { index, baseUrl });
+  }
+  const parsed = parseOpArgs(op.operationId, op.parameters, rest, options, leading.flags);
+  if (leading.help || parsed.help) {
+    const { renderOpHelp } = await import('./op-help.js');
+    ctx.io.out(renderOpHelp(op));
+    return;
+  }
+  const flags = parsed.flags as OpFlags;
+  const { prepareOpRequest } = await import('./op-request.js');
+  const { readAll, runPrepared } = await import('./call.js');
+  const request = await prepareOpRequest(
+    op,
+    parsed.given,
+    { headers: flags.header ?? [], fields: flags.field ?? [], typedFields: flags.typedField ?? [], input: flags.input },
+    baseUrl,
+    () => readAll(ctx.io.stdin),
+  );
+  // Checked: from here on it is plat call's request, sent through the session's one authenticated path.
+  const { openApiClient } = await import('../session/request.js');
+  const client = await openApiClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
+  await runPrepared(ctx, client, request, flags);
+}
+
+async function listing(ctx: Context, filter: string | undefined, flags: OpFlags, loaded?: { index: ApiIndex; baseUrl: string }): Promise<void> {
+  const { run: list } = await import('./api.js');
+  await list(ctx, filter, { refresh: flags.refresh }, loaded);
+}
+
+/** By operationId; case-insensitively when that finds exactly one. */
+export function findOperation<Op extends ListedOperation>(index: ApiIndex<Op>, id: string): (Op & { operationId: string }) | undefined {
+  const named = index.operations.filter((op): op is Op & { operationId: string } => op.operationId !== null);
+  const exact = named.find((op) => op.operationId === id);
+  if (exact) return exact;
+  const folded = named.filter((op) => op.operationId.toLowerCase() === id.toLowerCase());
+  return folded.length === 1 ? folded[0] : undefined;
+}
+
+function unknownOperation(index: ApiIndex, id: string): UsageError {
+  const ids = index.operations.map((op) => op.operationId).filter((x): x is string => x !== null);
+  const lower = id.toLowerCase();
+  const close = ids.filter((x) => x.toLowerCase().includes(lower) || lower.includes(x.toLowerCase()) || near(x.toLowerCase(), lower)).slice(0, 3);
+  const hint = close.length > 0 ? ` Did you mean ${close.join(' or ')}?` : '';
+  return new UsageError(`The platform's API has no operation "${sanitize(id, 100)}".${hint} plat op lists them (plat op --refresh reads the document again).`);
+}
+
+/** At most two edits apart, for "did you mean" (cheap: ids are short and few). */
+function near(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 2) return false;
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]! <= 2;
+}

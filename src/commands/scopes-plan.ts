@@ -1,0 +1,99 @@
+/**
+ * `plat scopes plan <operationId>…`: the least set of scopes that covers those operations (from the security
+ * requirements of the platform's /openapi.json; catalogue/scope-plan.ts does the search), and which of them the
+ * session already holds. `plat login --for` asks for the same set (planFor below).
+ */
+import { getApiIndex } from '../catalogue/fetch-openapi.js';
+import type { ApiIndex } from '../catalogue/openapi.js';
+import { planScopes, type ScopePlan } from '../catalogue/scope-plan.js';
+import type { Context } from '../context.js';
+import { UsageError } from '../errors.js';
+import { loadProfile, requireBaseUrl } from '../session/profile.js';
+import { suggestCommand } from '../session/suggest.js';
+import { sanitize } from '../text.js';
+import { printJson } from './format.js';
+import { findOperation } from './op.js';
+import { table } from './table.js';
+
+/** `plat scopes plan --json`. */
+export interface ScopePlanOutput {
+  baseUrl: string;
+  profile: string;
+  /** Whether the held scopes are a session's on this platform (false: none are counted as held). */
+  loggedIn: boolean;
+  /** The least set, each with whether the session holds it. */
+  scopes: Array<{ name: string; held: boolean }>;
+  /** The ones to ask for (not held). */
+  missing: string[];
+  operations: Array<{ operationId: string; method: string; path: string; satisfiedBy: string[] }>;
+  /** Operations whose document states no security requirement. */
+  unstated: string[];
+}
+
+/** `--for` / `plan` values: repeatable, each may hold a space- or comma-separated list. */
+export function parseOperationIds(values: readonly string[]): string[] {
+  return [...new Set(values.flatMap((v) => v.split(/[\s,]+/)).filter(Boolean))];
+}
+
+/** The plan for the named operations; a name the document does not have is a usage error (exit 2). */
+export function planFor(index: ApiIndex, ids: string[], held: readonly string[]): ScopePlan & { resolved: NonNullable<ReturnType<typeof findOperation>>[] } {
+  if (ids.length === 0) throw new UsageError('Name at least one operation: plat scopes plan <operationId>… (plat op lists them).');
+  const resolved = ids.map((id) => {
+    const op = findOperation(index, id);
+    if (!op) throw new UsageError(`The platform's API has no operation "${sanitize(id, 100)}". plat op lists them.`);
+    return op;
+  });
+  const plan = planScopes(
+    resolved.map((op) => ({ id: op.operationId, security: op.security })),
+    held,
+  );
+  if (plan.unsatisfiable.length > 0) {
+    throw new UsageError(`${plan.unsatisfiable.join(', ')} need${plan.unsatisfiable.length > 1 ? '' : 's'} a credential other than an OAuth token; plat cannot sign in for ${plan.unsatisfiable.length > 1 ? 'them' : 'it'}.`);
+  }
+  return { ...plan, resolved };
+}
+
+export async function runPlan(ctx: Context, values: string[]): Promise<void> {
+  const { io } = ctx;
+  const profile = await loadProfile(ctx);
+  const baseUrl = requireBaseUrl(ctx, profile);
+  const index = await getApiIndex(ctx, baseUrl);
+  // The session's scopes count only for the platform it was granted by, and PLAT_TOKEN's are unknown.
+  const loggedIn = profile.loggedIn === true && profile.baseUrl === baseUrl && !ctx.env.PLAT_TOKEN?.trim();
+  const held = loggedIn ? (profile.scopes ?? []) : [];
+  const ids = parseOperationIds(values);
+  const plan = planFor(index, ids, held);
+  const missing = plan.scopes.filter((s) => !held.includes(s));
+  const output: ScopePlanOutput = {
+    baseUrl,
+    profile: profile.name,
+    loggedIn,
+    scopes: plan.scopes.map((name) => ({ name, held: held.includes(name) })),
+    missing,
+    operations: plan.operations.map((p) => {
+      const op = plan.resolved.find((o) => o.operationId === p.id)!;
+      return { operationId: p.id, method: op.method, path: op.path, satisfiedBy: p.satisfiedBy };
+    }),
+    unstated: plan.unstated,
+  };
+  if (ctx.globals.json) {
+    printJson(io, output);
+    return;
+  }
+  if (plan.scopes.length > 0) io.out(table(output.scopes.map((s) => [s.name, s.held ? 'held' : '']), [io.bold, io.green]));
+  else io.out('No scopes: these operations need none.\n');
+  io.note(
+    output.operations.map((o) => `${o.operationId} (${o.method} ${o.path}): ${o.satisfiedBy.length > 0 ? o.satisfiedBy.join(' + ') : 'no scope'}`).join('\n'),
+  );
+  if (plan.unstated.length > 0) io.warn(`The API description states no security for ${plan.unstated.join(', ')}; nothing is planned for ${plan.unstated.length > 1 ? 'them' : 'it'}.`);
+  if (ctx.env.PLAT_TOKEN?.trim()) io.note('PLAT_TOKEN is set: plat cannot tell which of these scopes it carries.');
+  else if (missing.length === 0 && plan.scopes.length > 0 && loggedIn) io.note(`Profile ${profile.name} holds all of them.`);
+  else if (missing.length > 0) {
+    const forArgs = ids.flatMap((id) => ['--for', id]);
+    io.note(
+      loggedIn
+        ? `To add ${missing.join(' ')}: ${suggestCommand(ctx, ['login', ...forArgs])}`
+        : `To sign in with just these: ${suggestCommand(ctx, ['login', ...forArgs], { baseUrl: profile.baseUrl === baseUrl ? undefined : baseUrl })}`,
+    );
+  }
+}
