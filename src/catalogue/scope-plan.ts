@@ -57,7 +57,7 @@ export function planScopes(inputs: readonly PlanInput[], held: readonly string[]
     else choices.push({ id: input.id, alternatives: scoped });
   }
   // Fewest alternatives first: forced choices shrink the search before the open ones branch.
-  const order = choices.map((c, i) => i).sort((a, b) => choices[a]!.alternatives.length - choices[b]!.alternatives.length);
+  const order = choices.map((_, i) => i).sort((a, b) => choices[a]!.alternatives.length - choices[b]!.alternatives.length);
 
   let best: { union: Set<string>; picks: number[] } | undefined;
   const picks: number[] = new Array(choices.length).fill(0);

@@ -6,7 +6,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
 import { ScopeError, UsageError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';

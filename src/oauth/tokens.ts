@@ -10,7 +10,6 @@ import { oauthErrorOf, toPlatError } from './errors.js';
 import { sanitize } from '../text.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import type { TokenSet } from './types.js';
-import { parseBearerChallenge } from './www-authenticate.js';
 
 function additional(resource?: string) {
   return resource ? { additionalParameters: { resource } } : {};

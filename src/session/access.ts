@@ -208,7 +208,7 @@ export async function endSession(
   if (secret && !options.forgetClient && active.profile.client?.authMethod === 'client_secret_post') {
     await keepClientSecret(ctx, active.store, active.profile.name, secret);
   } else if (options.forgetClient) {
-    await dropKeptClientSecret(ctx, active.store, active.profile.name);
+    await dropKeptClientSecret(active.store, active.profile.name);
   }
   await active.store.delete(active.profile.name);
   const profiles = await ctx.profiles();

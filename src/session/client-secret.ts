@@ -33,7 +33,7 @@ export async function readKeptClientSecret(ctx: Context, profile: Profile): Prom
   }
 }
 
-export async function dropKeptClientSecret(ctx: Context, store: TokenStore, profile: string): Promise<void> {
+export async function dropKeptClientSecret(store: TokenStore, profile: string): Promise<void> {
   const name = entryName(profile);
   if (!name) return;
   await store.delete(name).catch(() => {});

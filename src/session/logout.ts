@@ -146,7 +146,7 @@ export async function forgetProfile(ctx: Context, name: string): Promise<void> {
     const store = await ctx.tokenStore(kind).catch(() => undefined);
     if (store) {
       const { dropKeptClientSecret } = await import('./client-secret.js');
-      await dropKeptClientSecret(ctx, store, name);
+      await dropKeptClientSecret(store, name);
     }
     await profiles.delete(name);
   });
