@@ -61,7 +61,7 @@ function load(file) {
   };
 }
 
-/** Keyed by Node's version and the bundle's size and mtime, so a rebuilt or upgraded plat never reuses a stale cache. */
+/** Keyed by Node's version and the bundle's size and mtime, so a rebuilt or upgraded plat never reuses a stale cache, and by command. */
 function codeCachePath(file) {
   try {
     const { size, mtimeMs } = fs.statSync(file);
@@ -72,7 +72,11 @@ function codeCachePath(file) {
         : process.platform === 'darwin'
           ? path.join(home, 'Library', 'Caches', 'plat')
           : path.join(process.env.XDG_CACHE_HOME || path.join(home, '.cache'), 'plat');
-    return path.join(base, `v8-${process.version}-${size}-${Math.floor(mtimeMs)}.bin`);
+    // One cache per command: a cache holds the functions its first run compiled, so `plat call` reusing the one
+    // `plat login` wrote would compile its own code anew on every run (1-3 ms of CPU per start).
+    const command = args.find((arg) => !arg.startsWith('-'));
+    const key = command && /^[a-z]{2,16}$/.test(command) ? command : 'other';
+    return path.join(base, `v8-${process.version}-${size}-${Math.floor(mtimeMs)}-${key}.bin`);
   } catch {
     return undefined;
   }

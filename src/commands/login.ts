@@ -3,6 +3,28 @@ import { login } from '../session/login.js';
 import { noRefreshTokenNote } from '../session/no-refresh-token.js';
 import { describeUser, expiryText, iso, printJson, userJson } from './format.js';
 import { parsePositiveInt } from './options.js';
+import type { ClientChoice } from '../session/login-options.js';
+import { UsageError } from '../errors.js';
+
+/** The client the flags name; combinations that name two clients, or a secret without a client, are usage errors. */
+export function clientChoice(flags: Pick<LoginFlags, 'clientId' | 'clientSecretStdin' | 'clientMetadataUrl'>): ClientChoice {
+  if (flags.clientSecretStdin && !flags.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
+  if (flags.clientMetadataUrl !== undefined && flags.clientId) {
+    throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');
+  }
+  if (flags.clientMetadataUrl !== undefined) return { kind: 'metadata-document', url: flags.clientMetadataUrl };
+  if (flags.clientId) return { kind: 'registered', clientId: flags.clientId, secretOnStdin: Boolean(flags.clientSecretStdin) };
+  return { kind: 'auto' };
+}
+
+function validateResource(resource: string): void {
+  try {
+    const url = new URL(resource);
+    if (url.hash) throw new Error('fragment');
+  } catch {
+    throw new UsageError(`--resource must be an absolute URI without a fragment (RFC 8707): ${resource}`);
+  }
+}
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
 
 export interface LoginFlags {
@@ -19,6 +41,9 @@ export interface LoginFlags {
 }
 
 export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
+  // Every check of the flags themselves happens here, before the session is asked for anything.
+  const client = clientChoice(flags);
+  if (flags.resource !== undefined) validateResource(flags.resource);
   const forScopes = flags.for?.length ? await plannedScopes(ctx, flags.for) : undefined;
   const result = await login(ctx, {
     forScopes,
@@ -27,9 +52,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     browser: flags.browser,
     port: parsePositiveInt(flags.port, '--port', 65535),
     resource: flags.resource,
-    clientId: flags.clientId,
-    clientSecretStdin: flags.clientSecretStdin,
-    clientMetadataUrl: flags.clientMetadataUrl,
+    client,
     timeoutSeconds: parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 300,
   });
   const { profile, session } = result;

@@ -7,9 +7,9 @@ import { AuthError, PlatError } from '../errors.js';
 import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
+import { sanitize } from '../text.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import type { TokenSet } from './types.js';
-import { sanitize } from '../text.js';
 
 function additional(resource?: string) {
   return resource ? { additionalParameters: { resource } } : {};

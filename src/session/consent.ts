@@ -57,7 +57,7 @@ export async function waitForConsent(
   listener: LoopbackListener,
   stdin: StdinLines,
   url: URL,
-  options: LoginOptions & { again: string },
+  options: Pick<LoginOptions, 'browser' | 'timeoutSeconds'> & { again: string },
 ): Promise<Callback> {
   const { io } = ctx;
   // The address is always printed; what is said around it depends on whether plat opened it itself.

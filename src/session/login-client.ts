@@ -16,7 +16,7 @@ import type { ClientRegistration, Profile } from '../store/types.js';
 import { loadSession } from './access.js';
 import { readKeptClientSecret } from './client-secret.js';
 import { portOf } from './consent.js';
-import type { LoginOptions } from './login-options.js';
+import type { ClientChoice } from './login-options.js';
 
 /**
  * Which client this login uses. `stored`: a registration plat made earlier at this issuer, reused. `known`: a
@@ -44,7 +44,7 @@ export async function planClient(
   profile: Profile,
   stored: ClientRegistration | undefined,
   discovery: Discovery,
-  options: LoginOptions,
+  choice: ClientChoice,
   given: { secret?: string; metadataUrl?: string },
 ): Promise<ClientPlan> {
   const confidential = stored && !stored.dynamic && stored.authMethod === 'client_secret_post' ? stored : undefined;
@@ -58,13 +58,14 @@ export async function planClient(
     }
     return { known: { clientId: given.metadataUrl, port: lastPort(given.metadataUrl) } };
   }
-  if (options.clientId) {
-    const port = lastPort(options.clientId);
-    if (given.secret) return { known: { clientId: options.clientId, secret: given.secret, port } };
-    if (confidential?.clientId === options.clientId) {
-      return { known: { clientId: options.clientId, secret: await storedSecret(ctx, profile, confidential), port } };
+  if (choice.kind === 'registered') {
+    const { clientId } = choice;
+    const port = lastPort(clientId);
+    if (given.secret) return { known: { clientId, secret: given.secret, port } };
+    if (confidential?.clientId === clientId) {
+      return { known: { clientId, secret: await storedSecret(ctx, profile, confidential), port } };
     }
-    return { known: { clientId: options.clientId, port } };
+    return { known: { clientId, port } };
   }
   if (!stored) return {};
   if (stored.dynamic) return { stored };

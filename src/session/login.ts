@@ -26,7 +26,7 @@ import { sanitize, shellQuote } from '../text.js';
 import { rememberSecrets } from '../redact.js';
 import { listen, portOf, waitForConsent } from './consent.js';
 import type { LoginOptions } from './login-options.js';
-import { clientRejected, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
+import { clientRejected, type ClientPlan, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
 
 
 export type { LoginOptions } from './login-options.js';
@@ -68,21 +68,16 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
         : `--add-scope adds to the session of profile ${profile.name} at ${profile.baseUrl}, not at ${baseUrl}; drop --base-url to add scopes there.`,
     );
   }
-  if (options.clientSecretStdin && !options.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
-  if (options.clientMetadataUrl !== undefined && options.clientId) {
-    throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');
-  }
-  const metadataUrl = options.clientMetadataUrl !== undefined ? parseClientMetadataUrl(options.clientMetadataUrl) : undefined;
+  const { client: choice } = options;
+  const metadataUrl = choice.kind === 'metadata-document' ? parseClientMetadataUrl(choice.url) : undefined;
   let resource = options.resource ?? (sameServer ? profile.resource : undefined);
-  if (resource) validateResource(resource);
 
   const stdin = readStdinLines(io.stdin);
-  let listener: LoopbackListener | undefined;
   try {
-    const secret = options.clientSecretStdin ? await readSecret(stdin, ctx.signal) : undefined;
+    const secret = choice.kind === 'registered' && choice.secretOnStdin ? await readSecret(stdin, ctx.signal) : undefined;
     let discovery = await getDiscovery(ctx, baseUrl);
     const stored = profile.client?.issuer === discovery.issuer ? profile.client : undefined;
-    const documentClient = metadataUrl ?? (!options.clientId && stored && isMetadataDocumentClient(stored) ? stored.clientId : undefined);
+    const documentClient = metadataUrl ?? (choice.kind === 'auto' && stored && isMetadataDocumentClient(stored) ? stored.clientId : undefined);
     if (documentClient && !supportsClientMetadataDocuments(discovery.as)) {
       // The cached metadata may predate the server's support: look once more before refusing.
       discovery = await getDiscovery(ctx, baseUrl, { refresh: true });
@@ -100,85 +95,118 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     assertSecureEndpoint(as, 'token_endpoint');
     checkScopesSupported(scopes, as.scopes_supported);
     scopes = withOfflineAccess(scopes, as.scopes_supported);
-    let plan = await planClient(ctx, profile, stored, discovery, options, { secret, metadataUrl });
-
-    for (let attempt = 1; ; attempt++) {
-      const secrets = newLoginSecrets();
-      listener = await listen(options.port, plan.stored ? portOf(plan.stored.redirectUris[0]) : plan.known?.port, secrets.state);
-      const client = await settleClient(ctx, discovery, listener, plan, scopes);
-      const { registration } = client.credentials;
-      const request = await buildAuthorizationRequest(as, registration, { redirectUri: listener.redirectUri, scopes, resource, ...secrets });
-
-      let callback: Callback;
-      try {
-        callback = await waitForConsent(ctx, listener, stdin, request.url, { ...options, again: loginAgain(ctx, profile, baseUrl, options) });
-      } catch (error) {
-        if (!client.fresh && (error instanceof InterruptedError || error instanceof AuthError)) {
-          await diagnoseNoAnswer(ctx, profile, discovery, client.credentials, { redirectUri: listener.redirectUri, scopes }, error);
-        }
-        throw error;
-      }
-
-      let exchanged: Awaited<ReturnType<typeof exchangeCode>>;
-      try {
-        const params = validateCallback(as, registration, callback.url, request.state);
-        rememberSecrets(params.get('code'), request.codeVerifier);
-        exchanged = await exchangeCode(await deps(ctx), as, client.credentials, {
-          callbackParams: params,
-          redirectUri: request.redirectUri,
-          codeVerifier: request.codeVerifier,
-          nonce: request.nonce,
-          resource,
-          requestedScopes: scopes,
-          now: ctx.now(),
-        });
-      } catch (error) {
-        const retry = error instanceof ClientRejectedError && registration.dynamic && !client.fresh && attempt === 1;
-        const denied = error instanceof ConsentDeniedError;
-        callback.respond(
-          retry
-            ? { ok: false, title: 'One more step', message: 'The server no longer knew plat. plat registered again and opened a new sign-in: see your terminal.' }
-            : denied
-              ? { ok: false, title: 'Access denied', message: `You denied plat access to ${platformName(discovery)}, so nothing was signed in. To sign in, run ${loginAgain(ctx, profile, baseUrl, options)} in your terminal and approve.` }
-              : { ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' },
-        );
-        if (denied) throw new AuthError(`${error.message} To sign in, run ${loginAgain(ctx, profile, baseUrl, options)} and approve.`, { cause: error });
-        if (!(error instanceof ClientRejectedError)) throw error;
-        if (!retry) throw clientRejected(client, error);
-        // invalid_client at the token endpoint is the one sign that plat can see of a server that forgot its
-        // registration: drop it, register anew and ask once more.
-        await forgetRegistration(ctx, profile, registration);
-        io.note(`The server no longer recognises plat's registration (invalid_client); registering again and asking once more.`);
-        await listener.close();
-        listener = undefined;
-        plan = {};
-        continue;
-      }
-      // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
-      const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
-      rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
-      // The browser's page waits until the session is stored, so it can say where and as whom, and never says
-      // "signed in" for a login that failed at the last step.
-      let result: LoginResult;
-      try {
-        const user = await readUser(ctx, discovery, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
-        result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
-      } catch (error) {
-        callback.respond({ ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' });
-        throw error;
-      }
-      callback.respond({
-        ok: true,
-        title: `Signed in to ${platformName(discovery)}`,
-        message: `plat is signed in to ${baseUrl} as ${userName(result.profile.user)}, in the profile ${profile.name}. You can close this tab and return to your terminal.`,
-      });
-      await listener.close();
-      listener = undefined;
-      if (replaced) await revokeReplaced(ctx, replaced);
-      return result;
+    const plan = await planClient(ctx, profile, stored, discovery, choice, { secret, metadataUrl });
+    const attempt: Attempt = { profile, baseUrl, discovery, scopes, resource, stdin, options, replaced };
+    // The retry policy, all of it: a stored registration the token endpoint answers with invalid_client (the one
+    // sign plat sees of a server that forgot it) is dropped, and the sign-in runs once more with a new one.
+    try {
+      return await signInOnce(ctx, attempt, plan);
+    } catch (error) {
+      if (!(error instanceof RegistrationForgotten)) throw error;
+      return await signInOnce(ctx, attempt, {});
     }
   } finally {
     stdin.close();
+  }
+}
+
+/** What one sign-in attempt needs beyond the client plan; the same for a retry. */
+interface Attempt {
+  profile: Profile;
+  baseUrl: string;
+  discovery: Discovery;
+  scopes: string[];
+  resource: string | undefined;
+  stdin: StdinLines;
+  options: LoginOptions;
+  replaced: ActiveSession | undefined;
+}
+
+/** The server no longer knew the stored registration: it was dropped, and a new attempt may register anew. */
+class RegistrationForgotten extends Error {}
+
+/** Listen, settle the client, ask for consent, exchange the code, store the session: one attempt. */
+async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Promise<LoginResult> {
+  const { io } = ctx;
+  const { profile, baseUrl, discovery, scopes, resource, stdin, options, replaced } = attempt;
+  const { as } = discovery;
+  let listener: LoopbackListener | undefined;
+  try {
+    const secrets = newLoginSecrets();
+    listener = await listen(options.port, plan.stored ? portOf(plan.stored.redirectUris[0]) : plan.known?.port, secrets.state);
+    const client = await settleClient(ctx, discovery, listener, plan, scopes);
+    const { registration } = client.credentials;
+    const request = await buildAuthorizationRequest(as, registration, { redirectUri: listener.redirectUri, scopes, resource, ...secrets });
+
+    let callback: Callback;
+    try {
+      callback = await waitForConsent(ctx, listener, stdin, request.url, {
+        browser: options.browser,
+        timeoutSeconds: options.timeoutSeconds,
+        again: loginAgain(ctx, profile, baseUrl, options),
+      });
+    } catch (error) {
+      if (!client.fresh && (error instanceof InterruptedError || error instanceof AuthError)) {
+        await diagnoseNoAnswer(ctx, profile, discovery, client.credentials, { redirectUri: listener.redirectUri, scopes }, error);
+      }
+      throw error;
+    }
+
+    let exchanged: Awaited<ReturnType<typeof exchangeCode>>;
+    try {
+      const params = validateCallback(as, registration, callback.url, request.state);
+      rememberSecrets(params.get('code'), request.codeVerifier);
+      exchanged = await exchangeCode(await deps(ctx), as, client.credentials, {
+        callbackParams: params,
+        redirectUri: request.redirectUri,
+        codeVerifier: request.codeVerifier,
+        nonce: request.nonce,
+        resource,
+        requestedScopes: scopes,
+        now: ctx.now(),
+      });
+    } catch (error) {
+      const retry = error instanceof ClientRejectedError && registration.dynamic && !client.fresh;
+      const denied = error instanceof ConsentDeniedError;
+      callback.respond(
+        retry
+          ? { ok: false, title: 'One more step', message: 'The server no longer knew plat. plat registered again and opened a new sign-in: see your terminal.' }
+          : denied
+            ? { ok: false, title: 'Access denied', message: `You denied plat access to ${platformName(discovery)}, so nothing was signed in. To sign in, run ${loginAgain(ctx, profile, baseUrl, options)} in your terminal and approve.` }
+            : { ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' },
+      );
+      if (denied) throw new AuthError(`${error.message} To sign in, run ${loginAgain(ctx, profile, baseUrl, options)} and approve.`, { cause: error });
+      if (!(error instanceof ClientRejectedError)) throw error;
+      if (!retry) throw clientRejected(client, error);
+      // invalid_client at the token endpoint is the one sign that plat can see of a server that forgot its
+      // registration: drop it, register anew and ask once more.
+      await forgetRegistration(ctx, profile, registration);
+      io.note(`The server no longer recognises plat's registration (invalid_client); registering again and asking once more.`);
+      throw new RegistrationForgotten();
+    }
+    // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
+    const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
+    rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
+    // The browser's page waits until the session is stored, so it can say where and as whom, and never says
+    // "signed in" for a login that failed at the last step.
+    let result: LoginResult;
+    try {
+      const user = await readUser(ctx, discovery, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
+      result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
+    } catch (error) {
+      callback.respond({ ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' });
+      throw error;
+    }
+    callback.respond({
+      ok: true,
+      title: `Signed in to ${platformName(discovery)}`,
+      message: `plat is signed in to ${baseUrl} as ${userName(result.profile.user)}, in the profile ${profile.name}. You can close this tab and return to your terminal.`,
+    });
+    await listener.close();
+    listener = undefined;
+    if (replaced) await revokeReplaced(ctx, replaced);
+    return result;
+  } finally {
     await listener?.close();
   }
 }
@@ -218,15 +246,6 @@ async function revokeReplaced(ctx: Context, replaced: ActiveSession): Promise<vo
   const { unsupported, errors } = await revokeSession(ctx, replaced);
   if (unsupported) ctx.io.note(`${replaced.profile.baseUrl} offers no revocation: the replaced session's tokens stay valid there until they expire.`);
   for (const message of errors) ctx.io.warn(`Could not revoke the replaced session at ${replaced.profile.baseUrl}: ${message}`);
-}
-
-function validateResource(resource: string): void {
-  try {
-    const url = new URL(resource);
-    if (url.hash) throw new Error('fragment');
-  } catch {
-    throw new UsageError(`--resource must be an absolute URI without a fragment (RFC 8707): ${resource}`);
-  }
 }
 
 async function readSecret(stdin: StdinLines, signal: AbortSignal): Promise<string> {

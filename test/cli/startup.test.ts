@@ -19,7 +19,7 @@ describe('the V8 code cache of bin/plat.js', () => {
     expect((await home.run(['status'], { env })).code).toBe(4);
     const files = await readdir(path.join(cacheDir, 'plat'));
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(new RegExp(`^v8-${process.version.replace(/\./g, '\\.')}-\\d+-\\d+\\.bin$`));
+    expect(files[0]).toMatch(new RegExp(`^v8-${process.version.replace(/\./g, '\\.')}-\\d+-\\d+-status\\.bin$`));
     const file = path.join(cacheDir, 'plat', files[0]!);
     const first = await stat(file);
     expect(first.size).toBeGreaterThan(10_000);
@@ -28,6 +28,9 @@ describe('the V8 code cache of bin/plat.js', () => {
     const later = await stat(file);
     expect([later.ino, later.mtimeMs]).toEqual([first.ino, first.mtimeMs]);
     expect(await readdir(path.join(cacheDir, 'plat'))).toEqual(files);
+    // Another command keeps a cache of its own: the functions it compiles are not status's.
+    await home.run(['scopes'], { env });
+    expect((await readdir(path.join(cacheDir, 'plat'))).sort()).toEqual([...files, files[0]!.replace('-status.bin', '-scopes.bin')].sort());
   });
 });
 

@@ -8,7 +8,7 @@ import { UsageError } from '../../src/errors.js';
 import type { Discovery } from '../../src/oauth/discovery.js';
 import { getDiscovery } from '../../src/session/discovery-cache.js';
 import { planClient } from '../../src/session/login-client.js';
-import type { LoginOptions } from '../../src/session/login-options.js';
+import type { ClientChoice } from '../../src/session/login-options.js';
 import type { ClientRegistration, Profile } from '../../src/store/types.js';
 import { testContext, type TestContext } from '../helpers/context.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
@@ -21,7 +21,6 @@ afterEach(async () => {
   t = undefined;
 });
 
-const options = (extra: Partial<LoginOptions> = {}): LoginOptions => ({ browser: false, timeoutSeconds: 300, ...extra });
 const registration = (extra: Partial<ClientRegistration>): ClientRegistration => ({
   clientId: 'client-1',
   authMethod: 'none',
@@ -32,11 +31,14 @@ const registration = (extra: Partial<ClientRegistration>): ClientRegistration =>
   ...extra,
 });
 
-async function plan(stored: ClientRegistration | undefined, extra: Partial<LoginOptions> = {}, given: { secret?: string; metadataUrl?: string } = {}) {
+const auto: ClientChoice = { kind: 'auto' };
+const registered = (clientId: string, secretOnStdin = false): ClientChoice => ({ kind: 'registered', clientId, secretOnStdin });
+
+async function plan(stored: ClientRegistration | undefined, choice: ClientChoice = auto, given: { secret?: string; metadataUrl?: string } = {}) {
   t ??= testContext(home);
   const profile: Profile = { name: 'default', baseUrl: platform.baseUrl, client: stored };
   const discovery: Discovery = await getDiscovery(t.ctx, platform.baseUrl);
-  return planClient(t.ctx, profile, stored, discovery, options(extra), given);
+  return planClient(t.ctx, profile, stored, discovery, choice, given);
 }
 
 describe('planClient', () => {
@@ -50,15 +52,15 @@ describe('planClient', () => {
   });
 
   it('--client-id names a pre-registered client; with a secret on stdin it is confidential', async () => {
-    expect(await plan(undefined, { clientId: 'app' })).toEqual({ known: { clientId: 'app', port: undefined } });
-    expect(await plan(undefined, { clientId: 'app' }, { secret: 's3cret' })).toEqual({ known: { clientId: 'app', secret: 's3cret', port: undefined } });
+    expect(await plan(undefined, registered('app'))).toEqual({ known: { clientId: 'app', port: undefined } });
+    expect(await plan(undefined, registered('app', true), { secret: 's3cret' })).toEqual({ known: { clientId: 'app', secret: 's3cret', port: undefined } });
   });
 
   it('a pre-registered client the profile remembers is used again on the port it used last', async () => {
     const stored = registration({ clientId: 'app', dynamic: false });
     expect(await plan(stored)).toEqual({ known: { clientId: 'app', port: 50123 } });
-    expect(await plan(stored, { clientId: 'app' })).toEqual({ known: { clientId: 'app', port: 50123 } });
-    expect(await plan(stored, { clientId: 'other-app' })).toEqual({ known: { clientId: 'other-app', port: undefined } });
+    expect(await plan(stored, registered('app'))).toEqual({ known: { clientId: 'app', port: 50123 } });
+    expect(await plan(stored, registered('other-app'))).toEqual({ known: { clientId: 'other-app', port: undefined } });
   });
 
   it('a confidential integration whose secret went with the last logout: a usage error saying how to pass it again', async () => {
@@ -71,7 +73,7 @@ describe('planClient', () => {
   });
 
   it('--client-metadata-url where the server does not resolve URL client IDs: a usage error naming the issuer', async () => {
-    await expect(plan(undefined, {}, { metadataUrl: 'https://app.example/plat/client.json' })).rejects.toThrow(
+    await expect(plan(undefined, { kind: 'metadata-document', url: 'https://app.example/plat/client.json' }, { metadataUrl: 'https://app.example/plat/client.json' })).rejects.toThrow(
       `The authorization server ${platform.issuer} does not support client ID metadata documents`,
     );
   });
@@ -79,7 +81,7 @@ describe('planClient', () => {
   it('--client-metadata-url where the server does: the document\'s URL is the client ID', async () => {
     platform.knobs.clientIdMetadataDocuments = true;
     const url = 'https://app.example/plat/client.json';
-    expect(await plan(undefined, {}, { metadataUrl: url })).toEqual({ known: { clientId: url, port: undefined } });
+    expect(await plan(undefined, { kind: 'metadata-document', url: 'https://app.example/plat/client.json' }, { metadataUrl: url })).toEqual({ known: { clientId: url, port: undefined } });
   });
 
   it('a remembered metadata-document client at a server that stopped supporting them: a note, and plat registers itself', async () => {
