@@ -7,8 +7,7 @@
  * a truncated array is never valid JSON, and stderr says where it stopped. Nothing is buffered except what --jq
  * must see whole (the merged items, or the pages with --slurp).
  */
-import { createReadStream } from 'node:fs';
-import type { Readable, Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
 import { PlatError, UsageError } from '../errors.js';
@@ -18,7 +17,7 @@ import { Pages, type Page } from '../session/paginate.js';
 import { header, openApiClient, type ApiClient, type ApiRequest } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
 import { sanitize } from '../text.js';
-import { prepareRequest, type PreparedRequest } from './call-request.js';
+import { assertRegularFile, bodyOf, parseRetry, prepareRequest, type PreparedRequest } from './call-request.js';
 import { parsePositiveInt } from './options.js';
 import { minorGc } from '../stream-out.js';
 
@@ -63,6 +62,7 @@ export async function run(ctx: Context, method: string, target: string, flags: C
     client.baseUrl,
     () => readText(ctx.io.stdin),
   );
+  if (prepared.inputFrom && prepared.inputFrom !== '-') await assertRegularFile(prepared.inputFrom, '--input');
   await send(ctx, client, prepared, flags, checked);
 }
 
@@ -143,10 +143,6 @@ function validate(method: string, flags: CallFlags) {
   };
 }
 
-function parseRetry(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > 10) throw new UsageError(`--retry expects a whole number from 0 to 10 (got "${value}").`);
-  return Number(value);
-}
 
 /** --jq without --paginate: the response, filtered. An HTTP error's body is printed as it came (the contract). */
 async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, jq: JqProgram, out: Output) {
@@ -240,9 +236,3 @@ async function readText(stream: NodeJS.ReadableStream, max = Number.POSITIVE_INF
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A fresh body per attempt: a file is reopened for a retry; stdin is never replayed (replayable: false). */
-function bodyOf(ctx: Context, prepared: { jsonBody?: string; inputFrom?: string }): string | Readable | undefined {
-  if (prepared.jsonBody !== undefined) return prepared.jsonBody;
-  if (prepared.inputFrom === undefined) return undefined;
-  return prepared.inputFrom === '-' ? (ctx.io.stdin as Readable) : createReadStream(prepared.inputFrom);
-}

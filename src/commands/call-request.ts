@@ -2,7 +2,12 @@
  * Turning `plat call` arguments into a request: method, URL (relative to the base URL or absolute), headers,
  * -f/-F fields (query on GET/HEAD/DELETE, JSON body otherwise) and --input. Pure apart from reading @files.
  */
+import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import type { Context } from '../context.js';
+import type { ApiRequest } from '../session/request.js';
+import { parsePositiveInt } from './options.js';
 import { UsageError } from '../errors.js';
 
 export interface CallArgs {
@@ -121,4 +126,41 @@ async function typedValue(value: string, readStdinText: () => Promise<string>): 
     }
   }
   return value;
+}
+
+export function toApiRequest(ctx: Context, request: PreparedRequest, flags: { timeout?: string; retry?: string }): ApiRequest {
+  const timeoutSeconds = parsePositiveInt(flags.timeout, '--timeout', 86_400);
+  const retries = flags.retry === undefined ? undefined : parseRetry(flags.retry);
+  return {
+    method: request.method,
+    url: request.url,
+    headers: request.headers,
+    body: () => bodyOf(ctx, request),
+    replayable: request.inputFrom !== '-',
+    retries,
+    timeoutMs: timeoutSeconds ? timeoutSeconds * 1000 : undefined,
+  };
+}
+
+export function parseRetry(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 10) throw new UsageError(`--retry expects a whole number from 0 to 10 (got "${value}").`);
+  return Number(value);
+}
+
+/** A fresh body per attempt: a file is reopened for a retry; stdin is never retried. */
+export function bodyOf(ctx: Context, request: Pick<PreparedRequest, 'jsonBody' | 'inputFrom'>): string | Readable | undefined {
+  if (request.jsonBody !== undefined) return request.jsonBody;
+  if (request.inputFrom === undefined) return undefined;
+  return request.inputFrom === '-' ? (ctx.io.stdin as Readable) : createReadStream(request.inputFrom);
+}
+
+/** --input and -F @file take regular files only: a FIFO or a device (/dev/zero) would hang or grow without end. */
+export async function assertRegularFile(path: string, flag: string): Promise<void> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw new UsageError(`${flag} ${path} is not a regular file.`);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+  }
 }

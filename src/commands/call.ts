@@ -3,18 +3,14 @@
  * unmodified (pretty JSON only on a TTY). Token choice, the origin rule, refresh and retries live in
  * session/request.ts; this file parses flags and renders.
  */
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
-import { ScopeError, UsageError } from '../errors.js';
+import { ScopeError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
-import { openApiClient, type ApiClient, type ApiRequest, type ApiResponse } from '../session/request.js';
+import { openApiClient, type ApiClient, type ApiResponse } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
 import { suggestCommand } from '../session/suggest.js';
 import { sanitize } from '../text.js';
-import { parsePositiveInt } from './options.js';
-import { prepareRequest, type PreparedRequest } from './call-request.js';
+import { assertRegularFile, prepareRequest, toApiRequest, type PreparedRequest } from './call-request.js';
 import type { JsonOutputFlags } from './call-json.js';
 
 export interface CallFlags extends JsonOutputFlags {
@@ -76,31 +72,8 @@ function scopeHint(ctx: Context, { operation, missing }: { operation: string; mi
   return `The platform's API description says ${operation} needs the scope${plural} ${missing.join(' ')}, which this session lacks. To add ${plural ? 'them' : 'it'}: ${login}`;
 }
 
-export function toApiRequest(ctx: Context, request: PreparedRequest, flags: Pick<CallFlags, 'timeout' | 'retry'>): ApiRequest {
-  const timeoutSeconds = parsePositiveInt(flags.timeout, '--timeout', 86_400);
-  const retries = flags.retry === undefined ? undefined : parseRetry(flags.retry);
-  return {
-    method: request.method,
-    url: request.url,
-    headers: request.headers,
-    body: () => bodyOf(ctx, request),
-    replayable: request.inputFrom !== '-',
-    retries,
-    timeoutMs: timeoutSeconds ? timeoutSeconds * 1000 : undefined,
-  };
-}
 
-function parseRetry(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > 10) throw new UsageError(`--retry expects a whole number from 0 to 10 (got "${value}").`);
-  return Number(value);
-}
 
-/** A fresh body per attempt: a file is reopened for a retry; stdin is never retried. */
-function bodyOf(ctx: Context, request: PreparedRequest): string | Readable | undefined {
-  if (request.jsonBody !== undefined) return request.jsonBody;
-  if (request.inputFrom === undefined) return undefined;
-  return request.inputFrom === '-' ? (ctx.io.stdin as Readable) : createReadStream(request.inputFrom);
-}
 
 function header(response: ApiResponse, name: string): string | undefined {
   const value = response.headers[name];
@@ -149,13 +122,3 @@ export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** --input and -F @file take regular files only: a FIFO or a device (/dev/zero) would hang or grow without end. */
-export async function assertRegularFile(path: string, flag: string): Promise<void> {
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) throw new UsageError(`${flag} ${path} is not a regular file.`);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError(`Cannot read ${flag} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
-  }
-}
