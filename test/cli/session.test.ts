@@ -120,6 +120,21 @@ describe('plat call', () => {
     expect(result.stderr).toContain('plat login --add-scope analytics:read');
   });
 
+  it('a 403 naming a scope the session was granted does not suggest the same login again (exit 5)', async () => {
+    await loggedIn();
+    // The server refuses a scope it granted at sign-in (a role it did not give this account, say).
+    platform.override('/api/courses', (_req, res) => {
+      res.writeHead(403, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="courses:read"' });
+      res.end();
+      return true;
+    });
+    const result = await home.run(['call', 'GET', '/api/courses']);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/GET \/api\/courses needs "courses:read", which profile default was granted at sign-in as far as plat was told, but the server refuses it/);
+    expect(result.stderr).not.toMatch(/--add-scope/);
+    expectCleanError(result);
+  });
+
   it('does not send the token to another origin', async () => {
     await loggedIn();
     const other = await startPlatform();
