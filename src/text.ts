@@ -41,3 +41,18 @@ export function shellQuote(arg: string): string {
 export function commandLine(words: string[]): string {
   return words.map((word) => shellQuote(sanitize(word, 0))).join(' ');
 }
+
+/** Levenshtein distance: the edits between two words, for "did you mean" suggestions. */
+export function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}

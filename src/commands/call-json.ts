@@ -17,7 +17,7 @@ import { Pages, type Page } from '../session/paginate.js';
 import { header, openApiClient, type ApiClient, type ApiRequest } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
 import { sanitize } from '../text.js';
-import { assertRegularFile, bodyOf, parseRetry, prepareRequest, type PreparedRequest } from './call-request.js';
+import { assertRegularFile, bodyOf, parseRetry, prepareRequest, type CallFlags, type PreparedRequest } from './call-request.js';
 import { parsePositiveInt } from './options.js';
 import { minorGc } from '../stream-out.js';
 
@@ -29,27 +29,7 @@ import { minorGc } from '../stream-out.js';
  */
 const GC_EVERY_CHARS = 64 * 1024;
 
-export interface JsonOutputFlags {
-  paginate?: boolean;
-  ndjson?: boolean;
-  slurp?: boolean;
-  maxPages?: string;
-  maxItems?: string;
-  items?: string;
-  next?: string;
-  jq?: string;
-}
 
-interface CallFlags extends JsonOutputFlags {
-  header?: string[];
-  field?: string[];
-  typedField?: string[];
-  input?: string;
-  include?: boolean;
-  anonymous?: boolean;
-  timeout?: string;
-  retry?: string;
-}
 
 /** A response read whole for --jq (without --paginate) is refused past this size rather than buffered. */
 const MAX_JQ_BODY = 256 * 1024 * 1024;

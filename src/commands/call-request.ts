@@ -10,6 +10,30 @@ import type { ApiRequest } from '../session/request.js';
 import { parsePositiveInt } from './options.js';
 import { UsageError } from '../errors.js';
 
+/** The flags of plat call that shape the response as JSON (call-json.ts): paging and --jq. */
+export interface JsonOutputFlags {
+  paginate?: boolean;
+  ndjson?: boolean;
+  slurp?: boolean;
+  maxPages?: string;
+  maxItems?: string;
+  items?: string;
+  next?: string;
+  jq?: string;
+}
+
+/** Every flag of plat call (and of plat op, which behaves as it). */
+export interface CallFlags extends JsonOutputFlags {
+  header?: string[];
+  field?: string[];
+  typedField?: string[];
+  input?: string;
+  include?: boolean;
+  anonymous?: boolean;
+  timeout?: string;
+  retry?: string;
+}
+
 export interface CallArgs {
   method: string;
   target: string;

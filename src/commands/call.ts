@@ -10,19 +10,8 @@ import { openApiClient, type ApiClient, type ApiResponse } from '../session/requ
 import { responseError } from '../session/response-error.js';
 import { suggestCommand } from '../session/suggest.js';
 import { sanitize } from '../text.js';
-import { assertRegularFile, prepareRequest, toApiRequest, type PreparedRequest } from './call-request.js';
-import type { JsonOutputFlags } from './call-json.js';
+import { assertRegularFile, prepareRequest, toApiRequest, type CallFlags, type PreparedRequest } from './call-request.js';
 
-export interface CallFlags extends JsonOutputFlags {
-  header?: string[];
-  field?: string[];
-  typedField?: string[];
-  input?: string;
-  include?: boolean;
-  anonymous?: boolean;
-  timeout?: string;
-  retry?: string;
-}
 
 const PRETTY_LIMIT = 8 * 1024 * 1024;
 

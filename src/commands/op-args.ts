@@ -8,6 +8,7 @@
 import { UsageError } from '../errors.js';
 import type { ParamSpec } from '../catalogue/operation-shape.js';
 import { typeOf } from '../catalogue/param-check.js';
+import { editDistance } from '../text.js';
 
 /** One of plat's own options as plat op sees it (built from commander's Option in cli.ts). */
 export interface OwnOption {
@@ -72,7 +73,7 @@ export function listingArgs(tokens: string[], options: OwnOption[]): { filter: s
 function unknownOption(token: string, options: OwnOption[], more: string): UsageError {
   const name = token.split('=')[0]!;
   const longs = options.map((o) => o.long).filter((l): l is string => Boolean(l));
-  const close = longs.filter((l) => distance(l, name) <= 2).sort((a, b) => distance(a, name) - distance(b, name))[0];
+  const close = longs.filter((l) => editDistance(l, name) <= 2).sort((a, b) => editDistance(a, name) - editDistance(b, name))[0];
   return new UsageError(`unknown option '${name}'${close ? `\n(Did you mean ${close}?)` : ''}${more ? `\n${more.trim()}` : ''}`);
 }
 
@@ -182,22 +183,8 @@ function paramNamed(params: ParamSpec[], name: string): ParamSpec | undefined {
 function unknownParam(operationId: string, params: ParamSpec[], flag: string): UsageError {
   if (params.length === 0) return new UsageError(`${operationId} takes no parameters, so ${flag} means nothing to it.`);
   const name = flag.replace(/^(--|-p )/, '').toLowerCase();
-  const close = params.filter((p) => p.name.toLowerCase().startsWith(name) || distance(p.name.toLowerCase(), name) <= Math.max(1, Math.floor(p.name.length / 4)));
+  const close = params.filter((p) => p.name.toLowerCase().startsWith(name) || editDistance(p.name.toLowerCase(), name) <= Math.max(1, Math.floor(p.name.length / 4)));
   const hint = close.length > 0 ? ` Did you mean ${close.map((p) => `--${p.name}`).join(' or ')}?` : '';
   return new UsageError(`${operationId} has no parameter ${flag}.${hint} Its parameters: ${params.map((p) => `--${p.name}`).join(', ')}.`);
 }
 
-/** Levenshtein distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
-}

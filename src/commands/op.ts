@@ -9,8 +9,8 @@ import type { ApiIndex, ListedOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
-import { sanitize } from '../text.js';
-import type { CallFlags } from './call.js';
+import { editDistance, sanitize } from '../text.js';
+import type { CallFlags } from './call-request.js';
 import type { OwnOption } from './op-args.js';
 
 export interface OpFlags extends CallFlags {
@@ -95,23 +95,8 @@ export function findOperation<Op extends ListedOperation>(index: ApiIndex<Op>, i
 function unknownOperation(index: ApiIndex, id: string): UsageError {
   const ids = index.operations.map((op) => op.operationId).filter((x): x is string => x !== null);
   const lower = id.toLowerCase();
-  const close = ids.filter((x) => x.toLowerCase().includes(lower) || lower.includes(x.toLowerCase()) || near(x.toLowerCase(), lower)).slice(0, 3);
+  const close = ids.filter((x) => x.toLowerCase().includes(lower) || lower.includes(x.toLowerCase()) || editDistance(x.toLowerCase(), lower) <= 2).slice(0, 3);
   const hint = close.length > 0 ? ` Did you mean ${close.join(' or ')}?` : '';
   return new UsageError(`The platform's API has no operation "${sanitize(id, 100)}".${hint} plat op lists them (plat op --refresh reads the document again).`);
 }
 
-/** At most two edits apart, for "did you mean" (cheap: ids are short and few). */
-function near(a: string, b: string): boolean {
-  if (Math.abs(a.length - b.length) > 2) return false;
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]! <= 2;
-}

@@ -1,3 +1,4 @@
+import { editDistance } from '../text.js';
 import { UsageError } from '../errors.js';
 
 export const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
@@ -67,19 +68,6 @@ export function closeMatches(word: string, candidates: readonly string[], max = 
   return scored.slice(0, max).map(({ c }) => c);
 }
 
-export function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return row[b.length]!;
-}
 
 export function formatScopes(scopes: readonly string[]): string {
   return scopes.length > 0 ? scopes.join(' ') : '(none)';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ExitCode, UsageError } from '../../src/errors.js';
+import { editDistance } from '../../src/text.js';
 import {
   DEFAULT_SCOPES,
   checkScopesSupported,
   closeMatches,
-  editDistance,
   formatScopes,
   parseScopeArgs,
   scopesToRequest,
