@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises';
 import { assertTrusted, corruptFileError, ensurePrivateDir, readJsonFile, removeStaleTemps, storageError, writeFileAtomic } from './atomic.js';
 import { tokenFilePath, tokensDir } from './paths.js';
-import { isStoredSession } from './session-shape.js';
-import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
+import { isStoredSession, type StoredSession, type TokenStore, type TokenStoreKind } from './types.js';
 
 const FILE_MODE = 0o600;
 

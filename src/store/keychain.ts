@@ -1,9 +1,8 @@
 import { ExitCode, PlatError } from '../errors.js';
 import { DamagedDataError } from './atomic.js';
 import { validateProfileName } from './paths.js';
-import { isStoredSession } from './session-shape.js';
 import type { SecretReader } from './secret-service.js';
-import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
+import { isStoredSession, type StoredSession, type TokenStore, type TokenStoreKind } from './types.js';
 import { importPackage } from '../esm.js';
 
 /** The subset of keytar's API plat uses, so tests and other backends can stand in for the native module. */
