@@ -5,6 +5,7 @@
  * instead of spawning the binary (which stays for the contract: streams and exit codes).
  */
 import { PassThrough, Readable } from 'node:stream';
+import { afterEach } from 'vitest';
 import { createContext, type Context, type Globals } from '../../src/context.js';
 import { createIO } from '../../src/io.js';
 import type { Home } from './cli.js';
@@ -67,5 +68,21 @@ export function testContext(home: Home, options: TestContextOptions = {}): TestC
     },
     interrupt: () => controller.abort(),
     dispose: () => ctx.dispose(),
+  };
+}
+
+/**
+ * The contexts a test file opens, each disposed after its test: `const open = useTestContexts(home)`, then
+ * `const t = open({ env })` inside a test. The counterpart of usePlatform()/useHome() for in-process tests.
+ */
+export function useTestContexts(home: Home): (options?: TestContextOptions) => TestContext {
+  const opened: TestContext[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((t) => t.dispose()));
+  });
+  return (options) => {
+    const t = testContext(home, options);
+    opened.push(t);
+    return t;
   };
 }

@@ -4,28 +4,23 @@
  * calling it rather than by spawning plat. The session itself is made by a real `plat login`.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AuthError, NetworkError } from '../../src/errors.js';
 import { loadSession, refreshSession } from '../../src/session/access.js';
 import { bindSession, getAccessToken } from '../../src/session/binding.js';
 import { signIn } from '../helpers/consent.js';
-import { testContext, type TestContext } from '../helpers/context.js';
+import { useTestContexts, type TestContext } from '../helpers/context.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { profilePath, readProfile, readStoredSession, tokenPath } from '../helpers/state.js';
 
 const platform = usePlatform();
 const home = useHome();
-let t: TestContext | undefined;
-afterEach(async () => {
-  await t?.dispose();
-  t = undefined;
-});
+const open = useTestContexts(home);
 
 async function signedIn(env: Record<string, string | undefined> = {}): Promise<TestContext> {
   await signIn(home, platform, ['--scope', 'courses:read']);
   platform.stats.reset();
-  t = testContext(home, { env });
-  return t;
+  return open({ env });
 }
 
 describe('getAccessToken and bindSession', () => {
@@ -55,7 +50,7 @@ describe('getAccessToken and bindSession', () => {
   });
 
   it('without PLAT_TOKEN or a session: no binding, and "Not logged in" with the command to run', async () => {
-    t = testContext(home);
+    const t = open();
     expect(await bindSession(t.ctx)).toMatchObject({ kind: 'none', reason: 'not-logged-in' });
     await expect(getAccessToken(t.ctx)).rejects.toThrow(AuthError);
     await expect(getAccessToken(t.ctx)).rejects.toThrow(/^Not logged in\. Run: plat login --base-url <url>$/);
@@ -65,7 +60,7 @@ describe('getAccessToken and bindSession', () => {
 describe('bindSession: a session belongs to its platform, and an ended one is not replaced', () => {
   it('a profile signed in elsewhere gives no token for the platform named by --base-url, and says which one it is for', async () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
-    t = testContext(home, { globals: { baseUrl: 'http://127.0.0.1:9' } });
+    const t = open({ globals: { baseUrl: 'http://127.0.0.1:9' } });
     expect(await bindSession(t.ctx)).toMatchObject({ kind: 'none', reason: 'other-platform', baseUrl: 'http://127.0.0.1:9' });
     await expect(getAccessToken(t.ctx)).rejects.toThrow(`Profile default is signed in to ${platform.baseUrl}, not to http://127.0.0.1:9`);
   });
@@ -143,12 +138,7 @@ describe('refreshSession', () => {
   it('onlyIfUnchanged: a session another process rotated meanwhile is used as is, without a second refresh', async () => {
     const { ctx } = await signedIn();
     const stale = (await loadSession(ctx))!;
-    const other = testContext(home);
-    try {
-      await refreshSession(other.ctx, stale, { onlyIfUnchanged: false }); // "another process" rotates
-    } finally {
-      await other.dispose();
-    }
+    await refreshSession(open().ctx, stale, { onlyIfUnchanged: false }); // "another process" rotates
     expect(platform.stats.count('token:refresh_token')).toBe(1);
     const result = await refreshSession(ctx, stale, { onlyIfUnchanged: true });
     expect(platform.stats.count('token:refresh_token')).toBe(1);

@@ -3,23 +3,19 @@
  * platform's real metadata, instead of a spawned login per branch. What the plan leads to at the server (a
  * registration reused, an integration accepted) is the spawned tests' business (test/login/).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import type { Discovery } from '../../src/oauth/discovery.js';
 import { getDiscovery } from '../../src/session/discovery-cache.js';
 import { planClient } from '../../src/session/login-client.js';
 import type { ClientChoice } from '../../src/session/login-options.js';
 import type { ClientRegistration, Profile } from '../../src/store/types.js';
-import { testContext, type TestContext } from '../helpers/context.js';
+import { useTestContexts } from '../helpers/context.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();
 const home = useHome();
-let t: TestContext | undefined;
-afterEach(async () => {
-  await t?.dispose();
-  t = undefined;
-});
+const open = useTestContexts(home);
 
 const registration = (extra: Partial<ClientRegistration>): ClientRegistration => ({
   clientId: 'client-1',
@@ -34,12 +30,15 @@ const registration = (extra: Partial<ClientRegistration>): ClientRegistration =>
 const auto: ClientChoice = { kind: 'auto' };
 const registered = (clientId: string, secretOnStdin = false): ClientChoice => ({ kind: 'registered', clientId, secretOnStdin });
 
-async function plan(stored: ClientRegistration | undefined, choice: ClientChoice = auto, given: { secret?: string; metadataUrl?: string } = {}) {
-  t ??= testContext(home);
+/** The plan, and the context it ran on (its captured stderr holds any note). */
+async function planned(stored: ClientRegistration | undefined, choice: ClientChoice = auto, given: { secret?: string; metadataUrl?: string } = {}) {
+  const t = open();
   const profile: Profile = { name: 'default', baseUrl: platform.baseUrl, client: stored };
   const discovery: Discovery = await getDiscovery(t.ctx, platform.baseUrl);
-  return planClient(t.ctx, profile, stored, discovery, choice, given);
+  return { plan: await planClient(t.ctx, profile, stored, discovery, choice, given), t };
 }
+
+const plan = async (...args: Parameters<typeof planned>) => (await planned(...args)).plan;
 
 describe('planClient', () => {
   it('nothing stored and no flags: plat registers itself', async () => {
@@ -86,7 +85,8 @@ describe('planClient', () => {
 
   it('a remembered metadata-document client at a server that stopped supporting them: a note, and plat registers itself', async () => {
     const stored = registration({ clientId: 'https://app.example/plat/client.json', dynamic: false });
-    expect(await plan(stored)).toEqual({});
-    expect(t!.stderr()).toContain('The server no longer supports client ID metadata documents, so plat cannot use https://app.example/plat/client.json; registering itself instead.');
+    const { plan: result, t } = await planned(stored);
+    expect(result).toEqual({});
+    expect(t.stderr()).toContain('The server no longer supports client ID metadata documents, so plat cannot use https://app.example/plat/client.json; registering itself instead.');
   });
 });

@@ -4,21 +4,17 @@
  * a session that ended on its own — and the cache's hour, reached by moving the clock instead of editing files.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DISCOVERY_TTL_MS, getDiscovery } from '../../src/session/discovery-cache.js';
 import { logoutProfile } from '../../src/session/logout.js';
 import { signIn } from '../helpers/consent.js';
-import { testContext, type TestContext } from '../helpers/context.js';
+import { useTestContexts } from '../helpers/context.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { readProfile, tokenPath } from '../helpers/state.js';
 
 const platform = usePlatform();
 const home = useHome();
-let t: TestContext | undefined;
-afterEach(async () => {
-  await t?.dispose();
-  t = undefined;
-});
+const open = useTestContexts(home);
 
 const metadataRequests = () =>
   Object.entries(platform.stats.keys())
@@ -30,7 +26,7 @@ describe('logoutProfile', () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
     const before = await readProfile(home);
     platform.stats.reset();
-    t = testContext(home);
+    const t = open();
     expect(await logoutProfile(t.ctx, 'default', { revoke: true })).toMatchObject({ wasLoggedIn: true, revoked: true, revocationErrors: [] });
     expect(platform.stats.events.filter((e) => e.key.startsWith('revoke:')).map((e) => e.key)).toEqual(['revoke:refresh_token', 'revoke:access_token']);
     await expect(readFile(tokenPath(home))).rejects.toMatchObject({ code: 'ENOENT' });
@@ -43,7 +39,7 @@ describe('logoutProfile', () => {
       res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"temporarily_unavailable"}');
       return true;
     });
-    t = testContext(home);
+    const t = open();
     const result = await logoutProfile(t.ctx, 'default', { revoke: true });
     expect(result).toMatchObject({ wasLoggedIn: true, revoked: false });
     expect(result.revocationErrors.length).toBeGreaterThan(0);
@@ -55,7 +51,7 @@ describe('logoutProfile', () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
     await writeFile(tokenPath(home), '{"accessToken": ');
     platform.stats.reset();
-    t = testContext(home);
+    const t = open();
     expect(await logoutProfile(t.ctx, 'default', { revoke: true })).toMatchObject({
       wasLoggedIn: true,
       revoked: false,
@@ -66,7 +62,7 @@ describe('logoutProfile', () => {
   });
 
   it('without a session: nothing to revoke, nothing asked of the server', async () => {
-    t = testContext(home);
+    const t = open();
     expect(await logoutProfile(t.ctx, 'default', { revoke: true })).toEqual({ profile: 'default', wasLoggedIn: false, revoked: false, revocationErrors: [] });
     expect(platform.stats.count('POST /api/oauth/revoke')).toBe(0);
   });
@@ -75,7 +71,7 @@ describe('logoutProfile', () => {
 describe('getDiscovery: the cache lasts DISCOVERY_TTL_MS (one hour)', () => {
   it('asks once, answers from the cache until the hour is over, then asks again; refresh always asks', async () => {
     expect(DISCOVERY_TTL_MS).toBe(60 * 60 * 1000);
-    t = testContext(home);
+    const t = open();
     const first = await getDiscovery(t.ctx, platform.baseUrl);
     expect(first.issuer).toBe(platform.issuer);
     const asked = metadataRequests();
@@ -94,7 +90,7 @@ describe('getDiscovery: the cache lasts DISCOVERY_TTL_MS (one hour)', () => {
   });
 
   it('a cache dated in the future (a clock set back) is not trusted', async () => {
-    t = testContext(home);
+    const t = open();
     await getDiscovery(t.ctx, platform.baseUrl);
     const asked = metadataRequests();
     t.clock.advance(-2 * 60_000);
