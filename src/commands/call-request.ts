@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
-import type { ApiRequest } from '../session/request.js';
+import { resolveApiUrl, type ApiRequest } from '../session/request.js';
 import { parsePositiveInt } from './options.js';
 import { UsageError } from '../errors.js';
 
@@ -64,7 +64,7 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 export async function prepareRequest(args: CallArgs, baseUrl: string | undefined, readStdinText: () => Promise<string>): Promise<PreparedRequest> {
   const method = args.method.toUpperCase();
   if (!TOKEN.test(method)) throw new UsageError(`"${args.method}" is not an HTTP method.`);
-  const url = resolveTarget(args.target, baseUrl);
+  const url = resolveApiUrl(args.target, baseUrl, 'log in first, or pass --base-url (or set PLAT_BASE_URL)');
   const sameOrigin = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
   // No prototype: a header named "constructor" or "__proto__" is just a header.
   const headers: Record<string, string> = Object.create(null);
@@ -99,18 +99,6 @@ export async function prepareRequest(args: CallArgs, baseUrl: string | undefined
   return { method, url, headers, jsonBody, inputFrom: args.input, sameOrigin };
 }
 
-function resolveTarget(target: string, baseUrl: string | undefined): URL {
-  if (/^https?:\/\//i.test(target)) {
-    try {
-      return new URL(target);
-    } catch {
-      throw new UsageError(`"${target}" is not a valid URL.`);
-    }
-  }
-  if (!baseUrl) throw new UsageError('No platform to call: log in first, or pass --base-url (or set PLAT_BASE_URL).');
-  const path = target.startsWith('/') ? target : `/${target}`;
-  return new URL(`${baseUrl}${path}`);
-}
 
 function splitField(raw: string, flag: string): [string, string] {
   const i = raw.indexOf('=');

@@ -99,18 +99,7 @@ export function createHttp(options: HttpOptions): Http {
     const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     const response = await request({ method: init.method ?? 'GET', url, headers, body, signal });
     const limited = init.maxBodyBytes ? limitBody(response, init.maxBodyBytes, url) : response.body;
-    const noBody = response.status === 204 || response.status === 304 || (init.method ?? 'GET').toUpperCase() === 'HEAD';
-    if (noBody) limited.resume();
-    const webHeaders = new Headers();
-    for (const [name, value] of Object.entries(response.headers)) {
-      if (Array.isArray(value)) for (const v of value) webHeaders.append(name, v);
-      else if (value !== undefined) webHeaders.set(name, value);
-    }
-    return new Response(noBody ? null : (Readable.toWeb(limited) as unknown as ReadableStream), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: webHeaders,
-    });
+    return toWebResponse(response, init.method ?? 'GET', limited);
   };
 
   return {
@@ -120,6 +109,25 @@ export function createHttp(options: HttpOptions): Http {
       if (transport) await (await transport).close();
     },
   };
+}
+
+/**
+ * A streamed response as a Fetch API Response (for oauth4webapi and the library's client.fetch). Statuses the Fetch
+ * API forbids a body for (204, 205, 304) and HEAD get none: the socket is drained instead.
+ */
+export function toWebResponse(response: HttpResponse, method: string, body: Readable = response.body): Response {
+  const empty = method.toUpperCase() === 'HEAD' || response.status === 204 || response.status === 205 || response.status === 304;
+  if (empty) body.resume();
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  return new Response(empty ? null : (Readable.toWeb(body) as unknown as ReadableStream<Uint8Array>), {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {

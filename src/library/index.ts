@@ -8,9 +8,9 @@ import { AuthError, NetworkError, PlatError, ScopeError, UsageError } from '../e
 import { getAccessToken } from '../session/binding.js';
 import { parseJsonPath, parseNextHint } from '../session/page-detect.js';
 import { paginateItems } from '../session/paginate.js';
-import { openApiClient, type ApiRequest } from '../session/request.js';
+import { openApiClient, resolveApiUrl, type ApiRequest } from '../session/request.js';
 import { libraryContext, librarySettings, type LibrarySettings } from './context.js';
-import { libraryFetch, resolveTarget } from './fetch.js';
+import { libraryFetch } from './fetch.js';
 
 export { AuthError, NetworkError, PlatError, ScopeError, UsageError };
 
@@ -67,7 +67,7 @@ async function* paginate<T>(settings: LibrarySettings, path: string, options: Pu
   const next = options.next === undefined ? undefined : parseNextHint(options.next);
   const ctx = libraryContext(settings);
   const api = await openApiClient(ctx, { auth: 'required' });
-  const request: ApiRequest = { method: 'GET', url: resolveTarget(path, api.baseUrl), headers: { accept: 'application/json' } };
+  const request: ApiRequest = { method: 'GET', url: resolveApiUrl(path, api.baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)'), headers: { accept: 'application/json' } };
   yield* paginateItems(ctx, api, request, { maxPages, maxItems, items, next }) as AsyncIterable<T>;
 }
 

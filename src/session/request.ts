@@ -10,7 +10,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
-import { NetworkError } from '../errors.js';
+import { NetworkError, UsageError } from '../errors.js';
 import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
@@ -53,6 +53,23 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 export const DEFAULT_DEADLINE_MS = 10 * 60_000;
 /** Failures where the request most likely never reached the application: safe to repeat an idempotent one. */
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/**
+ * A path resolved against the base URL (`/api/courses`, or `api/courses`), or an absolute http(s) URL as is, for
+ * plat call, plat op and the library alike. `whatToDo` finishes the sentence when no platform is known.
+ */
+export function resolveApiUrl(target: string | URL, baseUrl: string | undefined, whatToDo: string): URL {
+  if (target instanceof URL) return new URL(target.href);
+  if (/^https?:\/\//i.test(target)) {
+    try {
+      return new URL(target);
+    } catch {
+      throw new UsageError(`"${target}" is not a valid URL.`);
+    }
+  }
+  if (!baseUrl) throw new UsageError(`No platform to call: ${whatToDo}.`);
+  return new URL(`${baseUrl}${target.startsWith('/') ? target : `/${target}`}`);
+}
 
 export async function openApiClient(ctx: Context, options: { auth: AuthMode }): Promise<ApiClient> {
   const binding: Binding = await bindSession(ctx);
