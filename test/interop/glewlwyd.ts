@@ -17,7 +17,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { PYTHON } from './servers.js';
+import { PYTHON, stop } from './servers.js';
 
 export const GLEWLWYD = '/usr/bin/glewlwyd';
 export const GLEWLWYD_INSTALL = 'apt-get install -y glewlwyd';
@@ -214,14 +214,6 @@ async function waitUntilServing(url: string, child: ChildProcess, output: () => 
   throw new Error(`glewlwyd did not serve ${url} within 20 s:\n${output()}`);
 }
 
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-  });
-}
 
 /** The stand-in platform API on its own origin. */
 async function startApi(issuer: string): Promise<{ url: string; server: Server }> {

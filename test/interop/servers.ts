@@ -82,7 +82,8 @@ export async function startPythonServer(script: string, options: Record<string, 
   };
 }
 
-function stop(child: ChildProcess): Promise<void> {
+/** SIGTERM, then SIGKILL after 3 s: a test server never outlives its test. */
+export function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
