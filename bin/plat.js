@@ -27,7 +27,9 @@ if (args.length === 1 && args[0] === '--version') {
 
 function load(file) {
   const { Script } = require('node:vm');
-  const source = fs.readFileSync(file, 'utf8');
+  // latin1: the bundle is ASCII (src/build/build.mjs makes sure), and a latin1 read is a plain copy where utf8 is a
+  // decode: ~1 ms less per start.
+  const source = fs.readFileSync(file, 'latin1');
   const cacheFile = codeCachePath(file);
   let cachedData;
   try {
@@ -65,7 +67,8 @@ function load(file) {
 function codeCachePath(file) {
   try {
     const { size, mtimeMs } = fs.statSync(file);
-    const home = require('node:os').homedir();
+    // os.homedir() reads HOME first on Unix; node:os itself is not loaded for it (0.2 ms).
+    const home = (process.platform !== 'win32' && process.env.HOME) || require('node:os').homedir();
     const base =
       process.platform === 'win32'
         ? path.join(process.env.LOCALAPPDATA || path.join(home, 'AppData', 'Local'), 'plat', 'Cache')

@@ -3,7 +3,7 @@
  * cancellation, config dir, stores, HTTP, browser. Heavy pieces are created on first use so a command pays only for
  * what it touches (`plat --version` touches nothing).
  */
-import { hostname } from 'node:os';
+import type * as os from 'node:os';
 import type { BrowserResult } from './browser.js';
 import type { Http } from './http/index.js';
 import type { IO } from './io.js';
@@ -37,8 +37,11 @@ export interface Context {
   openUrl(url: string): Promise<BrowserResult>;
   /** Runs `fn` holding the cross-process lock of a profile (waiting up to `timeoutMs`, default 30 s, for it). */
   withLock<T>(profile: string, fn: () => Promise<T>, options?: { timeoutMs?: number }): Promise<T>;
-  /** Releases what the invocation opened (HTTP connections), so the process can exit at once. */
-  dispose(): Promise<void>;
+  /**
+   * Releases what the invocation opened (HTTP connections), so the process can exit at once. `exiting`: it is
+   * about to (main.ts), and idle connections end with it.
+   */
+  dispose(options?: { exiting?: boolean }): Promise<void>;
 }
 
 export interface ContextOptions {
@@ -66,7 +69,8 @@ export function createContext(options: ContextOptions): Context {
     signal,
     configDir,
     now,
-    hostname,
+    // node:os only for the one command that names this machine (login's client name).
+    hostname: () => (process.getBuiltinModule('node:os') as typeof os).hostname(),
     profiles: () =>
       (profiles ??= import('./store/profiles.js').then(({ ProfileStore }) => new ProfileStore(configDir))),
     tokenStore: async (recordedKind, storeOptions) => {
@@ -93,8 +97,8 @@ export function createContext(options: ContextOptions): Context {
       const { withProfileLock } = await import('./store/lock.js');
       return withProfileLock(configDir, profile, fn, { ...lockOptions, signal });
     },
-    dispose: async () => {
-      if (http) await (await http).close().catch(() => {});
+    dispose: async (disposeOptions) => {
+      if (http) await (await http).close(disposeOptions).catch(() => {});
     },
   };
   return ctx;

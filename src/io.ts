@@ -43,6 +43,11 @@ export interface Spinner {
 }
 
 export interface IOOptions {
+  /**
+   * Read only when first used: main.ts passes getters over `process.stdout`/`stderr`/`stdin`, because Node builds
+   * each of those streams on first access (2–3 ms each: a pipe, a file, a TTY) and most runs never touch stdin, and
+   * a quiet run of a script never touches stderr.
+   */
   stdout: Writable & { isTTY?: boolean };
   stderr: Writable & { isTTY?: boolean };
   stdin: Readable & { isTTY?: boolean };
@@ -60,47 +65,85 @@ export function colorWanted(env: Record<string, string | undefined>, isTTY: bool
   return isTTY;
 }
 
+/** A value computed on first use, then kept. */
+function once<T>(make: () => T): () => T {
+  let made = false;
+  let value: T;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
+}
+
 export function createIO(options: IOOptions): IO {
-  const { stdout, stderr, stdin, env } = options;
-  const stderrIsTTY = Boolean(stderr.isTTY);
-  const color = colorWanted(env, stderrIsTTY, options.colorFlag);
+  const { env } = options;
+  const stderr = once(() => options.stderr);
+  const stdin = once(() => options.stdin);
+  // On the same terminal as stderr, stdout's writes are watched (see below) from its first use on.
+  let midLine: (() => boolean) | undefined;
+  const stdout = once(() => {
+    const stream = options.stdout;
+    midLine = stdoutMidLineOnSameTerminal(stream, () => stderr());
+    return stream;
+  });
+  const stderrIsTTY = once(() => Boolean(stderr().isTTY));
+  const stdoutIsTTY = once(() => Boolean(stdout().isTTY));
   // Our own decision (flag, NO_COLOR, FORCE_COLOR, TTY) sets the level; chalk only paints.
-  const paint = new Chalk({ level: color ? 1 : 0 });
-  const outColor = colorWanted(env, Boolean(stdout.isTTY), options.colorFlag);
-  const outPaint = new Chalk({ level: outColor ? 1 : 0 });
-  const midLine = stdoutMidLineOnSameTerminal(stdout, stderr);
+  const color = once(() => colorWanted(env, stderrIsTTY(), options.colorFlag));
+  const outColor = once(() => colorWanted(env, stdoutIsTTY(), options.colorFlag));
+  const paint = once(() => new Chalk({ level: color() ? 1 : 0 }));
+  const outPaint = once(() => new Chalk({ level: outColor() ? 1 : 0 }));
   const line = (s: string) => {
     const scrubbed = scrubKnownSecrets(s);
     // A body without a final newline ("Not Found") must not run into plat's own line on the same terminal.
     const lead = midLine?.() ? '\n' : '';
-    stderr.write(`${lead}${scrubbed.endsWith('\n') ? scrubbed : `${scrubbed}\n`}`);
+    stderr().write(`${lead}${scrubbed.endsWith('\n') ? scrubbed : `${scrubbed}\n`}`);
   };
   return {
-    stdout,
-    stderr,
-    stdin,
-    stdoutIsTTY: Boolean(stdout.isTTY),
-    stderrIsTTY,
-    stdinIsTTY: Boolean(stdin.isTTY),
-    color,
-    outColor,
+    get stdout() {
+      return stdout();
+    },
+    get stderr() {
+      return stderr();
+    },
+    get stdin() {
+      return stdin();
+    },
+    get stdoutIsTTY() {
+      return stdoutIsTTY();
+    },
+    get stderrIsTTY() {
+      return stderrIsTTY();
+    },
+    get stdinIsTTY() {
+      return Boolean(stdin().isTTY);
+    },
+    get color() {
+      return color();
+    },
+    get outColor() {
+      return outColor();
+    },
     out: (text) => {
-      stdout.write(text);
+      stdout().write(text);
     },
     err: line,
     // Messages may quote a server; whatever a server slipped into one never reaches the terminal as a control.
-    note: (s) => line(paint.dim(safe(s))),
-    warn: (s) => line(`${paint.yellow('warning:')} ${safe(s)}`),
-    success: (s) => line(`${paint.green('✓')} ${safe(s)}`),
-    dim: (s) => outPaint.dim(s),
-    bold: (s) => outPaint.bold(s),
-    green: (s) => outPaint.green(s),
-    red: (s) => paint.red(s),
+    note: (s) => line(paint().dim(safe(s))),
+    warn: (s) => line(`${paint().yellow('warning:')} ${safe(s)}`),
+    success: (s) => line(`${paint().green('✓')} ${safe(s)}`),
+    dim: (s) => outPaint().dim(s),
+    bold: (s) => outPaint().bold(s),
+    green: (s) => outPaint().green(s),
+    red: (s) => paint().red(s),
     spinner: async (text) => {
-      if (!stderrIsTTY || env.CI) return { stop() {} };
+      if (!stderrIsTTY() || env.CI) return { stop() {} };
       const { default: ora } = await importPackage<typeof import('ora')>('ora');
       // discardStdin: false, so an address pasted while the spinner runs still reaches plat.
-      const spin = ora({ text, stream: stderr, color: 'cyan', isEnabled: true, discardStdin: false }).start();
+      const spin = ora({ text, stream: stderr(), color: 'cyan', isEnabled: true, discardStdin: false }).start();
       return { stop: () => spin.stop() };
     },
   };
@@ -113,8 +156,10 @@ export const errorPrefix = (io: IO) => io.red('error:');
  * stderr line has ended it since). Only then is stdout's write watched: one comparison per chunk, and nothing at
  * all when either stream is a pipe or a file (a script's output stays byte-exact and unwatched).
  */
-function stdoutMidLineOnSameTerminal(stdout: Writable & { isTTY?: boolean }, stderr: Writable & { isTTY?: boolean }): (() => boolean) | undefined {
-  if (!stdout.isTTY || !stderr.isTTY || !sameTerminal(stdout, stderr)) return undefined;
+function stdoutMidLineOnSameTerminal(stdout: Writable & { isTTY?: boolean }, getStderr: () => Writable & { isTTY?: boolean }): (() => boolean) | undefined {
+  if (!stdout.isTTY) return undefined;
+  const stderr = getStderr();
+  if (!stderr.isTTY || !sameTerminal(stdout, stderr)) return undefined;
   let midLine = false;
   const write = stdout.write.bind(stdout) as (...args: unknown[]) => boolean;
   stdout.write = ((chunk: unknown, ...rest: unknown[]) => {

@@ -10,17 +10,32 @@ import { buildProgram } from './cli.js';
 import { resolveConfigDir, validateProfileName } from './store/paths.js';
 import { parseTokenStoreEnv } from './store/select.js';
 import { readCurrentProfile } from './store/current-profile.js';
-import { homedir } from 'node:os';
+import type * as os from 'node:os';
 
 declare const PLAT_VERSION: string;
 const version = typeof PLAT_VERSION === 'string' ? PLAT_VERSION : '0.0.0-dev';
 
 export async function main(argv: string[] = process.argv): Promise<number> {
   const env = process.env;
+  let epipeHandled = false;
+  // Getters: Node builds each standard stream on first access, and createIO reads them only when used.
   const io = createIO({
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdin: process.stdin,
+    get stdout() {
+      if (!epipeHandled) {
+        epipeHandled = true;
+        // `plat call … | head` closes stdout early: that is the reader's choice, not an error.
+        process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+          if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+        });
+      }
+      return process.stdout;
+    },
+    get stderr() {
+      return process.stderr;
+    },
+    get stdin() {
+      return process.stdin;
+    },
     env,
     colorFlag: !argv.includes('--no-color'),
   });
@@ -34,15 +49,11 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   };
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigint);
-  // `plat call … | head` closes stdout early: that is the reader's choice, not an error.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  });
 
   let context: Context | undefined;
   try {
     const program = buildProgram(version, (globals) => {
-      const configDir = resolveConfigDir(env, process.platform, homedir());
+      const configDir = resolveConfigDir(env, process.platform, homedir(env));
       // --profile, then PLAT_PROFILE, then the profile `plat switch` made current, then `default`.
       const currentProfile = readCurrentProfile(configDir);
       const profileSource = globals.profile ? 'option' : env.PLAT_PROFILE ? 'env' : currentProfile ? 'switch' : 'default';
@@ -55,14 +66,14 @@ export async function main(argv: string[] = process.argv): Promise<number> {
         version,
         signal: controller.signal,
         configDir,
-        defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir()),
+        defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir(env)),
       });
       return context;
     });
     program.exitOverride();
     program.configureOutput({
-      writeOut: (s) => process.stdout.write(s),
-      writeErr: (s) => process.stderr.write(s),
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
       outputError: (s, write) => write(s.replace(/^error:/, errorPrefix(io))),
     });
     await program.parseAsync(argv);
@@ -72,8 +83,17 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     return report(io, error, verbose, controller.signal.aborted);
   } finally {
     // The handlers stay: a Ctrl-C while output drains still ends with 130, not a signal death.
-    await context?.dispose();
+    await context?.dispose({ exiting: true });
   }
+}
+
+/**
+ * What os.homedir() answers on Unix (libuv reads HOME first), without loading node:os for it (0.2 ms per start, and
+ * bin/plat.js keys its code cache the same way).
+ */
+function homedir(env: NodeJS.ProcessEnv): string {
+  if (process.platform !== 'win32' && env.HOME) return env.HOME;
+  return (process.getBuiltinModule('node:os') as typeof os).homedir();
 }
 
 function report(io: IO, error: unknown, verbose: boolean, interrupted: boolean): number {

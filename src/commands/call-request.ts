@@ -2,8 +2,7 @@
  * Turning `plat call` arguments into a request: method, URL (relative to the base URL or absolute), headers,
  * -f/-F fields (query on GET/HEAD/DELETE, JSON body otherwise) and --input. Pure apart from reading @files.
  */
-import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { createReadStream, promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { resolveApiUrl, type ApiRequest } from '../session/request.js';
@@ -120,9 +119,9 @@ async function typedValue(value: string, readStdinText: () => Promise<string>): 
   if (value.startsWith('@')) {
     const path = value.slice(1);
     if (path === '-') return readStdinText();
-    let info: Awaited<ReturnType<typeof stat>>;
+    let info: Awaited<ReturnType<typeof fs.stat>>;
     try {
-      info = await stat(path);
+      info = await fs.stat(path);
     } catch (error) {
       throw new UsageError(`Cannot read ${path} for -F: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
     }
@@ -132,7 +131,7 @@ async function typedValue(value: string, readStdinText: () => Promise<string>): 
       throw new UsageError(`-F ${path}: ${info.size} bytes is more than a field can hold (${MAX_FIELD_FILE_BYTES / 1024 / 1024} MiB). Send it as the body with --input.`);
     }
     try {
-      return await readFile(path, 'utf8');
+      return await fs.readFile(path, 'utf8');
     } catch (error) {
       throw new UsageError(`Cannot read ${path} for -F: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
     }
@@ -169,7 +168,7 @@ export function bodyOf(ctx: Context, request: Pick<PreparedRequest, 'jsonBody' |
 /** --input and -F @file take regular files only: a FIFO or a device (/dev/zero) would hang or grow without end. */
 export async function assertRegularFile(path: string, flag: string): Promise<void> {
   try {
-    const info = await stat(path);
+    const info = await fs.stat(path);
     if (!info.isFile()) throw new UsageError(`${flag} ${path} is not a regular file.`);
   } catch (error) {
     if (error instanceof UsageError) throw error;

@@ -4,7 +4,7 @@
  * and the body against the request schema before anything is sent (a UsageError, exit 2, otherwise). The result is
  * the same PreparedRequest `plat call` builds, so the rest of the way is `plat call`'s.
  */
-import { readFile } from 'node:fs/promises';
+import { promises as fs } from 'node:fs';
 import type { OperationDetail } from '../catalogue/openapi.js';
 import { checkParam, expectation, ParamValueError } from '../catalogue/param-check.js';
 import { UsageError } from '../errors.js';
@@ -74,7 +74,7 @@ export async function prepareOpRequest(
   if (text === undefined && request.inputFrom !== undefined) {
     const from = request.inputFrom;
     try {
-      text = from === '-' ? await readStdinText() : await readFile(from, 'utf8');
+      text = from === '-' ? await readStdinText() : await fs.readFile(from, 'utf8');
     } catch (error) {
       throw new UsageError(`Cannot read --input ${from}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
     }

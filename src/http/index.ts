@@ -35,7 +35,8 @@ export interface HttpOptions {
 export interface Http {
   request(request: HttpRequest): Promise<HttpResponse>;
   fetch: Fetch;
-  close(): Promise<void>;
+  /** See Transport.close. */
+  close(options?: { exiting?: boolean }): Promise<void>;
 }
 
 const TRACE_BODY_LIMIT = 64 * 1024;
@@ -105,8 +106,8 @@ export function createHttp(options: HttpOptions): Http {
   return {
     request,
     fetch,
-    close: async () => {
-      if (transport) await (await transport).close();
+    close: async (closeOptions) => {
+      if (transport) await (await transport).close(closeOptions);
     },
   };
 }

@@ -26,7 +26,11 @@ export interface HttpResponse {
 
 export interface Transport {
   send(request: HttpRequest & { headers: Record<string, string> }, signal: AbortSignal | undefined): Promise<HttpResponse>;
-  close(): Promise<void>;
+  /**
+   * Ends the connections it opened. `exiting`: the process ends next, so idle keep-alive connections (which never
+   * hold the process) are left to end with it, and only those still in use are closed.
+   */
+  close(options?: { exiting?: boolean }): Promise<void>;
 }
 
 export interface Timeouts {

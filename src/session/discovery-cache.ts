@@ -23,8 +23,8 @@ export async function readCachedDiscovery(
   try {
     // A cache another user could write would let them name the endpoints: it is not read then (assertTrusted throws).
     const file = cachePath(ctx.configDir, baseUrl);
-    await assertTrusted(dirname(file), 'directory');
-    await assertTrusted(file, 'file');
+    assertTrusted(dirname(file), 'directory');
+    assertTrusted(file, 'file');
     const cached = (await readJsonFile(file)) as Discovery | undefined;
     if (!cached || cached.baseUrl !== baseUrl || typeof cached.fetchedAt !== 'number') return undefined;
     const maxAge = options.maxAgeMs ?? DISCOVERY_TTL_MS;

@@ -1,5 +1,7 @@
-import fs, { type FileHandle } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+// node:fs's promises, not node:fs/promises: the getter loads them on first use (~1 ms of start-up a read-only
+// command never needs; test/cli/startup.test.ts holds it).
+import { lstatSync, promises as fs, readFileSync, type Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ExitCode, PlatError } from '../errors.js';
 
@@ -145,14 +147,16 @@ async function fsyncDir(dir: string): Promise<void> {
  * OpenSSH's StrictModes for plat's own state: a directory or file that another user owns (root aside), or that
  * group or others may write, is refused — whoever can write there can point a profile's base URL at their own
  * server or swap a session. Missing paths pass (plat creates them 0700/0600). No-op where there are no Unix modes.
+ * Returns what lstat found (undefined: missing, or no Unix modes), so a caller need not stat the path again.
  */
-export async function assertTrusted(target: string, kind: 'directory' | 'file'): Promise<void> {
-  if (process.platform === 'win32' || typeof process.getuid !== 'function') return;
-  let info: Awaited<ReturnType<typeof fs.lstat>>;
+export function assertTrusted(target: string, kind: 'directory' | 'file'): Stats | undefined {
+  if (process.platform === 'win32' || typeof process.getuid !== 'function') return undefined;
+  let info: Stats;
   try {
-    info = await fs.lstat(target);
+    // Synchronous, like readJsonFile: one lstat is microseconds, a trip through libuv's thread pool is not.
+    info = lstatSync(target);
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return;
+    if (errorCode(error) === 'ENOENT') return undefined;
     throw storageError(target, error, 'read');
   }
   const uid = process.getuid();
@@ -171,6 +175,7 @@ export async function assertTrusted(target: string, kind: 'directory' | 'file'):
       ExitCode.failure,
     );
   }
+  return info;
 }
 
 export interface ReadJsonOptions {

@@ -1,4 +1,4 @@
-import fs from 'node:fs/promises';
+import { promises as fs } from 'node:fs';
 import { assertTrusted, corruptFileError, ensurePrivateDir, readJsonFile, removeStaleTemps, storageError, writeFileAtomic } from './atomic.js';
 import { tokenFilePath, tokensDir } from './paths.js';
 import { isStoredSession, type StoredSession, type TokenStore, type TokenStoreKind } from './types.js';
@@ -34,13 +34,13 @@ export class FileTokenStore implements TokenStore {
 
   async get(profile: string): Promise<StoredSession | undefined> {
     const file = this.pathOf(profile);
-    await assertTrusted(this.configDir, 'directory');
-    await assertTrusted(this.location, 'directory');
-    await assertTrusted(file, 'file');
+    assertTrusted(this.configDir, 'directory');
+    assertTrusted(this.location, 'directory');
+    const info = assertTrusted(file, 'file');
     const data = await readJsonFile(file);
     if (data === undefined) return undefined;
     if (!isStoredSession(data)) throw corruptFileError(file, 'does not hold a plat session');
-    if (this.unixModes) await this.tighten(file);
+    if (this.unixModes && info && (info.mode & 0o777 & ~FILE_MODE) !== 0) await this.tighten(file);
     return data;
   }
 
@@ -64,8 +64,7 @@ export class FileTokenStore implements TokenStore {
   /** A token file someone loosened (a copy, a restore from backup) is still read, and closed again. */
   private async tighten(file: string): Promise<void> {
     try {
-      const { mode } = await fs.stat(file);
-      if ((mode & 0o777 & ~FILE_MODE) !== 0) await fs.chmod(file, FILE_MODE);
+      await fs.chmod(file, FILE_MODE);
     } catch {
       // Not ours to fix (owned by another user, read-only mount): reading it still works.
     }

@@ -1,4 +1,4 @@
-import fs from 'node:fs/promises';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { PlatError } from '../errors.js';
 import { assertTrusted, corruptFileError, DamagedDataError, ensurePrivateDir, readJsonFile, storageError, writeFileAtomic } from './atomic.js';
@@ -38,14 +38,14 @@ export class ProfileStore {
     this.dir = profilesDir(configDir);
   }
 
-  private trusted: Promise<void> | undefined;
+  private trusted = false;
 
   /** Checked once per process: the config dir and the profiles dir are the user's own and closed to others. */
-  private assertTrustedDirs(): Promise<void> {
-    return (this.trusted ??= (async () => {
-      await assertTrusted(this.configDir, 'directory');
-      await assertTrusted(this.dir, 'directory');
-    })());
+  private assertTrustedDirs(): void {
+    if (this.trusted) return;
+    assertTrusted(this.configDir, 'directory');
+    assertTrusted(this.dir, 'directory');
+    this.trusted = true;
   }
 
   /** The file that holds a profile (whether or not it exists). */
@@ -56,8 +56,8 @@ export class ProfileStore {
   /** `ignoreDamaged`: a damaged file reads as no profile (for a login, which replaces it). */
   async load(name: string, options: { ignoreDamaged?: boolean } = {}): Promise<Profile | undefined> {
     const file = this.pathOf(name);
-    await this.assertTrustedDirs();
-    await assertTrusted(file, 'file');
+    this.assertTrustedDirs();
+    assertTrusted(file, 'file');
     try {
       const data = await readJsonFile(file, { fix: PROFILE_FIX });
       if (data === undefined) return undefined;
@@ -102,7 +102,7 @@ export class ProfileStore {
   /** Every profile file, sorted by name: the usable ones and, separately, the damaged ones. */
   async scan(): Promise<ProfileScan> {
     let entries: string[];
-    await this.assertTrustedDirs();
+    this.assertTrustedDirs();
     try {
       entries = await fs.readdir(this.dir);
     } catch (error) {

@@ -1,14 +1,17 @@
 /**
- * The start-up tricks must keep working, or plat silently gets slower: the V8 code cache of bin/plat.js, commander
- * with node:child_process deferred (src/build/build.mjs), chalk without its terminal detection (node:tty). Each
- * would break without an error, so each is checked from outside, on the built CLI.
+ * The start-up tricks must keep working, or plat silently gets slower: the V8 code cache of bin/plat.js, the
+ * bundle's latin1 read (it must be ASCII), commander with node:child_process deferred (src/build/build.mjs), chalk
+ * without its terminal detection (node:tty), standard streams built only when used (main.ts, io.ts), and no
+ * node:fs/promises on the token path (store/atomic.ts). Each would break without an error, so each is checked from
+ * outside, on the built CLI.
  */
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runPlat } from '../helpers/cli.js';
-import { useHome } from '../helpers/platform.js';
+import { repoRoot, runPlat } from '../helpers/cli.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
 
+const platform = usePlatform();
 const home = useHome();
 
 describe('the V8 code cache of bin/plat.js', () => {
@@ -34,6 +37,13 @@ describe('the V8 code cache of bin/plat.js', () => {
   });
 });
 
+describe('the bundle bin/plat.js reads as latin1', () => {
+  it('is ASCII, so latin1 and utf8 read the same text (and the code cache V8 keys by it stays valid)', async () => {
+    const bytes = await readFile(path.join(repoRoot, 'dist', 'main.cjs'));
+    expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
+  });
+});
+
 describe('modules plat does not load at start-up', () => {
   it('neither node:child_process (commander\'s, deferred at bundle time) nor node:tty (chalk\'s detection, stubbed)', async () => {
     // Node's own record of the built-in modules a process loaded, printed as it exits.
@@ -47,6 +57,31 @@ describe('modules plat does not load at start-up', () => {
       const loaded: string[] = JSON.parse(/LOADED (.*)/.exec(result.stderr)![1]!);
       expect(loaded).toContain('NativeModule vm'); // the probe sees the shim's own load
       expect(loaded.filter((m) => /^NativeModule (child_process|tty)$/.test(m)), `plat ${args.join(' ')}`).toEqual([]);
+    }
+  });
+
+  it('a logged-in call, token and whoami build neither stdin nor stderr, and load no node:fs/promises, readline or os', async () => {
+    expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
+    // Node builds process.stdin/stderr on first access (2–3 ms each); the probe records any access to them and
+    // writes with fs.writeSync so that it touches neither itself.
+    const probe = path.join(home.dir, 'probe-streams.cjs');
+    await writeFile(
+      probe,
+      [
+        'const touched = [];',
+        "for (const name of ['stdin', 'stderr']) {",
+        '  const own = Object.getOwnPropertyDescriptor(process, name);',
+        '  Object.defineProperty(process, name, { configurable: true, enumerable: own.enumerable, get() { touched.push(name); return own.get.call(process); } });',
+        '}',
+        "process.on('exit', () => require('node:fs').writeSync(1, `\nPROBE ${JSON.stringify({ touched, loaded: process.moduleLoadList })}\n`));",
+      ].join('\n'),
+    );
+    for (const args of [['call', 'GET', '/api/courses'], ['token'], ['whoami']]) {
+      const result = await runPlatWithProbe(probe, args);
+      expect(result.code, result.stderr).toBe(0);
+      const { touched, loaded } = JSON.parse(/PROBE (.*)/.exec(result.stdout)![1]!) as { touched: string[]; loaded: string[] };
+      expect(touched, `plat ${args.join(' ')}`).toEqual([]);
+      expect(loaded.filter((m) => /^NativeModule (fs\/promises|internal\/fs\/promises|readline|internal\/readline\/interface|os)$/.test(m)), `plat ${args.join(' ')}`).toEqual([]);
     }
   });
 
