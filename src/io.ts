@@ -1,4 +1,4 @@
-import { Chalk } from 'chalk';
+import type { ChalkInstance } from 'chalk';
 import { fstatSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { importPackage } from './esm.js';
@@ -94,8 +94,8 @@ export function createIO(options: IOOptions): IO {
   // Our own decision (flag, NO_COLOR, FORCE_COLOR, TTY) sets the level; chalk only paints.
   const color = once(() => colorWanted(env, stderrIsTTY(), options.colorFlag));
   const outColor = once(() => colorWanted(env, stdoutIsTTY(), options.colorFlag));
-  const paint = once(() => new Chalk({ level: color() ? 1 : 0 }));
-  const outPaint = once(() => new Chalk({ level: outColor() ? 1 : 0 }));
+  const paint = once(() => chalk(color()));
+  const outPaint = once(() => chalk(outColor()));
   const line = (s: string) => {
     const scrubbed = scrubKnownSecrets(s);
     // A body without a final newline ("Not Found") must not run into plat's own line on the same terminal.
@@ -147,6 +147,16 @@ export function createIO(options: IOOptions): IO {
       return { stop: () => spin.stop() };
     },
   };
+}
+
+/**
+ * chalk at the level plat decided, colour or none. required, not imported: esbuild then initialises chalk (its style
+ * tables, ~0.5 ms) on the first styled message instead of at every start, and a quiet script's run never styles
+ * anything. test/cli/startup.test.ts checks the bundle keeps it lazy.
+ */
+function chalk(colour: boolean): ChalkInstance {
+  const { Chalk } = require('chalk') as typeof import('chalk');
+  return new Chalk({ level: colour ? 1 : 0 });
 }
 
 export const errorPrefix = (io: IO) => io.red('error:');

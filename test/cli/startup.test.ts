@@ -1,6 +1,6 @@
 /**
  * The start-up tricks must keep working, or plat silently gets slower: the V8 code cache of bin/plat.js, the
- * bundle's latin1 read (it must be ASCII), commander with node:child_process deferred (src/build/build.mjs), chalk
+ * bundle's latin1 read (it must be ASCII), chalk initialised on first use, commander with node:child_process deferred (src/build/build.mjs), chalk
  * without its terminal detection (node:tty), standard streams built only when used (main.ts, io.ts), and no
  * node:fs/promises on the token path (store/atomic.ts). Each would break without an error, so each is checked from
  * outside, on the built CLI.
@@ -41,6 +41,14 @@ describe('the bundle bin/plat.js reads as latin1', () => {
   it('is ASCII, so latin1 and utf8 read the same text (and the code cache V8 keys by it stays valid)', async () => {
     const bytes = await readFile(path.join(repoRoot, 'dist', 'main.cjs'));
     expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
+  });
+
+  it('builds chalk\'s style tables in a lazy initialiser (io.ts requires chalk on first use), not at its top level', async () => {
+    const lines = (await readFile(path.join(repoRoot, 'dist', 'main.cjs'), 'latin1')).split('\n');
+    const builds = lines.filter((line) => /\bansiStyles = assembleStyles\(\)/.test(line));
+    expect(builds).toHaveLength(1);
+    // esbuild indents the body of an __esm() initialiser; a top-level statement starts at column 0.
+    expect(builds[0]).toMatch(/^\s+ansiStyles = assembleStyles\(\)/);
   });
 });
 
