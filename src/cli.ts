@@ -18,7 +18,16 @@ function examples(...lines: string[]): string {
   return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
 }
 
-export function buildProgram(version: string, makeContext: ContextFactory): Command {
+export interface BuildOptions {
+  /**
+   * Each command's options, arguments, help text and action are added when it is dispatched, or when the whole
+   * program is described (root help, completions): defining all of them costs ~0.7 ms of every start, and a run
+   * dispatches one (main.ts). Without it (the default) the program is whole at once, for what reads it entire.
+   */
+  lazy?: boolean;
+}
+
+export function buildProgram(version: string, makeContext: ContextFactory, options: BuildOptions = {}): Command {
   const program = new Command('plat')
     .description('Sign in to the learning platform API with OAuth 2.0 / OpenID Connect, then call it.')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
@@ -52,6 +61,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   // Subcommands copied the program's settings when they were created, before main.ts set exitOverride() and the
   // output: hand those on at dispatch, so `plat login --bogus` is a usage error (exit 2) printed like any other.
   program.hook('preSubcommand', (parent, sub) => {
+    define(sub);
     sub.copyInheritedSettings(parent);
     if (selfParsing.has(sub)) {
       // Everything but the global options reaches its action as words (command.args); its options are kept aside.
@@ -66,6 +76,39 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   const selfParsing = new WeakSet<Command>();
   const selfParsed = new WeakMap<Command, readonly Option[]>();
 
+  /** Definitions not made yet (BuildOptions.lazy). */
+  const definitions = new Map<Command, () => void>();
+  const lazily = (command: Command, definition: (command: Command) => unknown): Command => {
+    if (!options.lazy) {
+      definition(command);
+      return command;
+    }
+    definitions.set(command, () => definition(command));
+    // `plat help <command>` prints a command's help without dispatching to it.
+    const helpInformation = command.helpInformation.bind(command);
+    command.helpInformation = (context) => {
+      define(command);
+      return helpInformation(context);
+    };
+    return command;
+  };
+  const define = (command: Command) => {
+    const definition = definitions.get(command);
+    definitions.delete(command);
+    definition?.();
+  };
+  const defineAll = () => {
+    for (const command of [...definitions.keys()]) define(command);
+  };
+  if (options.lazy) {
+    // The command list in the root help shows each command's arguments and whether it has options.
+    const helpInformation = program.helpInformation.bind(program);
+    program.helpInformation = (context) => {
+      defineAll();
+      return helpInformation(context);
+    };
+  }
+
   const ctxFor = (command: Command) => {
     const o = command.optsWithGlobals() as Record<string, unknown>;
     return makeContext({
@@ -78,179 +121,178 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
 
   program.commandsGroup('Session:');
 
-  program
-    .command('login')
-    .description('sign in: discover the server, register plat, approve in the browser, store the tokens')
-    .addOption(
-      completes(
-        new Option('--scope <scope>', 'scope to request besides openid profile email (always asked for); repeat, or separate with spaces or commas').argParser(collect),
-        'scopes',
-      ),
-    )
-    .addOption(completes(new Option('--add-scope <scope>', 'keep the scopes already granted and add these (step-up)').argParser(collect), 'scopes'))
-    .option('--no-browser', 'do not open a browser; print the address only')
-    .option('--port <n>', 'port of the local callback listener on 127.0.0.1 (default: a free one)')
-    .option('--resource <uri>', 'resource indicator (RFC 8707) to bind the tokens to')
-    .option('--client-id <id>', 'use a pre-registered client instead of registering one')
-    .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
-    .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
-    .option('--timeout <seconds>', 'how long to wait for approval in the browser (default: 300)')
-    .addOption(
-      completes(
-        new Option('--for <operationId>', 'ask for exactly the scopes these operations need (plat scopes plan); repeat, or separate with spaces or commas').argParser(collect),
-        'operations',
-      ),
-    )
-    .addHelpText(
-      'after',
-      examples(
-        'plat login --base-url https://school.example.com --scope courses:read',
-        'plat login --add-scope students:read               # step-up: keep what you have, add more',
-        'plat login --for listEnrolments --for getSchoolReport   # least privilege: just what those operations need',
-        'plat login --no-browser --port 8765                # browser elsewhere: forward the port or paste the final URL',
-        'plat login --client-id my-app --client-secret-stdin < secret.txt',
-        'plat login --json | jq -r .expiresAt',
-      ),
-    )
-    .action(async (flags, command: Command) => {
-      const { run } = await import('./commands/login.js');
-      await run(ctxFor(command), flags);
-    });
+  lazily(program.command('login').description('sign in: discover the server, register plat, approve in the browser, store the tokens'), (cmd) =>
+    cmd
+      .addOption(
+        completes(
+          new Option('--scope <scope>', 'scope to request besides openid profile email (always asked for); repeat, or separate with spaces or commas').argParser(collect),
+          'scopes',
+        ),
+      )
+      .addOption(completes(new Option('--add-scope <scope>', 'keep the scopes already granted and add these (step-up)').argParser(collect), 'scopes'))
+      .option('--no-browser', 'do not open a browser; print the address only')
+      .option('--port <n>', 'port of the local callback listener on 127.0.0.1 (default: a free one)')
+      .option('--resource <uri>', 'resource indicator (RFC 8707) to bind the tokens to')
+      .option('--client-id <id>', 'use a pre-registered client instead of registering one')
+      .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
+      .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
+      .option('--timeout <seconds>', 'how long to wait for approval in the browser (default: 300)')
+      .addOption(
+        completes(
+          new Option('--for <operationId>', 'ask for exactly the scopes these operations need (plat scopes plan); repeat, or separate with spaces or commas').argParser(collect),
+          'operations',
+        ),
+      )
+      .addHelpText(
+        'after',
+        examples(
+          'plat login --base-url https://school.example.com --scope courses:read',
+          'plat login --add-scope students:read               # step-up: keep what you have, add more',
+          'plat login --for listEnrolments --for getSchoolReport   # least privilege: just what those operations need',
+          'plat login --no-browser --port 8765                # browser elsewhere: forward the port or paste the final URL',
+          'plat login --client-id my-app --client-secret-stdin < secret.txt',
+          'plat login --json | jq -r .expiresAt',
+        ),
+      )
+      .action(async (flags, command: Command) => {
+        const { run } = await import('./commands/login.js');
+        await run(ctxFor(command), flags);
+      }),
+  );
 
-  program
-    .command('whoami')
-    .description('show who you are signed in as (OIDC UserInfo)')
-    .addHelpText('after', examples('plat whoami', 'plat whoami --json | jq -r .email'))
-    .action(async (_flags, command: Command) => {
-      const { run } = await import('./commands/whoami.js');
-      await run(ctxFor(command));
-    });
+  lazily(program.command('whoami').description('show who you are signed in as (OIDC UserInfo)'), (cmd) =>
+    cmd
+      .addHelpText('after', examples('plat whoami', 'plat whoami --json | jq -r .email'))
+      .action(async (_flags, command: Command) => {
+        const { run } = await import('./commands/whoami.js');
+        await run(ctxFor(command));
+      }),
+  );
 
-  program
-    .command('status')
-    .description('list profiles (or the one named): platform, user, scopes, token expiry, where tokens are stored; exit 4 if one is not logged in')
-    .addArgument(completes(new Argument('[profile]', 'show only this profile'), 'profiles'))
-    .option('--check', 'also ask the server whether each token still works')
-    .addHelpText(
-      'after',
-      examples('plat status', 'plat status school', 'plat status --check', "plat status --json | jq '.profiles[] | {profile, loggedIn}'"),
-    )
-    .action(async (name: string | undefined, flags, command: Command) => {
-      const { run } = await import('./commands/status.js');
-      await run(ctxFor(command), { ...flags, profile: name });
-    });
+  lazily(program.command('status').description('list profiles (or the one named): platform, user, scopes, token expiry, where tokens are stored; exit 4 if one is not logged in'), (cmd) =>
+    cmd
+      .addArgument(completes(new Argument('[profile]', 'show only this profile'), 'profiles'))
+      .option('--check', 'also ask the server whether each token still works')
+      .addHelpText(
+        'after',
+        examples('plat status', 'plat status school', 'plat status --check', "plat status --json | jq '.profiles[] | {profile, loggedIn}'"),
+      )
+      .action(async (name: string | undefined, flags, command: Command) => {
+        const { run } = await import('./commands/status.js');
+        await run(ctxFor(command), { ...flags, profile: name });
+      }),
+  );
 
-  program
-    .command('switch')
-    .description('make a profile the current one (kept in the config dir); --profile and PLAT_PROFILE still win')
-    .addArgument(completes(new Argument('<profile>', 'the profile to use from now on'), 'profiles'))
-    .addHelpText('after', examples('plat switch school', 'plat switch default', 'plat status'))
-    .action(async (name: string, _flags, command: Command) => {
-      const { run } = await import('./commands/switch.js');
-      await run(ctxFor(command), name);
-    });
+  lazily(program.command('switch').description('make a profile the current one (kept in the config dir); --profile and PLAT_PROFILE still win'), (cmd) =>
+    cmd
+      .addArgument(completes(new Argument('<profile>', 'the profile to use from now on'), 'profiles'))
+      .addHelpText('after', examples('plat switch school', 'plat switch default', 'plat status'))
+      .action(async (name: string, _flags, command: Command) => {
+        const { run } = await import('./commands/switch.js');
+        await run(ctxFor(command), name);
+      }),
+  );
 
-  program
-    .command('refresh')
-    .description('refresh the access token now and store the rotated refresh token')
-    .addHelpText('after', examples('plat refresh', 'plat refresh --json | jq -r .expiresAt'))
-    .action(async (_flags, command: Command) => {
-      const { run } = await import('./commands/refresh.js');
-      await run(ctxFor(command));
-    });
+  lazily(program.command('refresh').description('refresh the access token now and store the rotated refresh token'), (cmd) =>
+    cmd
+      .addHelpText('after', examples('plat refresh', 'plat refresh --json | jq -r .expiresAt'))
+      .action(async (_flags, command: Command) => {
+        const { run } = await import('./commands/refresh.js');
+        await run(ctxFor(command));
+      }),
+  );
 
-  program
-    .command('token')
-    .description('print the access token (refreshed if needed) and nothing else')
-    .option('--min-ttl <seconds>', 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts')
-    .addHelpText(
-      'after',
-      examples(
-        'curl -H "Authorization: Bearer $(plat token)" https://school.example.com/api/courses',
-        'plat token --json | jq -r .expires_at',
-        'plat token --min-ttl 900                          # a token that lasts at least 15 minutes',
-      ),
-    )
-    .action(async (flags, command: Command) => {
-      const { run } = await import('./commands/token.js');
-      await run(ctxFor(command), flags);
-    });
+  lazily(program.command('token').description('print the access token (refreshed if needed) and nothing else'), (cmd) =>
+    cmd
+      .option('--min-ttl <seconds>', 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts')
+      .addHelpText(
+        'after',
+        examples(
+          'curl -H "Authorization: Bearer $(plat token)" https://school.example.com/api/courses',
+          'plat token --json | jq -r .expires_at',
+          'plat token --min-ttl 900                          # a token that lasts at least 15 minutes',
+        ),
+      )
+      .action(async (flags, command: Command) => {
+        const { run } = await import('./commands/token.js');
+        await run(ctxFor(command), flags);
+      }),
+  );
 
-  program
-    .command('exec')
-    .description('run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)')
-    .argument('<command...>', 'the program and its arguments, after --')
-    .usage('[--env NAME] -- <command> [args...]')
-    .option('--env <name>', 'the environment variable that carries the token', 'PLAT_TOKEN')
-    .addHelpText(
-      'after',
-      examples(
-        'plat exec -- sh -c \'curl -sf -H "Authorization: Bearer $PLAT_TOKEN" "$PLAT_BASE_URL/api/courses"\'',
-        'plat exec -- python3 migrate.py                 # os.environ["PLAT_TOKEN"]',
-        'plat exec --env API_TOKEN -- node sync.mjs      # process.env.API_TOKEN',
-      ) +
-        `
+  lazily(program.command('exec').description('run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'), (cmd) =>
+    cmd
+      .argument('<command...>', 'the program and its arguments, after --')
+      .usage('[--env NAME] -- <command> [args...]')
+      .option('--env <name>', 'the environment variable that carries the token', 'PLAT_TOKEN')
+      .addHelpText(
+        'after',
+        examples(
+          'plat exec -- sh -c \'curl -sf -H "Authorization: Bearer $PLAT_TOKEN" "$PLAT_BASE_URL/api/courses"\'',
+          'plat exec -- python3 migrate.py                 # os.environ["PLAT_TOKEN"]',
+          'plat exec --env API_TOKEN -- node sync.mjs      # process.env.API_TOKEN',
+        ) +
+          `
 
 The token is never on the program's command line. plat exits with the program's status (128 + n when signal n
 ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
-    )
-    .action(async (argv: string[], flags, command: Command) => {
-      const { run } = await import('./commands/exec.js');
-      await run(ctxFor(command), argv, flags);
-    });
+      )
+      .action(async (argv: string[], flags, command: Command) => {
+        const { run } = await import('./commands/exec.js');
+        await run(ctxFor(command), argv, flags);
+      }),
+  );
 
-  program
-    .command('logout')
-    .description('revoke the tokens at the server and forget them locally')
-    .option('--no-revoke', 'only forget the tokens locally')
-    .option('--all', 'log out of every profile')
-    .option('--forget', 'also delete the profile: its platform, client registration and user')
-    .addHelpText('after', examples('plat logout', 'plat logout --all', 'plat logout --profile staging --json', 'plat logout --profile old-school --forget'))
-    .action(async (flags, command: Command) => {
-      const { run } = await import('./commands/logout.js');
-      await run(ctxFor(command), flags);
-    });
+  lazily(program.command('logout').description('revoke the tokens at the server and forget them locally'), (cmd) =>
+    cmd
+      .option('--no-revoke', 'only forget the tokens locally')
+      .option('--all', 'log out of every profile')
+      .option('--forget', 'also delete the profile: its platform, client registration and user')
+      .addHelpText('after', examples('plat logout', 'plat logout --all', 'plat logout --profile staging --json', 'plat logout --profile old-school --forget'))
+      .action(async (flags, command: Command) => {
+        const { run } = await import('./commands/logout.js');
+        await run(ctxFor(command), flags);
+      }),
+  );
 
   program.commandsGroup('The API:');
 
-  const callCommand = program
-    .command('call')
-    .description('call the API with your token; the response body goes to stdout')
-    .addArgument(completes(new Argument('<method>', 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'), 'methods'))
-    .addArgument(completes(new Argument('<path>', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
-    .addOption(new Option('-H, --header <header>', 'add a request header "Name: value" (repeatable)').argParser(collect))
-    .addOption(
-      new Option('-f, --field <key=value>', 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise').argParser(collect),
-    )
-    .addOption(new Option('-F, --typed-field <key=value>', 'add a typed field: numbers, true/false/null, @file (repeatable)').argParser(collect))
-    .addOption(completes(new Option('--input <file>', 'send a file (or - for stdin) as the request body'), 'files'))
-    .option('-i, --include', 'print the status line and response headers first')
-    .option('--anonymous', 'send no token')
-    .option('--timeout <seconds>', 'give up after this many seconds (default: 600)')
-    .option('--retry <n>', 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others')
-    .option('--paginate', 'follow every page and print one JSON array of all the items')
-    .option('--ndjson', 'with --paginate: one item per line, printed as pages arrive')
-    .option('--slurp', 'with --paginate: an array of the whole page bodies, not just their items')
-    .option('--max-pages <n>', 'with --paginate: stop after n pages')
-    .option('--max-items <n>', 'with --paginate: stop after n items')
-    .option('--items <path>', 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell')
-    .option('--next <path>', 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)')
-    .option('--jq <expr>', 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)')
-    .addHelpText(
-      'after',
-      examples(
-        "plat call GET /api/courses | jq '.courses[].title'",
-        'plat call GET /api/courses -f q=algebra -F limit=5     # query parameters',
-        'plat call POST /api/courses -f title=Algebra -F seats=30',
-        'plat call PUT /api/pages/1 --input page.json',
-        "plat call GET /api/courses -i -H 'Accept-Language: de'",
-        'plat call GET /api/courses --jq \'.courses[].title\'       # jq built in: strings print raw',
-        'plat call GET /api/courses --paginate > courses.json        # every page, one JSON array',
-        "plat call GET /api/courses --paginate --ndjson --jq 'select(.public) | .id'",
-        'plat call GET /api/courses --paginate --max-items 50 --slurp',
-        'plat call GET /reports --paginate --items result.rows --next paging.after=after',
-      ) +
-        `
+  const callCommand = lazily(program.command('call').description('call the API with your token; the response body goes to stdout'), (cmd) =>
+    cmd
+      .addArgument(completes(new Argument('<method>', 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'), 'methods'))
+      .addArgument(completes(new Argument('<path>', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
+      .addOption(new Option('-H, --header <header>', 'add a request header "Name: value" (repeatable)').argParser(collect))
+      .addOption(
+        new Option('-f, --field <key=value>', 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise').argParser(collect),
+      )
+      .addOption(new Option('-F, --typed-field <key=value>', 'add a typed field: numbers, true/false/null, @file (repeatable)').argParser(collect))
+      .addOption(completes(new Option('--input <file>', 'send a file (or - for stdin) as the request body'), 'files'))
+      .option('-i, --include', 'print the status line and response headers first')
+      .option('--anonymous', 'send no token')
+      .option('--timeout <seconds>', 'give up after this many seconds (default: 600)')
+      .option('--retry <n>', 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others')
+      .option('--paginate', 'follow every page and print one JSON array of all the items')
+      .option('--ndjson', 'with --paginate: one item per line, printed as pages arrive')
+      .option('--slurp', 'with --paginate: an array of the whole page bodies, not just their items')
+      .option('--max-pages <n>', 'with --paginate: stop after n pages')
+      .option('--max-items <n>', 'with --paginate: stop after n items')
+      .option('--items <path>', 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell')
+      .option('--next <path>', 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)')
+      .option('--jq <expr>', 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)')
+      .addHelpText(
+        'after',
+        examples(
+          "plat call GET /api/courses | jq '.courses[].title'",
+          'plat call GET /api/courses -f q=algebra -F limit=5     # query parameters',
+          'plat call POST /api/courses -f title=Algebra -F seats=30',
+          'plat call PUT /api/pages/1 --input page.json',
+          "plat call GET /api/courses -i -H 'Accept-Language: de'",
+          'plat call GET /api/courses --jq \'.courses[].title\'       # jq built in: strings print raw',
+          'plat call GET /api/courses --paginate > courses.json        # every page, one JSON array',
+          "plat call GET /api/courses --paginate --ndjson --jq 'select(.public) | .id'",
+          'plat call GET /api/courses --paginate --max-items 50 --slurp',
+          'plat call GET /reports --paginate --items result.rows --next paging.after=after',
+        ) +
+          `
 
 Paths and scopes come from the platform's /openapi.json once plat api has cached it: plat call warns about a path
 the document does not list, and names the scope an operation needs when the session lacks it.
@@ -263,145 +305,147 @@ its only array member, or the first of items, data, results, value, records, ent
 has_more but names no next page is an error, not a short list. A next link on
 another origin is fetched without your token; a page that leads back to an earlier one is an error. If a page
 fails, plat exits non-zero and the array printed so far has no closing ].`,
-    )
-    .action(async (method: string, path: string, flags, command: Command) => {
-      const { run } = await import('./commands/call.js');
-      await run(ctxFor(command), method, path, flags);
-    });
+      )
+      .action(async (method: string, path: string, flags, command: Command) => {
+        const { run } = await import('./commands/call.js');
+        await run(ctxFor(command), method, path, flags);
+      }),
+  );
 
-  const opCommand = program
-    .command('op')
-    .alias('api')
-    .description("list the API's operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters")
-    .usage('[filter] | <operationId> [--<parameter> <value>]... [-f/-F fields] [--input file] [call options]')
-    .addArgument(completes(new Argument('[operationId]', 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'), 'operations'))
-    .addArgument(
-      completes(new Argument('[parameters...]', "the operation's parameters: --<name> <value> each (plat op <operationId> --help lists them)"), 'operation-parameters'),
-    )
-    .addOption(new Option('-p, --param <name=value>', 'a parameter whose name plat uses itself (repeatable)').argParser(collect))
-    .option('--refresh', 'fetch /openapi.json again now (otherwise the cached copy is used for an hour)')
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .addHelpText(
-      'after',
-      examples(
-        'plat op                                             # every operation: id, method, path, summary, scopes',
-        'plat op courses                                     # those whose id, path, summary or scopes mention courses',
-        'plat op getCourse --help                            # its parameters, body fields, scopes and an example',
-        'plat op getCourse --courseId course-101 --include lessons',
-        'plat op updateCourse --courseId course-101 -F seats=40 -f level=advanced',
-        'plat op createCourse --input course.json -i',
-        "plat op listCoursesLinkHeader --paginate --jq '.[].title'   # every page, as plat call --paginate",
-        'plat api --refresh                                  # plat api: only the listing (every word filters)',
-      ) +
-        `
+  const opCommand = lazily(program.command('op').alias('api').description("list the API's operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters"), (cmd) => {
+    cmd
+      .usage('[filter] | <operationId> [--<parameter> <value>]... [-f/-F fields] [--input file] [call options]')
+      .addArgument(completes(new Argument('[operationId]', 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'), 'operations'))
+      .addArgument(
+        completes(new Argument('[parameters...]', "the operation's parameters: --<name> <value> each (plat op <operationId> --help lists them)"), 'operation-parameters'),
+      )
+      .addOption(new Option('-p, --param <name=value>', 'a parameter whose name plat uses itself (repeatable)').argParser(collect))
+      .option('--refresh', 'fetch /openapi.json again now (otherwise the cached copy is used for an hour)')
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .addHelpText(
+        'after',
+        examples(
+          'plat op                                             # every operation: id, method, path, summary, scopes',
+          'plat op courses                                     # those whose id, path, summary or scopes mention courses',
+          'plat op getCourse --help                            # its parameters, body fields, scopes and an example',
+          'plat op getCourse --courseId course-101 --include lessons',
+          'plat op updateCourse --courseId course-101 -F seats=40 -f level=advanced',
+          'plat op createCourse --input course.json -i',
+          "plat op listCoursesLinkHeader --paginate --jq '.[].title'   # every page, as plat call --paginate",
+          'plat api --refresh                                  # plat api: only the listing (every word filters)',
+        ) +
+          `
 
 plat op checks required parameters, types, enums and the request body against the document before anything is
 sent (exit 2, naming the parameter), then behaves as plat call: the same output, flags and exit codes. A long name
 the operation uses for a parameter is the parameter (--include): reach plat's option by its short form (-i), and a
 parameter named like a global option (--profile) with -p profile=value. The document is cached for an hour in the
 config dir (ETag revalidation after that); a document that cannot be read never replaces the cached copy.`,
-    )
-    .action(async (_operationId: string | undefined, _parameters: string[], _flags, command: Command) => {
-      const { run } = await import('./commands/op.js');
-      const options = selfParsed.get(command) ?? command.options;
-      const own = options.map((o) => ({
-        long: o.long,
-        short: o.short,
-        key: o.attributeName(),
-        takesValue: o.required || o.optional,
-        negate: o.negate,
-        parse: o.parseArg as ((value: string, previous: unknown) => unknown) | undefined,
-        defaultValue: o.defaultValue as unknown,
-        choices: o.argChoices,
-      }));
-      const invokedAs = command.parent?.args[0] === 'api' ? 'api' : 'op';
-      await run(
-        ctxFor(command),
-        command.args,
-        own,
-        () => {
-          (command as unknown as { options: readonly Option[] }).options = options;
-          command.helpOption('-h, --help', 'show help');
-          command.outputHelp();
-        },
-        invokedAs,
-      );
-    });
-  // The same request options as plat call (the Option objects themselves), since plat op then behaves as plat call.
-  for (const option of callCommand.options) opCommand.addOption(option);
+      )
+      .action(async (_operationId: string | undefined, _parameters: string[], _flags, command: Command) => {
+        const { run } = await import('./commands/op.js');
+        const options = selfParsed.get(command) ?? command.options;
+        const own = options.map((o) => ({
+          long: o.long,
+          short: o.short,
+          key: o.attributeName(),
+          takesValue: o.required || o.optional,
+          negate: o.negate,
+          parse: o.parseArg as ((value: string, previous: unknown) => unknown) | undefined,
+          defaultValue: o.defaultValue as unknown,
+          choices: o.argChoices,
+        }));
+        const invokedAs = command.parent?.args[0] === 'api' ? 'api' : 'op';
+        await run(
+          ctxFor(command),
+          command.args,
+          own,
+          () => {
+            (command as unknown as { options: readonly Option[] }).options = options;
+            command.helpOption('-h, --help', 'show help');
+            command.outputHelp();
+          },
+          invokedAs,
+        );
+      });
+    // The same request options as plat call (the Option objects themselves), since plat op then behaves as plat call.
+    define(callCommand);
+    for (const option of callCommand.options) cmd.addOption(option);
+  });
   // Which words are plat's options and which the operation's parameters depends on the operation: plat op parses
   // its words itself (commands/op-args.ts), --help included. Its options stay defined for help and completions.
   selfParsing.add(opCommand);
 
-  program
-    .command('scopes')
-    .description('list the scopes the platform offers and which your session holds; plan the least set some operations need')
-    .usage('[plan <operationId>...]')
-    .addArgument(new Argument('[plan]', 'plan: the least set of scopes covering the operations named after it').choices(['plan']))
-    .addArgument(completes(new Argument('[operationIds...]', 'operations from plat op'), 'operations'))
-    .addHelpText(
-      'after',
-      examples(
-        'plat scopes',
-        'plat scopes --base-url https://school.example.com',
-        "plat scopes --json | jq -r '.scopes[] | select(.granted) | .name'",
-        'plat scopes plan listEnrolments getSchoolReport      # the least set, and which of it you hold',
-        'plat login --for listEnrolments --for getSchoolReport  # ask for exactly that set',
-      ),
-    )
-    .action(async (plan: string | undefined, operationIds: string[], _flags, command: Command) => {
-      if (plan === 'plan') {
-        const { runPlan } = await import('./commands/scopes-plan.js');
-        await runPlan(ctxFor(command), operationIds);
-        return;
-      }
-      const { run } = await import('./commands/scopes.js');
-      await run(ctxFor(command));
-    });
+  lazily(program.command('scopes').description('list the scopes the platform offers and which your session holds; plan the least set some operations need'), (cmd) =>
+    cmd
+      .usage('[plan <operationId>...]')
+      .addArgument(new Argument('[plan]', 'plan: the least set of scopes covering the operations named after it').choices(['plan']))
+      .addArgument(completes(new Argument('[operationIds...]', 'operations from plat op'), 'operations'))
+      .addHelpText(
+        'after',
+        examples(
+          'plat scopes',
+          'plat scopes --base-url https://school.example.com',
+          "plat scopes --json | jq -r '.scopes[] | select(.granted) | .name'",
+          'plat scopes plan listEnrolments getSchoolReport      # the least set, and which of it you hold',
+          'plat login --for listEnrolments --for getSchoolReport  # ask for exactly that set',
+        ),
+      )
+      .action(async (plan: string | undefined, operationIds: string[], _flags, command: Command) => {
+        if (plan === 'plan') {
+          const { runPlan } = await import('./commands/scopes-plan.js');
+          await runPlan(ctxFor(command), operationIds);
+          return;
+        }
+        const { run } = await import('./commands/scopes.js');
+        await run(ctxFor(command));
+      }),
+  );
 
-  program
-    .command('discover')
-    .description('show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource')
-    .option('--refresh', 'fetch the metadata again instead of using the cached copy (kept for an hour)')
-    .addHelpText(
-      'after',
-      examples('plat discover --base-url https://school.example.com', 'plat discover --json | jq .endpoints', 'plat discover --refresh'),
-    )
-    .action(async (flags, command: Command) => {
-      const { run } = await import('./commands/discover.js');
-      await run(ctxFor(command), flags);
-    });
+  lazily(program.command('discover').description('show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'), (cmd) =>
+    cmd
+      .option('--refresh', 'fetch the metadata again instead of using the cached copy (kept for an hour)')
+      .addHelpText(
+        'after',
+        examples('plat discover --base-url https://school.example.com', 'plat discover --json | jq .endpoints', 'plat discover --refresh'),
+      )
+      .action(async (flags, command: Command) => {
+        const { run } = await import('./commands/discover.js');
+        await run(ctxFor(command), flags);
+      }),
+  );
 
   program.commandsGroup('Shell:');
 
-  program
-    .command('completion')
-    .description('print the shell completion script for bash, zsh or fish')
-    .addArgument(new Argument('<shell>', 'the shell: bash, zsh or fish').choices(SHELLS))
-    .addHelpText(
-      'after',
-      examples(
-        'source <(plat completion bash)                               # in ~/.bashrc',
-        'plat completion bash > ~/.local/share/bash-completion/completions/plat',
-        'plat completion zsh > "${fpath[1]}/_plat"                     # then restart zsh',
-        'plat completion fish > ~/.config/fish/completions/plat.fish',
-      ),
-    )
-    .action(async (shell: string, _flags, command: Command) => {
-      const { printScript } = await import('./commands/completion.js');
-      printScript(command.parent ?? program, shell);
-    });
+  lazily(program.command('completion').description('print the shell completion script for bash, zsh or fish'), (cmd) =>
+    cmd
+      .addArgument(new Argument('<shell>', 'the shell: bash, zsh or fish').choices(SHELLS))
+      .addHelpText(
+        'after',
+        examples(
+          'source <(plat completion bash)                               # in ~/.bashrc',
+          'plat completion bash > ~/.local/share/bash-completion/completions/plat',
+          'plat completion zsh > "${fpath[1]}/_plat"                     # then restart zsh',
+          'plat completion fish > ~/.config/fish/completions/plat.fish',
+        ),
+      )
+      .action(async (shell: string, _flags, command: Command) => {
+        const { printScript } = await import('./commands/completion.js');
+        defineAll();
+        printScript(command.parent ?? program, shell);
+      }),
+  );
 
-  program
-    .command('__complete', { hidden: true })
-    .description('print completion candidates (used by the completion scripts)')
-    .argument('<kind>')
-    .argument('[words...]', 'for op-flags and op-values: the operationId, then the parameter')
-    .action(async (kind: string, words: string[], _flags, command: Command) => {
-      const { printCandidates } = await import('./commands/completion.js');
-      await printCandidates(() => ctxFor(command), kind, words);
-    });
+  lazily(program.command('__complete', { hidden: true }).description('print completion candidates (used by the completion scripts)'), (cmd) =>
+    cmd
+      .argument('<kind>')
+      .argument('[words...]', 'for op-flags and op-values: the operationId, then the parameter')
+      .action(async (kind: string, words: string[], _flags, command: Command) => {
+        const { printCandidates } = await import('./commands/completion.js');
+        await printCandidates(() => ctxFor(command), kind, words);
+      }),
+  );
 
   program.helpCommand('help [command]', 'show help for a command');
 

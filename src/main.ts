@@ -69,7 +69,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
         defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir(env)),
       });
       return context;
-    });
+    }, { lazy: true });
     program.exitOverride();
     program.configureOutput({
       writeOut: (s) => io.stdout.write(s),

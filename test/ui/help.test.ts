@@ -122,3 +122,28 @@ describe('mistakes get the closest match suggested (exit 2, nothing on stdout)',
     expect(result.stderr).toMatch(/Allowed choices are bash, zsh, fish/);
   });
 });
+
+describe('the program main.ts builds lazily (each command defined when dispatched or described)', () => {
+  const build = (lazy: boolean) =>
+    buildProgram('0.0.0-test', () => {
+      throw new Error('not run');
+    }, { lazy });
+
+  it('gives the root help and every command\'s help exactly as the program defined all at once', () => {
+    const eager = build(false);
+    const lazy = build(true);
+    expect(lazy.helpInformation()).toBe(eager.helpInformation());
+    // A fresh lazy program per command, so that no other command's help has defined it first.
+    for (const command of eager.commands) {
+      const fresh = build(true).commands.find((c) => c.name() === command.name())!;
+      expect(fresh.helpInformation(), command.name()).toBe(command.helpInformation());
+    }
+  });
+
+  it('leaves the commands not dispatched undefined: no options or arguments on them yet', () => {
+    const lazy = build(true);
+    const call = lazy.commands.find((c) => c.name() === 'call')!;
+    expect([call.options.length, call.registeredArguments.length]).toEqual([0, 0]);
+    expect(describeProgram(build(false)).commands.find((c) => c.name === 'call')!.options.length).toBeGreaterThan(10);
+  });
+});
