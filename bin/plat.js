@@ -37,7 +37,8 @@ function load(file) {
   } catch {
     cachedData = undefined;
   }
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  // The bundle is a function expression (src/build/build.mjs wraps it), as Node's own CommonJS wrapper would be.
+  const script = new Script(source, {
     filename: file,
     cachedData,
   });

@@ -1,4 +1,4 @@
-// Bundles src/ into dist/main.cjs: one CommonJS file, because Node 20 loads one CommonJS file far faster than a
+// Bundles src/ into dist/main.cjs: one CommonJS function body (bin/plat.js compiles it through a V8 code cache), because Node 20 loads one CommonJS file far faster than a
 // graph of ES modules (its ESM loader costs ~20 ms of start-up per invocation). Modules that only some commands
 // need are still initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so
 // their code is parsed but not run. ESM-only packages used by few commands (ora, open) and the ones plat needs
@@ -21,6 +21,10 @@ await build({
   legalComments: 'none',
   external: ['@github/keytar', 'ajv', 'open', 'ora', 'undici', 'jq-web'],
   define: { PLAT_VERSION: JSON.stringify(pkg.version) },
+  // The bundle is the body of the function bin/plat.js compiles, wrapped here rather than by concatenating strings
+  // there: one 580 KB copy fewer per start, and with it one of the two scavenges a `plat call` made (~0.5 ms).
+  banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
+  footer: { js: '})' },
   logLevel: 'warning',
   plugins: [lazyChildProcessInCommander(), chalkWithoutDetection()],
 });
