@@ -94,8 +94,9 @@ export function createIO(options: IOOptions): IO {
   // Our own decision (flag, NO_COLOR, FORCE_COLOR, TTY) sets the level; chalk only paints.
   const color = once(() => colorWanted(env, stderrIsTTY(), options.colorFlag));
   const outColor = once(() => colorWanted(env, stdoutIsTTY(), options.colorFlag));
-  const paint = once(() => chalk(color()));
-  const outPaint = once(() => chalk(outColor()));
+  // Without colour a style is the text itself, and chalk is not even loaded (see chalk() below).
+  const paint = once(() => (color() ? chalk() : undefined));
+  const outPaint = once(() => (outColor() ? chalk() : undefined));
   const line = (s: string) => {
     const scrubbed = scrubKnownSecrets(s);
     // A body without a final newline ("Not Found") must not run into plat's own line on the same terminal.
@@ -132,13 +133,13 @@ export function createIO(options: IOOptions): IO {
     },
     err: line,
     // Messages may quote a server; whatever a server slipped into one never reaches the terminal as a control.
-    note: (s) => line(paint().dim(safe(s))),
-    warn: (s) => line(`${paint().yellow('warning:')} ${safe(s)}`),
-    success: (s) => line(`${paint().green('✓')} ${safe(s)}`),
-    dim: (s) => outPaint().dim(s),
-    bold: (s) => outPaint().bold(s),
-    green: (s) => outPaint().green(s),
-    red: (s) => paint().red(s),
+    note: (s) => line(paint()?.dim(safe(s)) ?? safe(s)),
+    warn: (s) => line(`${paint()?.yellow('warning:') ?? 'warning:'} ${safe(s)}`),
+    success: (s) => line(`${paint()?.green('✓') ?? '✓'} ${safe(s)}`),
+    dim: (s) => outPaint()?.dim(s) ?? s,
+    bold: (s) => outPaint()?.bold(s) ?? s,
+    green: (s) => outPaint()?.green(s) ?? s,
+    red: (s) => paint()?.red(s) ?? s,
     spinner: async (text) => {
       if (!stderrIsTTY() || env.CI) return { stop() {} };
       const { default: ora } = await importPackage<typeof import('ora')>('ora');
@@ -150,13 +151,14 @@ export function createIO(options: IOOptions): IO {
 }
 
 /**
- * chalk at the level plat decided, colour or none. required, not imported: esbuild then initialises chalk (its style
- * tables, ~0.5 ms) on the first styled message instead of at every start, and a quiet script's run never styles
- * anything. test/cli/startup.test.ts checks the bundle keeps it lazy.
+ * chalk, for output plat decided to colour (its own detection is stubbed out at build time). required, not
+ * imported: esbuild then initialises chalk (its style tables, ~0.5 ms) when something is first coloured instead of
+ * at every start, and a run without colour (a script's) never does. test/cli/startup.test.ts checks the bundle
+ * keeps it lazy.
  */
-function chalk(colour: boolean): ChalkInstance {
+function chalk(): ChalkInstance {
   const { Chalk } = require('chalk') as typeof import('chalk');
-  return new Chalk({ level: colour ? 1 : 0 });
+  return new Chalk({ level: 1 });
 }
 
 export const errorPrefix = (io: IO) => io.red('error:');
