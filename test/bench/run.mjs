@@ -5,7 +5,8 @@
 // shared machine), plus peak RSS, wall time and CPU time of large downloads, and paging through 1,000 pages
 // (pages.mjs). Prints a table and writes
 // test/bench/results.json. `--quick` skips the 1 GiB download; `--no-keychain` measures the file store only;
-// `--startup-only` measures start-up rows only and writes no results.json.
+// `--startup-only` measures start-up rows only and writes no results.json; `--without-extra-ca` runs every command
+// without NODE_EXTRA_CA_CERTS (see below).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -31,6 +32,11 @@ const platform = await startPlatform();
 const dir = await mkdtemp(path.join(os.tmpdir(), 'plat-bench-'));
 const baseEnv = { ...process.env };
 for (const key of Object.keys(baseEnv)) if (key.startsWith('PLAT_')) delete baseEnv[key];
+// NODE_EXTRA_CA_CERTS makes every Node start read and parse that file: with Debian's whole bundle (as on the
+// machines these figures come from) `node -e 0` takes 2-3x as long, which lowers every ratio to it. The figures are
+// measured with the environment as it is; `--without-extra-ca` measures them without it.
+const withoutExtraCa = process.argv.includes('--without-extra-ca');
+if (withoutExtraCa) delete baseEnv.NODE_EXTRA_CA_CERTS;
 const stores = {
   file: { ...baseEnv, PLAT_CONFIG_DIR: path.join(dir, 'file'), PLAT_TOKEN_STORE: 'file' },
   // Unset, as most people run it: the profile records the keychain at login and later commands follow it.
@@ -47,7 +53,7 @@ const results = {
   machine: machine(),
   node: process.version,
   tokenStores: keychainReady ? ['file', 'keychain'] : ['file'],
-  note: `load average ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} at the start (a shared machine: other jobs run beside the benchmark); figures are medians of ${RUNS} pairwise ratios${perf ? ', wall clock and (perf stat task-clock) CPU time' : ', wall clock'}`,
+  note: `load average ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} at the start (a shared machine: other jobs run beside the benchmark); NODE_EXTRA_CA_CERTS ${baseEnv.NODE_EXTRA_CA_CERTS ? `set (${baseEnv.NODE_EXTRA_CA_CERTS})` : 'unset'}; figures are medians of ${RUNS} pairwise ratios${perf ? ', wall clock and (perf stat task-clock) CPU time' : ', wall clock'}`,
   rows: [],
 };
 try {
