@@ -99,16 +99,17 @@ export async function expectPlatError(
   run: () => Promise<unknown>,
   exitCode: number,
   message: RegExp,
-  options: { stdout?: boolean } = {},
+  options: { stdout?: boolean; /** Names the case in failure messages (a command of a list). */ what?: string } = {},
 ): Promise<PlatError> {
+  const what = options.what ? `${options.what}: ` : '';
   const error = await run().then(
-    () => expect.unreachable(`expected a failure with exit code ${exitCode}; stderr: ${t.stderr()}`),
+    () => expect.unreachable(`${what}expected a failure with exit code ${exitCode}; stderr: ${t.stderr()}`),
     (e: unknown) => e,
   );
-  if (!(error instanceof PlatError)) throw new Error(`expected a PlatError (a sentence plat prints), got: ${(error as Error)?.stack ?? error}`);
-  expect(error.exitCode, error.message).toBe(exitCode);
-  expect(error.message).toMatch(message);
-  expect(error.message.length).toBeGreaterThan(20);
-  if (!options.stdout) expect(t.stdout()).toBe('');
+  if (!(error instanceof PlatError)) throw new Error(`${what}expected a PlatError (a sentence plat prints), got: ${(error as Error)?.stack ?? error}`);
+  expect(error.exitCode, `${what}${error.message}`).toBe(exitCode);
+  expect(error.message, what).toMatch(message);
+  expect(error.message.length, what).toBeGreaterThan(20);
+  if (!options.stdout) expect(t.stdout(), `${what}stdout`).toBe('');
   return error;
 }
