@@ -2,6 +2,8 @@
  * The layer rules of shared design (README "How it is built"), written once and held against the real import graph
  * of src/: every `import`, `import type`, `export … from`, `import()` and `typeof import()` of every .ts file counts,
  * because a type-only or lazy import still ties two layers together (and still makes a cycle a reader must untangle).
+ * The one exception is written beside the rules: commands may name the shapes the store keeps, type-only. And no
+ * module re-exports another's symbols, so each has one import path: the module that defines it.
  *
  * A new import that breaks a rule fails here with the file, line and rule it breaks, instead of waiting for a review.
  */
@@ -43,6 +45,15 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
 ];
 
 /**
+ * The one module a forbidden arrow may reach with `import type` (or `typeof import()`) only: nothing of it runs, so
+ * no command can touch storage through it, and a command that renders a stored profile names its type where it is
+ * defined instead of through a session re-export (which gave each type two import paths).
+ */
+const TYPE_ONLY_EXCEPTIONS: ReadonlyArray<readonly [Layer, string, string]> = [
+  ['commands', 'src/store/types.ts', 'the shapes of what plat keeps (Profile, StoredSession, ProfileUser), which status and whoami render'],
+];
+
+/**
  * Violations that in-flight work removes (issue 15): the lead empties this list. An entry that no longer occurs
  * fails the test too, so the list can only shrink; a violation not on it fails at once.
  */
@@ -53,6 +64,10 @@ interface Import {
   to: string;
   line: number;
   specifier: string;
+  /** Erased from the output: `import type`, `import { type A }` with every name a type, `export type`, `typeof import()`. */
+  typeOnly: boolean;
+  /** `export … from`: the module hands on another's symbols. */
+  reExport: boolean;
 }
 
 function sourceFiles(dir: string): string[] {
@@ -77,18 +92,23 @@ function resolve(from: string, specifier: string, files: ReadonlySet<string>): s
 function importsOf(file: string, text: string, files: ReadonlySet<string>): Import[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const found: Import[] = [];
-  const add = (node: ts.Node, literal: ts.Expression | undefined) => {
+  const add = (node: ts.Node, literal: ts.Expression | undefined, typeOnly: boolean) => {
     if (!literal || !ts.isStringLiteralLike(literal)) return;
     const to = resolve(file, literal.text, files);
     if (!to) return;
     const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
-    found.push({ from: file, to, line, specifier: literal.text });
+    found.push({ from: file, to, line, specifier: literal.text, typeOnly, reExport: ts.isExportDeclaration(node) });
   };
+  const everyNameIsAType = (names: ts.NamedImports | ts.NamedExports | ts.NamespaceImport | ts.NamespaceExport | undefined) =>
+    names !== undefined && (ts.isNamedImports(names) || ts.isNamedExports(names)) && names.elements.length > 0 && names.elements.every((e) => e.isTypeOnly);
   const visit = (node: ts.Node) => {
-    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node, node.moduleSpecifier);
-    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, node.arguments[0]);
-    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, node.argument.literal);
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node, node.moduleReference.expression);
+    if (ts.isImportDeclaration(node)) {
+      const clause = node.importClause;
+      add(node, node.moduleSpecifier, clause !== undefined && (clause.isTypeOnly || (!clause.name && everyNameIsAType(clause.namedBindings))));
+    } else if (ts.isExportDeclaration(node)) add(node, node.moduleSpecifier, node.isTypeOnly || everyNameIsAType(node.exportClause));
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, node.arguments[0], false);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, node.argument.literal, true);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node, node.moduleReference.expression, node.isTypeOnly);
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -183,9 +203,11 @@ function violations(files: readonly string[], imports: readonly Import[]): Viola
       continue;
     }
     const [a, b] = [layerOf(i.from), layerOf(i.to)];
+    const excepted = i.typeOnly && TYPE_ONLY_EXCEPTIONS.some(([layer, file]) => a === layer && i.to === file);
     for (const [from, to, why] of NEVER) {
-      if (a === from && b === to) note(`${from} → ${to}: ${i.from} → ${i.to}`, i, why);
+      if (a === from && b === to && !excepted) note(`${from} → ${to}: ${i.from} → ${i.to}`, i, why);
     }
+    if (i.reExport) note(`re-export: ${i.from} → ${i.to}`, i, 'hands on symbols of another module: import them from where they are defined');
     if (i.from === i.to || (component.get(i.from) !== undefined && component.get(i.from) === component.get(i.to))) {
       note(`cycle: ${i.from} → ${i.to}`, i, `closes the import cycle ${pathBack(i.from, i.to, edges).join(' → ')}`);
     }
@@ -247,7 +269,7 @@ describe('the rule checker itself', () => {
     ]);
   });
 
-  it('names a forbidden arrow, type-only or not, and every import of a cycle', () => {
+  it('names a forbidden arrow, type-only or not, every import of a cycle, and a re-export', () => {
     const imports = [
       ...read('src/commands/x.ts', "import type { S } from '../store/z.js';"),
       ...read('src/oauth/y.ts', "export * from '../store/z.js';"),
@@ -261,7 +283,41 @@ describe('the rule checker itself', () => {
       'cycle: src/a.ts → src/b.ts',
       'cycle: src/b.ts → src/a.ts',
       'protocol → store: src/oauth/y.ts → src/store/z.ts',
+      're-export: src/oauth/y.ts → src/store/z.ts',
     ]);
     expect(found[2]!.detail).toBe("src/b.ts:1 imports './a.js': closes the import cycle src/b.ts → src/a.ts → src/b.ts");
+  });
+
+  it('tells type-only imports from the rest', () => {
+    const text = [
+      "import type { A } from './b.js';",
+      "import { type A, type B } from './b.js';",
+      "export type { A } from './b.js';",
+      "type T = typeof import('./b.js');",
+      "import { type A, b } from './b.js';",
+      "import b, { type A } from './b.js';",
+      "import * as b from './b.js';",
+      "import './b.js';",
+      "export { b } from './b.js';",
+      "const b = () => import('./b.js');",
+    ].join('\n');
+    expect(read('src/a.ts', text).map((i) => i.typeOnly)).toEqual([true, true, true, true, false, false, false, false, false, false]);
+  });
+
+  it('lets commands import the types of src/store/types.ts, and nothing else of the store', () => {
+    const withTypes = [...files, 'src/store/types.ts'];
+    const known = new Set(withTypes);
+    const imports = [
+      ...importsOf('src/commands/x.ts', "import type { Profile } from '../store/types.js';", known),
+      ...importsOf('src/commands/x.ts', "import { isStoredSession } from '../store/types.js';", known),
+      ...importsOf('src/commands/x.ts', "import type { Z } from '../store/z.js';", known),
+      ...importsOf('src/oauth/y.ts', "import type { Profile } from '../store/types.js';", known),
+    ];
+    const found = violations(withTypes, imports);
+    expect(found.map((v) => v.detail)).toEqual([
+      "src/commands/x.ts:1 imports '../store/types.js': commands go through the session", // the value import
+      "src/commands/x.ts:1 imports '../store/z.js': commands go through the session",
+      "src/oauth/y.ts:1 imports '../store/types.js': the protocol knows no storage: it returns its own types and the session maps them",
+    ]);
   });
 });
