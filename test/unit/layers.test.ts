@@ -68,6 +68,8 @@ interface Import {
   typeOnly: boolean;
   /** `export … from`: the module hands on another's symbols. */
   reExport: boolean;
+  /** `import()`: loaded when that line runs, not with the module. */
+  lazy: boolean;
 }
 
 function sourceFiles(dir: string): string[] {
@@ -80,9 +82,10 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** The module a relative specifier names, as a path from the repository root ('./x.js' is './x.ts' in source). */
-function resolve(from: string, specifier: string, files: ReadonlySet<string>): string | undefined {
-  if (!specifier.startsWith('.')) return undefined; // a package or node: builtin
+/** The module a relative specifier names, as a path from the repository root ('./x.js' is './x.ts' in source); a
+ *  package or node: builtin as it is named. */
+function resolve(from: string, specifier: string, files: ReadonlySet<string>): string {
+  if (!specifier.startsWith('.')) return specifier;
   const base = path.posix.join(path.posix.dirname(from), specifier);
   const candidates = [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.d.ts'), base, `${base}.ts`, `${base}/index.ts`];
   return candidates.find((c) => files.has(c)) ?? `${base} (unresolved)`;
@@ -95,9 +98,9 @@ function importsOf(file: string, text: string, files: ReadonlySet<string>): Impo
   const add = (node: ts.Node, literal: ts.Expression | undefined, typeOnly: boolean) => {
     if (!literal || !ts.isStringLiteralLike(literal)) return;
     const to = resolve(file, literal.text, files);
-    if (!to) return;
     const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
-    found.push({ from: file, to, line, specifier: literal.text, typeOnly, reExport: ts.isExportDeclaration(node) });
+    const lazy = ts.isCallExpression(node);
+    found.push({ from: file, to, line, specifier: literal.text, typeOnly, reExport: ts.isExportDeclaration(node), lazy });
   };
   const everyNameIsAType = (names: ts.NamedImports | ts.NamedExports | ts.NamespaceImport | ts.NamespaceExport | undefined) =>
     names !== undefined && (ts.isNamedImports(names) || ts.isNamedExports(names)) && names.elements.length > 0 && names.elements.every((e) => e.isTypeOnly);
@@ -246,6 +249,48 @@ describe('the import graph of src/ keeps the layers', () => {
   });
 });
 
+/**
+ * What a command loads when it starts: the static imports, followed from module to module, that are not type-only
+ * (erased) nor import() (esbuild's bundle initialises a module's static imports when the module loads, and an
+ * import() only when that line runs). `via` maps each module reached to the one that imported it.
+ */
+function loadedBy(start: string, imports: readonly Import[]): Map<string, string> {
+  const via = new Map<string, string>([[start, '']]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const from = queue.shift()!;
+    for (const i of imports) {
+      if (i.from !== from || i.typeOnly || i.lazy || via.has(i.to)) continue;
+      via.set(i.to, from);
+      queue.push(i.to);
+    }
+  }
+  return via;
+}
+
+function chain(via: ReadonlyMap<string, string>, module: string): string {
+  const way = [module];
+  for (let m = via.get(module); m; m = via.get(m)) way.unshift(m);
+  return way.join(' → ');
+}
+
+describe('the token path loads no protocol library', () => {
+  // oauth4webapi's initialisation costs every start that loads it. These commands read the stored session, and
+  // whoami and status read UserInfo with plat's own request (oauth/userinfo.ts, oauth/endpoints.ts: no value import
+  // of oauth4webapi); they load it with import() only to refresh or discover. The entry's own imports count too.
+  const { imports } = graph();
+  const TOKEN_PATH = ['src/commands/whoami.ts', 'src/commands/token.ts', 'src/commands/call.ts', 'src/commands/status.ts', 'src/commands/refresh.ts'];
+
+  it.each(['src/main.ts', ...TOKEN_PATH])('%s loads no oauth4webapi when it starts', (start) => {
+    const via = loadedBy(start, imports);
+    expect(via.has('oauth4webapi') ? chain(via, 'oauth4webapi') : 'not loaded').toBe('not loaded');
+  });
+
+  it('sees through the chain: plat login does load it', () => {
+    expect(chain(loadedBy('src/commands/login.ts', imports), 'oauth4webapi')).toMatch(/^src\/commands\/login\.ts → .* → oauth4webapi$/);
+  });
+});
+
 describe('the rule checker itself', () => {
   const files = ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/commands/x.ts', 'src/oauth/y.ts', 'src/store/z.ts'];
   const known = new Set(files);
@@ -260,12 +305,13 @@ describe('the rule checker itself', () => {
       "type T = typeof import('./store/z.js');",
       "import fs from 'node:fs';",
     ].join('\n');
-    expect(read('src/a.ts', text).map((i) => [i.to, i.line])).toEqual([
-      ['src/b.ts', 1],
-      ['src/c.ts', 2],
-      ['src/commands/x.ts', 3],
-      ['src/oauth/y.ts', 4],
-      ['src/store/z.ts', 5],
+    expect(read('src/a.ts', text).map((i) => [i.to, i.line, i.lazy])).toEqual([
+      ['src/b.ts', 1, false],
+      ['src/c.ts', 2, false],
+      ['src/commands/x.ts', 3, false],
+      ['src/oauth/y.ts', 4, true],
+      ['src/store/z.ts', 5, false],
+      ['node:fs', 6, false],
     ]);
   });
 
