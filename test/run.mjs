@@ -6,6 +6,7 @@
  *   unlocked gnome-keyring (PLAT_TEST_KEYRING=1), so keychain tests use a real Secret Service and never the
  *   developer's own keychain. Otherwise vitest runs directly and those tests are skipped (or, with CI set, fail).
  * - HOME, the XDG dirs and TMPDIR point into a throwaway directory, removed afterwards.
+ * - NODE_EXTRA_CA_CERTS is not inherited: it costs each Node process ~50 ms of start-up (see below).
  * - Extra arguments go to vitest: `npm test -- test/store`, `node test/run.mjs -t lock`.
  * - The last line printed is `N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
  */
@@ -139,6 +140,14 @@ async function main() {
     // A developer's own plat settings must not leak into the tests.
     for (const key of Object.keys(env)) if (key.startsWith('PLAT_')) delete env[key];
     env.PLAT_TEST_SHARED_DIR = shared;
+    // An inherited NODE_EXTRA_CA_CERTS (machines here export the system bundle) makes every Node process read and
+    // parse that file before its first line: `node -e 0` takes ~80 ms with it and ~30 ms without (medians on a
+    // 2-core machine), and the suite starts thousands of Node processes (each plat it spawns, each worker). No plat
+    // under test talks to a public server, and the one test that needs a CA (test/faults/https.test.ts) sets its
+    // own. npm may reach the registry (test/lib/install.test.ts): npmEnv() (test/helpers/package.ts) gives it the
+    // host's value back from PLAT_TEST_HOST_CA_CERTS (plat's spawned tests drop PLAT_* variables).
+    if (env.NODE_EXTRA_CA_CERTS) env.PLAT_TEST_HOST_CA_CERTS = env.NODE_EXTRA_CA_CERTS;
+    delete env.NODE_EXTRA_CA_CERTS;
     delete env.DBUS_SESSION_BUS_ADDRESS;
     delete env.GNOME_KEYRING_CONTROL;
 

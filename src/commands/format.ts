@@ -1,6 +1,6 @@
 /** Small shared renderers for human output; JSON output is built by each command with a documented shape. */
 import type { IO } from '../io.js';
-import type { ProfileUser } from '../session/access.js';
+import type { ProfileUser } from '../store/types.js';
 import { sanitize } from '../text.js';
 
 export function describeUser(user: ProfileUser | undefined): string {

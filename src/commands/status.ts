@@ -1,9 +1,10 @@
 import type { Context } from '../context.js';
 import { AuthError, PlatError } from '../errors.js';
-import { loadSession, type Profile, type StoredSession } from '../session/access.js';
+import { loadSession } from '../session/access.js';
 import { suggestCommand } from '../session/suggest.js';
 import { checkProfileName } from '../session/switch.js';
 import { whoAmI } from '../session/userinfo.js';
+import type { Profile, StoredSession } from '../store/types.js';
 import { describeUser, expiryText, iso, printJson, rows, userJson } from './format.js';
 
 /** What the profile store's scan returns: the usable profiles and the damaged ones. */

@@ -1,7 +1,8 @@
 /**
- * Checks on authorization-server metadata that need no protocol library: the platform's documented paths, PKCE
- * support, and that an endpoint plat is about to send credentials to is https (or loopback). Kept apart from
- * discovery.ts so the token path (whoami, call) does not load oauth4webapi to use them.
+ * What plat requires of an authorization server, checked without a protocol library: the platform's documented
+ * paths, PKCE support, that an endpoint plat is about to send credentials to is https (or loopback), and how large
+ * a body it may send. Kept apart from discovery.ts and options.ts so the token path (whoami, call), which reads
+ * UserInfo with plat's own request, does not load oauth4webapi to use them (test/unit/layers.test.ts holds it).
  */
 import type { AuthorizationServer } from 'oauth4webapi';
 import { PlatError } from '../errors.js';
@@ -15,6 +16,12 @@ export const SPEC_PATHS = {
   userinfo_endpoint: '/api/oauth/userinfo',
   revocation_endpoint: '/api/oauth/revoke',
 } as const;
+
+/**
+ * OAuth documents and token responses are small; a server that streams megabytes at us is broken or hostile. Every
+ * body plat reads from an authorization server (metadata, registration, tokens, UserInfo) is cut off here.
+ */
+export const MAX_OAUTH_BODY_BYTES = 1024 * 1024;
 
 /**
  * PKCE S256 is mandatory: a server that lists code_challenge_methods_supported without S256 is refused before

@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import type { Fetch } from '../http/index.js';
 import { isLoopbackHost } from './base-url.js';
-import { MAX_OAUTH_BODY_BYTES } from './limits.js';
+import { MAX_OAUTH_BODY_BYTES } from './endpoints.js';
 
 export interface OAuthDeps {
   fetch: Fetch;

@@ -12,8 +12,6 @@ import { loadProfile, notLoggedIn } from './profile.js';
 import { suggestCommand } from './suggest.js';
 import { noRefreshTokenError } from './no-refresh-token.js';
 
-export type { Profile, ProfileUser, StoredSession } from '../store/types.js';
-
 export interface ActiveSession {
   profile: Profile;
   session: StoredSession;

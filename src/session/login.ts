@@ -28,9 +28,6 @@ import { listen, portOf, waitForConsent } from './consent.js';
 import type { LoginOptions } from './login-options.js';
 import { clientRejected, type ClientPlan, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
 
-
-export type { LoginOptions } from './login-options.js';
-
 export interface LoginResult {
   profile: Profile;
   session: StoredSession;

@@ -240,20 +240,6 @@ describe('plat token, refresh and expiry', () => {
     }
   });
 
-  it('refreshes an expiring token before use and stores the rotated refresh token', async () => {
-    platform.knobs.accessTokenTtl = 2;
-    await loggedIn();
-    const before = await storedSession();
-    await new Promise((r) => setTimeout(r, 1200));
-    const result = await home.run(['call', 'GET', '/api/courses']);
-    expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout).anonymous).toBe(false);
-    expect(platform.stats.count('token:refresh_token')).toBe(1);
-    const after = await storedSession();
-    expect(after.accessToken).not.toBe(before.accessToken);
-    expect(after.refreshToken).not.toBe(before.refreshToken);
-  });
-
   it('plat refresh rotates now, and the old refresh token is dead', async () => {
     await loggedIn();
     const before = await storedSession();

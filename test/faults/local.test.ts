@@ -10,8 +10,17 @@ import { spawn } from 'node:child_process';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { run as call } from '../../src/commands/call.js';
+import { run as logout } from '../../src/commands/logout.js';
+import { run as refresh } from '../../src/commands/refresh.js';
+import { run as scopes } from '../../src/commands/scopes.js';
+import { run as runStatus } from '../../src/commands/status.js';
+import { run as token } from '../../src/commands/token.js';
+import { run as whoami } from '../../src/commands/whoami.js';
+import type { Context } from '../../src/context.js';
 import { platBin, type Home, type PlatResult } from '../helpers/cli.js';
 import { approving, AUTHORIZE_URL, signIn } from '../helpers/consent.js';
+import { expectPlatError, useTestContexts } from '../helpers/context.js';
 import { listFiles, profilePath, sessionBytes, tokenPath } from '../helpers/state.js';
 import { ANSI, expectConsistent, expectFailure, expectSuccess, makeUnprivilegedHome, type UnprivilegedHome } from './helpers.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
@@ -127,6 +136,27 @@ describe('a config dir plat may read but not write (plat runs unprivileged)', ()
 });
 
 describe('config files cut short or edited into garbage', () => {
+  // Each kind of damage against each command runs in-process (testContext, each command's own run function, a
+  // fresh context per command as a fresh process would have): which sentence a damaged file gets is the store's
+  // and the session's decision. One kind of each goes through the binary for the contract: the "error:" line on
+  // stderr, the exit code, nothing on stdout, no crash.
+  const open = useTestContexts(home);
+
+  /** The commands that read the profile, as plat runs them once argv is parsed. */
+  const PROFILE_COMMANDS: Array<[string, (ctx: Context) => Promise<void>]> = [
+    ['token', (ctx) => token(ctx)],
+    ['whoami', (ctx) => whoami(ctx)],
+    ['call', (ctx) => call(ctx, 'GET', '/api/courses', {})],
+    ['refresh', (ctx) => refresh(ctx)],
+    ['logout', (ctx) => logout(ctx, { revoke: true })],
+    ['scopes', (ctx) => scopes(ctx)],
+  ];
+  /** The commands that read the session. */
+  const SESSION_COMMANDS = PROFILE_COMMANDS.filter(([name]) => ['token', 'whoami', 'call', 'refresh'].includes(name));
+
+  const DAMAGED_PROFILE = /profiles.default\.json (is empty|is not valid JSON|does not hold a profile) .*Delete it, or run `plat login` for this profile again/;
+  const DAMAGED_SESSION = /tokens.default\.json (is empty|is not valid JSON|does not hold a plat session) .*Delete it or run `plat login` again/;
+
   const PROFILE_DAMAGE: Array<[string, string]> = [
     ['empty', ''],
     ['cut short', '{"name":"default","baseUrl":"http://127.0.0.1:1'],
@@ -138,6 +168,18 @@ describe('config files cut short or edited into garbage', () => {
     ['binary noise', '\u0000\u0001\u00ff\u00fe{'],
   ];
 
+  it('through plat, a profile that is not JSON: every command that needs it exits 1 with the sentence on stderr; status --json exits 4 and lists it', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    await writeFile(profilePath(home), 'garbage\n');
+    for (const [name] of PROFILE_COMMANDS) {
+      const args = name === 'call' ? ['call', 'GET', '/api/courses'] : [name];
+      expectFailure(await home.run(args), 1, DAMAGED_PROFILE);
+    }
+    const status = await home.run(['status', '--json']);
+    expectFailure(status, 4, /Profile default cannot be used now: .*profiles.default\.json/, { stdout: true });
+    expect(JSON.parse(status.stdout).profiles[0]).toMatchObject({ profile: 'default', loggedIn: false, problem: expect.stringMatching(/profiles.default\.json/) });
+  });
+
   describe.each(PROFILE_DAMAGE)('the profile file is %s', (_what, content) => {
     beforeEach(async () => {
       await signIn(home, platform, ['--scope', 'courses:read']);
@@ -145,14 +187,14 @@ describe('config files cut short or edited into garbage', () => {
     });
 
     it('commands that need it exit 1 naming the file and the fix; status lists it; nothing crashes', async () => {
-      for (const args of [['token'], ['whoami'], ['call', 'GET', '/api/courses'], ['refresh'], ['logout'], ['scopes']]) {
-        const result = await home.run(args);
-        expectFailure(result, 1, /profiles.default\.json (is empty|is not valid JSON|does not hold a profile) .*Delete it, or run `plat login` for this profile again/);
+      for (const [name, run] of PROFILE_COMMANDS) {
+        const t = open();
+        await expectPlatError(t, () => run(t.ctx), 1, DAMAGED_PROFILE, { what: name });
       }
       // listed with its problem, and exit 4: that profile is not logged in
-      const status = await home.run(['status', '--json']);
-      expectFailure(status, 4, /Profile default cannot be used now: .*profiles.default\.json/, { stdout: true });
-      expect(JSON.parse(status.stdout).profiles[0]).toMatchObject({ profile: 'default', loggedIn: false, problem: expect.stringMatching(/profiles.default\.json/) });
+      const status = open({ globals: { json: true } });
+      await expectPlatError(status, () => runStatus(status.ctx, {}), 4, /Profile default cannot be used now: .*profiles.default\.json/, { stdout: true });
+      expect(JSON.parse(status.stdout()).profiles[0]).toMatchObject({ profile: 'default', loggedIn: false, problem: expect.stringMatching(/profiles.default\.json/) });
     });
 
     it('plat login, as the message says, replaces it and signs in', async () => {
@@ -171,6 +213,17 @@ describe('config files cut short or edited into garbage', () => {
     ['of the wrong shape', '{"accessToken":5}'],
   ];
 
+  it('through plat, a token file that is not JSON: every command that uses it exits 1 with the sentence on stderr; status --json says logged out with the problem', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    await writeFile(tokenPath(home), 'x');
+    for (const [name] of SESSION_COMMANDS) {
+      const args = name === 'call' ? ['call', 'GET', '/api/courses'] : [name];
+      expectFailure(await home.run(args), 1, DAMAGED_SESSION);
+    }
+    const status = JSON.parse((await home.run(['status', '--json'])).stdout);
+    expect(status.profiles[0]).toMatchObject({ loggedIn: false, problem: expect.stringMatching(/tokens.default\.json/) });
+  });
+
   describe.each(SESSION_DAMAGE)('the token file is %s', (_what, content) => {
     beforeEach(async () => {
       await signIn(home, platform, ['--scope', 'courses:read']);
@@ -178,11 +231,13 @@ describe('config files cut short or edited into garbage', () => {
     });
 
     it('commands that use it exit 1 naming the file and the fix; status says logged out with the problem', async () => {
-      for (const args of [['token'], ['whoami'], ['call', 'GET', '/api/courses'], ['refresh']]) {
-        expectFailure(await home.run(args), 1, /tokens.default\.json (is empty|is not valid JSON|does not hold a plat session) .*Delete it or run `plat login` again/);
+      for (const [name, run] of SESSION_COMMANDS) {
+        const t = open();
+        await expectPlatError(t, () => run(t.ctx), 1, DAMAGED_SESSION, { what: name });
       }
-      const status = JSON.parse((await home.run(['status', '--json'])).stdout);
-      expect(status.profiles[0]).toMatchObject({ loggedIn: false, problem: expect.stringMatching(/tokens.default\.json/) });
+      const status = open({ globals: { json: true } });
+      await expectPlatError(status, () => runStatus(status.ctx, {}), 4, /Profile default cannot be used now: .*tokens.default\.json/, { stdout: true });
+      expect(JSON.parse(status.stdout()).profiles[0]).toMatchObject({ loggedIn: false, problem: expect.stringMatching(/tokens.default\.json/) });
     });
 
     it('plat logout forgets it (it cannot be revoked, and says so)', async () => {

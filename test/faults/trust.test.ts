@@ -4,12 +4,17 @@
  * what was sent where from the servers' own records, and checks the exit code, the sentence and the disk.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { run as call } from '../../src/commands/call.js';
+import { run as logout } from '../../src/commands/logout.js';
+import { run as whoami } from '../../src/commands/whoami.js';
+import { DISCOVERY_TTL_MS } from '../../src/session/discovery-cache.js';
 import { startPlatform, type Platform } from '../platform/index.mjs';
 import { approving, signIn } from '../helpers/consent.js';
-import { readState, sessionBytes } from '../helpers/state.js';
+import { expectPlatError, useTestContexts, type TestContext } from '../helpers/context.js';
+import { readState, readStoredSession, sessionBytes } from '../helpers/state.js';
 import { expectFailure, expectSuccess } from './helpers.js';
 import { sendJson, startHostile, type Hostile } from './hostile.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
@@ -104,6 +109,12 @@ describe('a session belongs to one origin', () => {
 });
 
 describe('a session belongs to one issuer', () => {
+  // In-process (testContext): the session ages by moving plat's clock past the access token's expiry and the
+  // discovery cache's hour, where a spawned plat needed a two-second token and a real wait. The commands' own run
+  // functions are called; what main.ts makes of their PlatError (the "error:" line, the exit code) is the contract,
+  // which the cases above check through the binary.
+  const open = useTestContexts(home);
+
   /** The platform now names the hostile server as its authorization server, and the hostile server agrees. */
   function platformMovesToHostile() {
     hostile.on('/', sendJson(200, { access_token: 'stolen', token_type: 'Bearer' }));
@@ -124,34 +135,38 @@ describe('a session belongs to one issuer', () => {
     });
   }
 
+  /** A context whose clock is past the access token's expiry and the discovery cache's hour: the next use refreshes, and discovers anew. */
+  async function later(): Promise<TestContext> {
+    const t = open();
+    const { expiresAt } = await readStoredSession(home);
+    t.clock.advance(Math.max(expiresAt - t.clock.now(), DISCOVERY_TTL_MS) + 60_000);
+    return t;
+  }
+
   beforeEach(async () => {
-    platform.knobs.accessTokenTtl = 2;
     await signIn(home, platform, ['--scope', 'courses:read']);
-    // The discovery cache expires (an hour in real life): the next refresh discovers anew.
-    await rm(path.join(home.configDir, 'cache'), { recursive: true, force: true });
-    await new Promise((resolve) => setTimeout(resolve, 2100));
     platformMovesToHostile();
   });
 
   it('a refresh that finds another authorization server sends it no token: exit 4, the session kept', async () => {
-    const result = await home.run(['call', 'GET', '/api/courses']);
-    expectFailure(result, 4, /now names another authorization server \(.* → .*\), so plat sent it no token\. Run plat login to trust it\./);
+    const t = await later();
+    await expectPlatError(t, () => call(t.ctx, 'GET', '/api/courses', {}), 4, /now names another authorization server \(.* → .*\), so plat sent it no token\. Run plat login to trust it\./);
     expect(hostile.leaks(platform.secrets())).toEqual([]);
     expect(hostile.log.every((r) => r.method === 'GET' && r.authorization === undefined)).toBe(true);
     expect((await readState(home)).profile?.loggedIn).toBe(true);
   });
 
   it('logout does not revoke at the new server, and still forgets the tokens here', async () => {
-    const result = await home.run(['logout']);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/now names another authorization server/);
+    const t = await later();
+    await logout(t.ctx, { revoke: true }); // what commander passes for a bare `plat logout`
+    expect(t.stderr()).toMatch(/now names another authorization server/);
     expect(hostile.leaks(platform.secrets())).toEqual([]);
     expect((await readState(home)).session).toBeUndefined();
   });
 
   it('whoami sends the token to no other UserInfo', async () => {
-    const result = await home.run(['whoami']);
-    expectFailure(result, 4, /now names another authorization server/);
+    const t = await later();
+    await expectPlatError(t, () => whoami(t.ctx), 4, /now names another authorization server/);
     expect(hostile.leaks(platform.secrets())).toEqual([]);
   });
 });

@@ -5,8 +5,9 @@
  * instead of spawning the binary (which stays for the contract: streams and exit codes).
  */
 import { PassThrough, Readable } from 'node:stream';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { createContext, type Context, type Globals } from '../../src/context.js';
+import { PlatError } from '../../src/errors.js';
 import { createIO } from '../../src/io.js';
 import type { Home } from './cli.js';
 
@@ -85,4 +86,30 @@ export function useTestContexts(home: Home): (options?: TestContextOptions) => T
     opened.push(t);
     return t;
   };
+}
+
+/**
+ * The in-process counterpart of the fault suite's expectFailure: `run` (a command's run function, or a session
+ * call) fails the contract's way, as a PlatError with this exit code and a sentence matching `message` — what
+ * main.ts prints after "error:" and exits with (any other error would be an "Unexpected failure") — and, unless
+ * `stdout` is allowed, printed nothing on stdout.
+ */
+export async function expectPlatError(
+  t: TestContext,
+  run: () => Promise<unknown>,
+  exitCode: number,
+  message: RegExp,
+  options: { stdout?: boolean; /** Names the case in failure messages (a command of a list). */ what?: string } = {},
+): Promise<PlatError> {
+  const what = options.what ? `${options.what}: ` : '';
+  const error = await run().then(
+    () => expect.unreachable(`${what}expected a failure with exit code ${exitCode}; stderr: ${t.stderr()}`),
+    (e: unknown) => e,
+  );
+  if (!(error instanceof PlatError)) throw new Error(`${what}expected a PlatError (a sentence plat prints), got: ${(error as Error)?.stack ?? error}`);
+  expect(error.exitCode, `${what}${error.message}`).toBe(exitCode);
+  expect(error.message, what).toMatch(message);
+  expect(error.message.length, what).toBeGreaterThan(20);
+  if (!options.stdout) expect(t.stdout(), `${what}stdout`).toBe('');
+  return error;
 }

@@ -39,9 +39,20 @@ export async function packPackage(): Promise<PackedPackage> {
   };
 }
 
-/** npm without the machine's user config noise, and with no update check or audit. */
+/**
+ * npm without the machine's user config noise, and with no update check or audit. npm may reach the registry, so
+ * it gets back the host's NODE_EXTRA_CA_CERTS, which test/run.mjs keeps from the other processes (start-up cost).
+ */
 export function npmEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { ...process.env, npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false', ...extra };
+  const { PLAT_TEST_HOST_CA_CERTS: hostCa, ...env } = process.env;
+  return {
+    ...env,
+    ...(hostCa ? { NODE_EXTRA_CA_CERTS: hostCa } : {}),
+    npm_config_update_notifier: 'false',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    ...extra,
+  };
 }
 
 export interface Project {

@@ -1,10 +1,12 @@
 /**
  * The session's token logic in-process (testContext: captured stdio, a clock the test moves, the real platform,
- * the real file store and lock): each branch of getAccessToken, loadSession and refreshSession, reached by
- * calling it rather than by spawning plat. The session itself is made by a real `plat login`.
+ * the real file store and lock): each branch of getAccessToken, loadSession and refreshSession, and plat call's
+ * refresh before use, reached by calling them rather than by spawning plat. The session itself is made by a real
+ * `plat login`.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
+import { run as call } from '../../src/commands/call.js';
 import { AuthError, NetworkError } from '../../src/errors.js';
 import { loadSession, refreshSession } from '../../src/session/access.js';
 import { bindSession, getAccessToken } from '../../src/session/binding.js';
@@ -54,6 +56,20 @@ describe('getAccessToken and bindSession', () => {
     expect(await bindSession(t.ctx)).toMatchObject({ kind: 'none', reason: 'not-logged-in' });
     await expect(getAccessToken(t.ctx)).rejects.toThrow(AuthError);
     await expect(getAccessToken(t.ctx)).rejects.toThrow(/^Not logged in\. Run: plat login --base-url <url>$/);
+  });
+});
+
+describe('plat call', () => {
+  it('refreshes an expiring token before use and stores the rotated refresh token', async () => {
+    const { ctx, clock, stdout } = await signedIn();
+    const before = await readStoredSession(home);
+    clock.advance(before.expiresAt - clock.now() + 1_000); // past its expiry, without waiting for it
+    await call(ctx, 'GET', '/api/courses', {});
+    expect(JSON.parse(stdout()).anonymous).toBe(false);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+    const after = await readStoredSession(home);
+    expect(after.accessToken).not.toBe(before.accessToken);
+    expect(after.refreshToken).not.toBe(before.refreshToken);
   });
 });
 

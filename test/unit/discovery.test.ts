@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ExitCode, PlatError } from '../../src/errors.js';
 import type { Fetch } from '../../src/http/index.js';
 import { discover } from '../../src/oauth/discovery.js';
-import { SPEC_PATHS, assertS256, assertSecureEndpoint } from '../../src/oauth/endpoints.js';
-import { MAX_OAUTH_BODY_BYTES } from '../../src/oauth/limits.js';
+import { MAX_OAUTH_BODY_BYTES, SPEC_PATHS, assertS256, assertSecureEndpoint } from '../../src/oauth/endpoints.js';
 
 const BASE = 'https://api.example';
 const NOW = 1_700_000_000_000;

@@ -2,6 +2,8 @@
  * The layer rules of shared design (README "How it is built"), written once and held against the real import graph
  * of src/: every `import`, `import type`, `export … from`, `import()` and `typeof import()` of every .ts file counts,
  * because a type-only or lazy import still ties two layers together (and still makes a cycle a reader must untangle).
+ * The one exception is written beside the rules: commands may name the shapes the store keeps, type-only. And no
+ * module re-exports another's symbols, so each has one import path: the module that defines it.
  *
  * A new import that breaks a rule fails here with the file, line and rule it breaks, instead of waiting for a review.
  */
@@ -43,6 +45,15 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
 ];
 
 /**
+ * The one module a forbidden arrow may reach with `import type` (or `typeof import()`) only: nothing of it runs, so
+ * no command can touch storage through it, and a command that renders a stored profile names its type where it is
+ * defined instead of through a session re-export (which gave each type two import paths).
+ */
+const TYPE_ONLY_EXCEPTIONS: ReadonlyArray<readonly [Layer, string, string]> = [
+  ['commands', 'src/store/types.ts', 'the shapes of what plat keeps (Profile, StoredSession, ProfileUser), which status and whoami render'],
+];
+
+/**
  * Violations that in-flight work removes (issue 15): the lead empties this list. An entry that no longer occurs
  * fails the test too, so the list can only shrink; a violation not on it fails at once.
  */
@@ -53,6 +64,12 @@ interface Import {
   to: string;
   line: number;
   specifier: string;
+  /** Erased from the output: `import type`, `import { type A }` with every name a type, `export type`, `typeof import()`. */
+  typeOnly: boolean;
+  /** `export … from`: the module hands on another's symbols. */
+  reExport: boolean;
+  /** `import()`: loaded when that line runs, not with the module. */
+  lazy: boolean;
 }
 
 function sourceFiles(dir: string): string[] {
@@ -65,9 +82,10 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** The module a relative specifier names, as a path from the repository root ('./x.js' is './x.ts' in source). */
-function resolve(from: string, specifier: string, files: ReadonlySet<string>): string | undefined {
-  if (!specifier.startsWith('.')) return undefined; // a package or node: builtin
+/** The module a relative specifier names, as a path from the repository root ('./x.js' is './x.ts' in source); a
+ *  package or node: builtin as it is named. */
+function resolve(from: string, specifier: string, files: ReadonlySet<string>): string {
+  if (!specifier.startsWith('.')) return specifier;
   const base = path.posix.join(path.posix.dirname(from), specifier);
   const candidates = [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.d.ts'), base, `${base}.ts`, `${base}/index.ts`];
   return candidates.find((c) => files.has(c)) ?? `${base} (unresolved)`;
@@ -77,18 +95,23 @@ function resolve(from: string, specifier: string, files: ReadonlySet<string>): s
 function importsOf(file: string, text: string, files: ReadonlySet<string>): Import[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const found: Import[] = [];
-  const add = (node: ts.Node, literal: ts.Expression | undefined) => {
+  const add = (node: ts.Node, literal: ts.Expression | undefined, typeOnly: boolean) => {
     if (!literal || !ts.isStringLiteralLike(literal)) return;
     const to = resolve(file, literal.text, files);
-    if (!to) return;
     const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
-    found.push({ from: file, to, line, specifier: literal.text });
+    const lazy = ts.isCallExpression(node);
+    found.push({ from: file, to, line, specifier: literal.text, typeOnly, reExport: ts.isExportDeclaration(node), lazy });
   };
+  const everyNameIsAType = (names: ts.NamedImports | ts.NamedExports | ts.NamespaceImport | ts.NamespaceExport | undefined) =>
+    names !== undefined && (ts.isNamedImports(names) || ts.isNamedExports(names)) && names.elements.length > 0 && names.elements.every((e) => e.isTypeOnly);
   const visit = (node: ts.Node) => {
-    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node, node.moduleSpecifier);
-    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, node.arguments[0]);
-    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, node.argument.literal);
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node, node.moduleReference.expression);
+    if (ts.isImportDeclaration(node)) {
+      const clause = node.importClause;
+      add(node, node.moduleSpecifier, clause !== undefined && (clause.isTypeOnly || (!clause.name && everyNameIsAType(clause.namedBindings))));
+    } else if (ts.isExportDeclaration(node)) add(node, node.moduleSpecifier, node.isTypeOnly || everyNameIsAType(node.exportClause));
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, node.arguments[0], false);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, node.argument.literal, true);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node, node.moduleReference.expression, node.isTypeOnly);
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -183,9 +206,11 @@ function violations(files: readonly string[], imports: readonly Import[]): Viola
       continue;
     }
     const [a, b] = [layerOf(i.from), layerOf(i.to)];
+    const excepted = i.typeOnly && TYPE_ONLY_EXCEPTIONS.some(([layer, file]) => a === layer && i.to === file);
     for (const [from, to, why] of NEVER) {
-      if (a === from && b === to) note(`${from} → ${to}: ${i.from} → ${i.to}`, i, why);
+      if (a === from && b === to && !excepted) note(`${from} → ${to}: ${i.from} → ${i.to}`, i, why);
     }
+    if (i.reExport) note(`re-export: ${i.from} → ${i.to}`, i, 'hands on symbols of another module: import them from where they are defined');
     if (i.from === i.to || (component.get(i.from) !== undefined && component.get(i.from) === component.get(i.to))) {
       note(`cycle: ${i.from} → ${i.to}`, i, `closes the import cycle ${pathBack(i.from, i.to, edges).join(' → ')}`);
     }
@@ -224,6 +249,48 @@ describe('the import graph of src/ keeps the layers', () => {
   });
 });
 
+/**
+ * What a command loads when it starts: the static imports, followed from module to module, that are not type-only
+ * (erased) nor import() (esbuild's bundle initialises a module's static imports when the module loads, and an
+ * import() only when that line runs). `via` maps each module reached to the one that imported it.
+ */
+function loadedBy(start: string, imports: readonly Import[]): Map<string, string> {
+  const via = new Map<string, string>([[start, '']]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const from = queue.shift()!;
+    for (const i of imports) {
+      if (i.from !== from || i.typeOnly || i.lazy || via.has(i.to)) continue;
+      via.set(i.to, from);
+      queue.push(i.to);
+    }
+  }
+  return via;
+}
+
+function chain(via: ReadonlyMap<string, string>, module: string): string {
+  const way = [module];
+  for (let m = via.get(module); m; m = via.get(m)) way.unshift(m);
+  return way.join(' → ');
+}
+
+describe('the token path loads no protocol library', () => {
+  // oauth4webapi's initialisation costs every start that loads it. These commands read the stored session, and
+  // whoami and status read UserInfo with plat's own request (oauth/userinfo.ts, oauth/endpoints.ts: no value import
+  // of oauth4webapi); they load it with import() only to refresh or discover. The entry's own imports count too.
+  const { imports } = graph();
+  const TOKEN_PATH = ['src/commands/whoami.ts', 'src/commands/token.ts', 'src/commands/call.ts', 'src/commands/status.ts', 'src/commands/refresh.ts'];
+
+  it.each(['src/main.ts', ...TOKEN_PATH])('%s loads no oauth4webapi when it starts', (start) => {
+    const via = loadedBy(start, imports);
+    expect(via.has('oauth4webapi') ? chain(via, 'oauth4webapi') : 'not loaded').toBe('not loaded');
+  });
+
+  it('sees through the chain: plat login does load it', () => {
+    expect(chain(loadedBy('src/commands/login.ts', imports), 'oauth4webapi')).toMatch(/^src\/commands\/login\.ts → .* → oauth4webapi$/);
+  });
+});
+
 describe('the rule checker itself', () => {
   const files = ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/commands/x.ts', 'src/oauth/y.ts', 'src/store/z.ts'];
   const known = new Set(files);
@@ -238,16 +305,17 @@ describe('the rule checker itself', () => {
       "type T = typeof import('./store/z.js');",
       "import fs from 'node:fs';",
     ].join('\n');
-    expect(read('src/a.ts', text).map((i) => [i.to, i.line])).toEqual([
-      ['src/b.ts', 1],
-      ['src/c.ts', 2],
-      ['src/commands/x.ts', 3],
-      ['src/oauth/y.ts', 4],
-      ['src/store/z.ts', 5],
+    expect(read('src/a.ts', text).map((i) => [i.to, i.line, i.lazy])).toEqual([
+      ['src/b.ts', 1, false],
+      ['src/c.ts', 2, false],
+      ['src/commands/x.ts', 3, false],
+      ['src/oauth/y.ts', 4, true],
+      ['src/store/z.ts', 5, false],
+      ['node:fs', 6, false],
     ]);
   });
 
-  it('names a forbidden arrow, type-only or not, and every import of a cycle', () => {
+  it('names a forbidden arrow, type-only or not, every import of a cycle, and a re-export', () => {
     const imports = [
       ...read('src/commands/x.ts', "import type { S } from '../store/z.js';"),
       ...read('src/oauth/y.ts', "export * from '../store/z.js';"),
@@ -261,7 +329,41 @@ describe('the rule checker itself', () => {
       'cycle: src/a.ts → src/b.ts',
       'cycle: src/b.ts → src/a.ts',
       'protocol → store: src/oauth/y.ts → src/store/z.ts',
+      're-export: src/oauth/y.ts → src/store/z.ts',
     ]);
     expect(found[2]!.detail).toBe("src/b.ts:1 imports './a.js': closes the import cycle src/b.ts → src/a.ts → src/b.ts");
+  });
+
+  it('tells type-only imports from the rest', () => {
+    const text = [
+      "import type { A } from './b.js';",
+      "import { type A, type B } from './b.js';",
+      "export type { A } from './b.js';",
+      "type T = typeof import('./b.js');",
+      "import { type A, b } from './b.js';",
+      "import b, { type A } from './b.js';",
+      "import * as b from './b.js';",
+      "import './b.js';",
+      "export { b } from './b.js';",
+      "const b = () => import('./b.js');",
+    ].join('\n');
+    expect(read('src/a.ts', text).map((i) => i.typeOnly)).toEqual([true, true, true, true, false, false, false, false, false, false]);
+  });
+
+  it('lets commands import the types of src/store/types.ts, and nothing else of the store', () => {
+    const withTypes = [...files, 'src/store/types.ts'];
+    const known = new Set(withTypes);
+    const imports = [
+      ...importsOf('src/commands/x.ts', "import type { Profile } from '../store/types.js';", known),
+      ...importsOf('src/commands/x.ts', "import { isStoredSession } from '../store/types.js';", known),
+      ...importsOf('src/commands/x.ts', "import type { Z } from '../store/z.js';", known),
+      ...importsOf('src/oauth/y.ts', "import type { Profile } from '../store/types.js';", known),
+    ];
+    const found = violations(withTypes, imports);
+    expect(found.map((v) => v.detail)).toEqual([
+      "src/commands/x.ts:1 imports '../store/types.js': commands go through the session", // the value import
+      "src/commands/x.ts:1 imports '../store/z.js': commands go through the session",
+      "src/oauth/y.ts:1 imports '../store/types.js': the protocol knows no storage: it returns its own types and the session maps them",
+    ]);
   });
 });
