@@ -433,7 +433,7 @@ config dir (ETag revalidation after that); a document that cannot be read never 
       .action(async (shell: string, _flags, command: Command) => {
         const { printScript } = await import('./commands/completion.js');
         defineAll();
-        printScript(command.parent ?? program, shell);
+        printScript(ctxFor(command), command.parent ?? program, shell);
       }),
   );
 

@@ -8,8 +8,8 @@ import { describeProgram } from '../completion/model.js';
 import { renderScript, type Shell } from '../completion/render.js';
 import type { Context } from '../context.js';
 
-export function printScript(program: Command, shell: string): void {
-  process.stdout.write(renderScript(describeProgram(program), shell as Shell));
+export function printScript(ctx: Context, program: Command, shell: string): void {
+  ctx.io.out(renderScript(describeProgram(program), shell as Shell));
 }
 
 /** Prints candidates and never fails: a completion that cannot be computed offers nothing. */
