@@ -41,6 +41,13 @@ describe('buildIndex', () => {
     expect(operationsFor(index, '/v1/courses/42/x')).toEqual([]);
   });
 
+  it('matches a parameter inside a segment, and one that spans none or two segments not at all', () => {
+    const files = buildIndex({ openapi: '3.1.0', info: { title: 'f', version: '1' }, paths: { '/files/{name}.json': { get: {} }, '/v{version}/x': { get: {} } } }, base, `${base}/openapi.json`, 0);
+    expect(operationsFor(files, '/files/report.json').map((o) => o.path)).toEqual(['/files/{name}.json']);
+    expect(operationsFor(files, '/v2/x').map((o) => o.path)).toEqual(['/v{version}/x']);
+    for (const path of ['/files/report.txt', '/files/.json', '/files/a/b.json', '/v/x', '/files']) expect(operationsFor(files, path), path).toEqual([]);
+  });
+
   it('names what a session lacks', () => {
     const [list] = operationsFor(index, '/v1/courses');
     expect(missingScopes(list!, ['openid'])).toEqual(['courses:read']);
