@@ -23,7 +23,7 @@ export interface HttpOptions {
   verbose: boolean;
   userAgent: string;
   now: () => number;
-  /** Aborts every request (Ctrl-C). */
+  /** Aborts every request in flight, response bodies included (Ctrl-C). */
   signal?: AbortSignal;
   connectTimeoutMs?: number;
   /** Overall deadline of each fetch() (the protocol's requests); default PROTOCOL_DEADLINE_MS. */
@@ -60,19 +60,17 @@ export function createHttp(options: HttpOptions): Http {
   let transport: Promise<Transport> | undefined;
   const getTransport = () =>
     (transport ??= proxyConfigured(options.env)
-      ? import('./undici.js').then(({ undiciTransport }) => undiciTransport(timeouts))
-      : import('./node.js').then(({ nodeTransport }) => nodeTransport(timeouts)));
+      ? import('./undici.js').then(({ undiciTransport }) => undiciTransport(timeouts, options.signal))
+      : import('./node.js').then(({ nodeTransport }) => nodeTransport(timeouts, options.signal)));
 
   const request = async (req: HttpRequest): Promise<HttpResponse> => {
     const headers: Record<string, string> = { 'user-agent': options.userAgent, ...lowerCaseKeys(req.headers ?? {}) };
-    const signals = [req.signal, options.signal].filter((s): s is AbortSignal => Boolean(s));
-    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const method = req.method.toUpperCase();
     const started = now();
     if (verbose) traceRequest(io, method, req.url, headers, req.body);
     let response: HttpResponse;
     try {
-      response = await (await getTransport()).send({ ...req, method, headers }, signal);
+      response = await (await getTransport()).send({ ...req, method, headers });
     } catch (error) {
       if (verbose) io.err(`! ${method} ${redactUrl(req.url)} failed after ${now() - started} ms`);
       throw toNetworkError(error, req.url, options.signal);
@@ -95,9 +93,14 @@ export function createHttp(options: HttpOptions): Http {
     } else if (init.body) {
       throw new TypeError('plat fetch: unsupported request body type');
     }
-    const deadline = AbortSignal.timeout(options.protocolDeadlineMs ?? PROTOCOL_DEADLINE_MS);
-    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
-    const response = await request({ method: init.method ?? 'GET', url, headers, body, signal });
+    const response = await request({
+      method: init.method ?? 'GET',
+      url,
+      headers,
+      body,
+      signal: init.signal ?? undefined,
+      timeoutMs: options.protocolDeadlineMs ?? PROTOCOL_DEADLINE_MS,
+    });
     const limited = init.maxBodyBytes ? limitBody(response, init.maxBodyBytes, url) : response.body;
     return toWebResponse(response, init.method ?? 'GET', limited);
   };

@@ -143,7 +143,7 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
         headers,
         body: request.body?.(),
         // Redirects are never followed: the response (3xx included) is the result, so no token follows one.
-        signal: AbortSignal.timeout(request.timeoutMs ?? DEFAULT_DEADLINE_MS),
+        timeoutMs: request.timeoutMs ?? DEFAULT_DEADLINE_MS,
       });
     } catch (error) {
       const reset = error instanceof NetworkError && RESET_CODES.has(error.code ?? '');
