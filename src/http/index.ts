@@ -30,6 +30,8 @@ export interface HttpOptions {
   protocolDeadlineMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
+  /** How long an idle kept-alive connection stays open; tests shorten it, as the deadlines above. */
+  keepAliveTimeoutMs?: number;
 }
 
 export interface Http {
@@ -56,6 +58,7 @@ export function createHttp(options: HttpOptions): Http {
     connectMs: options.connectTimeoutMs ?? 10_000,
     headersMs: options.headersTimeoutMs ?? 30_000,
     bodyMs: options.bodyTimeoutMs ?? 30_000,
+    keepAliveMs: options.keepAliveTimeoutMs,
   };
   let transport: Promise<Transport> | undefined;
   const getTransport = () =>

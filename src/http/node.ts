@@ -45,16 +45,18 @@ export function isLoopbackAddress(address: string): boolean {
 
 /**
  * Idle connections close after 5 s (the agent destroys a free socket when this timeout fires): the library makes a
- * context, and so an agent, per call and never disposes it, so its idle sockets must not wait for the server.
+ * context, and so an agent, per call and never disposes it, so its idle sockets must not wait for the server. The
+ * same timer, running while a socket is in use, is the first part of the body-idle deadline (below).
  */
-const KEEP_ALIVE = { keepAlive: true, timeout: 5_000 };
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 export function nodeTransport(timeouts: Timeouts, interrupt?: AbortSignal): Transport {
+  const keepAlive = { keepAlive: true, timeout: timeouts.keepAliveMs ?? KEEP_ALIVE_TIMEOUT_MS };
   const agents: { http?: Agent; https?: https.Agent } = {};
   const agentFor = (protocol: string) =>
     protocol === 'https:'
-      ? (agents.https ??= new (require('node:https') as typeof https).Agent(KEEP_ALIVE))
-      : (agents.http ??= new Agent(KEEP_ALIVE));
+      ? (agents.https ??= new (require('node:https') as typeof https).Agent(keepAlive))
+      : (agents.http ??= new Agent(keepAlive));
   const inFlight = new InFlight(interrupt);
   return {
     send: (req) =>
@@ -101,8 +103,10 @@ export function nodeTransport(timeouts: Timeouts, interrupt?: AbortSignal): Tran
           else if (deadlineAt !== Infinity) arm(Math.max(0, deadlineAt - performance.now()), true);
         }
         const onOwnAbort = () => end(own!.reason as Error);
+        let idleCheck: NodeJS.Timeout | undefined;
         const finish = () => {
           clearTimeout(timer);
+          clearTimeout(idleCheck);
           inFlight.delete(end);
           own?.removeEventListener('abort', onOwnAbort);
         };
@@ -127,7 +131,24 @@ export function nodeTransport(timeouts: Timeouts, interrupt?: AbortSignal): Tran
         client.on('response', (res: IncomingMessage) => {
           settled = true;
           response = res;
-          res.setTimeout(timeouts.bodyMs, () => res.destroy(coded('body timed out', 'UND_ERR_BODY_TIMEOUT')));
+          const bodyTimedOut = () => res.destroy(coded('body timed out', 'UND_ERR_BODY_TIMEOUT'));
+          // The body-idle deadline. res.setTimeout() would set the socket's idle timer to it, and the agent would set
+          // it back to the keep-alive timeout when the socket is freed: two new timers per request. Instead the
+          // socket keeps the agent's shorter timer, whose 'timeout' says the body has been silent that long; one
+          // timer then waits out the rest, and fails the body only if no byte moved meanwhile.
+          const socket = res.socket!;
+          const quietMs = socket.timeout ?? 0;
+          if (quietMs > 0 && quietMs < timeouts.bodyMs) {
+            res.on('timeout', () => {
+              clearTimeout(idleCheck);
+              const moved = socket.bytesRead + socket.bytesWritten;
+              idleCheck = setTimeout(() => {
+                if (socket.bytesRead + socket.bytesWritten === moved) bodyTimedOut();
+              }, timeouts.bodyMs - quietMs).unref();
+            });
+          } else {
+            res.setTimeout(timeouts.bodyMs, bodyTimedOut);
+          }
           // The exchange lasts until its body is done: the timer, Ctrl-C and the caller's signal go with it.
           res.once('close', finish);
           resolve({

@@ -43,6 +43,8 @@ export interface Timeouts {
   connectMs: number;
   headersMs: number;
   bodyMs: number;
+  /** How long a kept-alive connection may sit unused (node.ts; default 5 s). */
+  keepAliveMs?: number;
 }
 
 /** What a request's deadline ends it with: the reason `AbortSignal.timeout()` gives, so every reader says "timed out". */

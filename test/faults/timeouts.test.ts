@@ -105,7 +105,10 @@ afterAll(async () => {
   await Promise.all([silent, stalling, trickling].map((s) => new Promise((resolve) => s.close(resolve))));
 });
 
-function http(timeouts: { connectTimeoutMs?: number; headersTimeoutMs?: number; bodyTimeoutMs?: number }, signal?: AbortSignal): Http {
+function http(
+  timeouts: { connectTimeoutMs?: number; headersTimeoutMs?: number; bodyTimeoutMs?: number; keepAliveTimeoutMs?: number },
+  signal?: AbortSignal,
+): Http {
   const io = createIO({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} });
   return createHttp({ io, env: {}, verbose: false, userAgent: 'plat-test', now: Date.now, signal, ...timeouts });
 }
@@ -235,6 +238,37 @@ describe('one deadline per request (timeoutMs), one timer', () => {
     expect(error).toBeUndefined();
     expect(text).toBe('.'.repeat(TRICKLE_BYTES));
     expect(ms).toBeGreaterThan(TRICKLE_BYTES * TRICKLE_MS * 0.8);
+  });
+});
+
+describe('the body-idle deadline past the keep-alive timer', () => {
+  // With the real figures the socket's keep-alive timer (5 s) says a body has been silent that long, and one timer
+  // waits out the rest of the 30 s. Here: 100 ms and 500 ms.
+  const timeouts = { keepAliveTimeoutMs: 100, bodyTimeoutMs: 500 };
+
+  it('a body that stops fails after the whole idle deadline, not after the keep-alive timer', async () => {
+    const response = await http(timeouts).request({ method: 'GET', url: new URL(`${stallingUrl}/data`) });
+    const { text, error, ms } = await bodyOutcome(response.body);
+    expect(text).toBe('first part;');
+    expect((error as { code?: string }).code).toBe('UND_ERR_BODY_TIMEOUT');
+    expect(ms).toBeGreaterThanOrEqual(450);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('a body silent longer than the keep-alive timer, but never for the idle deadline, arrives whole', async () => {
+    // A byte every 150 ms: the 100 ms socket timer fires between bytes, every time, for longer than 500 ms in all.
+    const response = await http(timeouts).request({ method: 'GET', url: new URL(`${tricklingUrl}/`) });
+    const { text, error, ms } = await bodyOutcome(response.body);
+    expect(error).toBeUndefined();
+    expect(text).toBe('.'.repeat(TRICKLE_BYTES));
+    expect(ms).toBeGreaterThan(500);
+  });
+
+  it('the same through the OAuth path (fetch): metadata that stops mid-document is a network failure', async () => {
+    const { fetch } = http(timeouts);
+    const { error } = await failure(discover({ fetch }, stallingUrl, Date.now()));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.message).toMatch(/broke off before it was complete \(the server stopped sending the response\)/);
   });
 });
 
