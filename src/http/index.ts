@@ -61,19 +61,23 @@ export function createHttp(options: HttpOptions): Http {
     keepAliveMs: options.keepAliveTimeoutMs,
   };
   let transport: Promise<Transport> | undefined;
+  let loaded: Transport | undefined;
   const getTransport = () =>
-    (transport ??= proxyConfigured(options.env)
-      ? import('./undici.js').then(({ undiciTransport }) => undiciTransport(timeouts, options.signal))
-      : import('./node.js').then(({ nodeTransport }) => nodeTransport(timeouts, options.signal)));
+    (transport ??= (
+      proxyConfigured(options.env)
+        ? import('./undici.js').then(({ undiciTransport }) => undiciTransport(timeouts, options.signal))
+        : import('./node.js').then(({ nodeTransport }) => nodeTransport(timeouts, options.signal))
+    ).then((t) => (loaded = t)));
 
   const request = async (req: HttpRequest): Promise<HttpResponse> => {
-    const headers: Record<string, string> = { 'user-agent': options.userAgent, ...lowerCaseKeys(req.headers ?? {}) };
+    const headers: Record<string, string> = { 'user-agent': options.userAgent };
+    if (req.headers) for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name]!;
     const method = req.method.toUpperCase();
     const started = now();
     if (verbose) traceRequest(io, method, req.url, headers, req.body);
     let response: HttpResponse;
     try {
-      response = await (await getTransport()).send({ ...req, method, headers });
+      response = await (loaded ?? (await getTransport())).send({ ...req, method, headers });
     } catch (error) {
       if (verbose) io.err(`! ${method} ${redactUrl(req.url)} failed after ${now() - started} ms`);
       throw toNetworkError(error, req.url, options.signal);
@@ -134,10 +138,6 @@ export function toWebResponse(response: HttpResponse, method: string, body: Read
     statusText: response.statusText,
     headers,
   });
-}
-
-function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
 function traceRequest(io: IO, method: string, url: URL, headers: Record<string, string>, body: unknown): void {
