@@ -23,9 +23,12 @@ import { minorGc } from '../stream-out.js';
 
 /**
  * Output between two forced minor GCs (about ten pages of 100 items). Each page's text, parsed items and output
- * are garbage at once, but at this allocation rate V8 grows its young generation towards 32 MiB instead of
- * collecting it: 1,000 pages peaked at 75 MiB, 3,000 at 95. A scavenge every 64 KiB holds them at 62 and 69 MiB
- * for no measurable CPU (src/stream-out.ts does the same for downloads).
+ * are garbage at once, but V8's young generation has already grown during start-up, and it grows further as the
+ * bytes surviving each scavenge add up, so left alone its pages are all touched: without these GCs 1,000 pages of
+ * 100 items peaked at 66-67 MiB, 10,000 at 70, and 40,000 pages of 25 items at 82 (past the 80 MiB target); with
+ * them 61, 64 and 74 (the rest is the loop guard's URLs). Not free: ~100 scavenges per 1,000 pages cost 2-4 % of
+ * plat's CPU there (20 interleaved runs: median pairwise ratio to the Node loop 1.28 with, 1.25 without), which
+ * is the price of memory that stays flat whatever the length (src/stream-out.ts does the same for downloads).
  */
 const GC_EVERY_CHARS = 64 * 1024;
 

@@ -23,13 +23,15 @@ export interface HttpOptions {
   verbose: boolean;
   userAgent: string;
   now: () => number;
-  /** Aborts every request (Ctrl-C). */
+  /** Aborts every request in flight, response bodies included (Ctrl-C). */
   signal?: AbortSignal;
   connectTimeoutMs?: number;
   /** Overall deadline of each fetch() (the protocol's requests); default PROTOCOL_DEADLINE_MS. */
   protocolDeadlineMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
+  /** How long an idle kept-alive connection stays open; tests shorten it, as the deadlines above. */
+  keepAliveTimeoutMs?: number;
 }
 
 export interface Http {
@@ -57,23 +59,26 @@ export function createHttp(options: HttpOptions): Http {
     connectMs: options.connectTimeoutMs ?? 10_000,
     headersMs: options.headersTimeoutMs ?? 30_000,
     bodyMs: options.bodyTimeoutMs ?? 30_000,
+    keepAliveMs: options.keepAliveTimeoutMs,
   };
   let transport: Promise<Transport> | undefined;
+  let loaded: Transport | undefined;
   const getTransport = () =>
-    (transport ??= proxyConfigured(options.env)
-      ? import('./undici.js').then(({ undiciTransport }) => undiciTransport(timeouts))
-      : import('./node.js').then(({ nodeTransport }) => nodeTransport(timeouts)));
+    (transport ??= (
+      proxyConfigured(options.env)
+        ? import('./undici.js').then(({ undiciTransport }) => undiciTransport(timeouts, options.signal))
+        : import('./node.js').then(({ nodeTransport }) => nodeTransport(timeouts, options.signal))
+    ).then((t) => (loaded = t)));
 
   const request = async (req: HttpRequest): Promise<HttpResponse> => {
-    const headers: Record<string, string> = { 'user-agent': options.userAgent, ...lowerCaseKeys(req.headers ?? {}) };
-    const signals = [req.signal, options.signal].filter((s): s is AbortSignal => Boolean(s));
-    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const headers: Record<string, string> = { 'user-agent': options.userAgent };
+    if (req.headers) for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name]!;
     const method = req.method.toUpperCase();
     const started = now();
     if (verbose) traceRequest(io, method, req.url, headers, req.body);
     let response: HttpResponse;
     try {
-      response = await (await getTransport()).send({ ...req, method, headers }, signal);
+      response = await (loaded ?? (await getTransport())).send({ ...req, method, headers });
     } catch (error) {
       if (verbose) io.err(`! ${method} ${redactUrl(req.url)} failed after ${now() - started} ms`);
       throw toNetworkError(error, req.url, options.signal);
@@ -96,9 +101,14 @@ export function createHttp(options: HttpOptions): Http {
     } else if (init.body) {
       throw new TypeError('plat fetch: unsupported request body type');
     }
-    const deadline = AbortSignal.timeout(options.protocolDeadlineMs ?? PROTOCOL_DEADLINE_MS);
-    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
-    const response = await request({ method: init.method ?? 'GET', url, headers, body, signal });
+    const response = await request({
+      method: init.method ?? 'GET',
+      url,
+      headers,
+      body,
+      signal: init.signal ?? undefined,
+      timeoutMs: options.protocolDeadlineMs ?? PROTOCOL_DEADLINE_MS,
+    });
     const limited = init.maxBodyBytes ? limitBody(response, init.maxBodyBytes, url) : response.body;
     return toWebResponse(response, init.method ?? 'GET', limited);
   };
@@ -129,10 +139,6 @@ export function toWebResponse(response: HttpResponse, method: string, body: Read
     statusText: response.statusText,
     headers,
   });
-}
-
-function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
 function traceRequest(io: IO, method: string, url: URL, headers: Record<string, string>, body: unknown): void {

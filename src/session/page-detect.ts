@@ -225,22 +225,26 @@ export function nextLink(header: string): string | undefined {
     if (open < 0) return undefined;
     const close = header.indexOf('>', open);
     if (close < 0) return undefined;
-    const target = header.slice(open + 1, close).trim();
     // Parameters run to the next comma outside quotes.
     let j = close + 1;
-    let params = '';
     let quoted = false;
     for (; j < header.length; j++) {
       const c = header[j]!;
       if (c === '"' && header[j - 1] !== '\\') quoted = !quoted;
       if (c === ',' && !quoted) break;
-      params += c;
+    }
+    // Sliced once, not built a character at a time.
+    const params = header.slice(close + 1, j);
+    // Most links of a page (first, prev, last) are not the next one: no need to take their parameters apart.
+    if (!/next/i.test(params)) {
+      i = j + 1;
+      continue;
     }
     for (const param of params.split(';')) {
       const eq = param.indexOf('=');
       if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'rel') continue;
       const value = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
-      if (value.toLowerCase().split(/\s+/).includes('next')) return target;
+      if (value.toLowerCase().split(/\s+/).includes('next')) return header.slice(open + 1, close).trim();
     }
     i = j + 1;
   }

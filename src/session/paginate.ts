@@ -3,7 +3,7 @@
  * refresh under the lock and retries with Retry-After: a 429 on page 40 waits and goes on from page 40).
  * Used by `plat call --paginate` and by the library's `client.paginate()`. Only one page is held at a time.
  */
-import { PlatError, UsageError } from '../errors.js';
+import { InterruptedError, PlatError, UsageError } from '../errors.js';
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { detectShape, itemsOf, nextPage, type PageShape, type ShapeHints } from './page-detect.js';
@@ -75,7 +75,7 @@ export class Pages implements AsyncIterable<Page> {
           `Page ${number} (${request.method} ${sanitize(url.pathname, 120)}) answered HTTP ${response.status}${location ? ` to ${sanitize(location, 160)}` : ''}: plat does not follow redirects; call the list where it is now.`,
         );
       }
-      const body = await readJson(response, request, number, this.options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES);
+      const body = await readJson(response, request, number, this.options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES, this.ctx.signal);
       const link = header(response, 'link');
       shape ??= detectShape(body, link, this.options);
       let items = itemsOf(body, shape);
@@ -116,11 +116,15 @@ export async function* paginateItems(ctx: Context, client: ApiClient, first: Api
   for await (const page of new Pages(ctx, client, first, options)) yield* page.items;
 }
 
-async function readJson(response: ApiResponse, request: ApiRequest, number: number, max: number): Promise<unknown> {
-  const where = `page ${number} of ${request.method} ${sanitize(request.url.pathname, 120)}`;
-  const text = await new Promise<string>((resolve, reject) => {
-    // Events rather than for-await: a page is usually one or two chunks, and the async iterator's promises per
-    // chunk were a measurable part of plat's time per page.
+function readJson(response: ApiResponse, request: ApiRequest, number: number, max: number, interrupt: AbortSignal): Promise<unknown> {
+  // Only a failure names the page: the sentence is not built for every page that succeeds.
+  const where = () => `page ${number} of ${request.method} ${sanitize(request.url.pathname, 120)}`;
+  // Ctrl-C ends the body it interrupts: that is an interruption (exit 130), not a page that broke off.
+  const brokeOff = (cause?: unknown) =>
+    interrupt.aborted ? new InterruptedError() : new PlatError(`The ${where()} broke off before it was complete. Try again.`, 3, { cause });
+  // Events rather than for-await, and one promise for the page (read and parsed): a page is usually one or two
+  // chunks, and the async iterator's promises per chunk were a measurable part of plat's time per page.
+  return new Promise<unknown>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const body = response.body as Readable;
@@ -128,22 +132,24 @@ async function readJson(response: ApiResponse, request: ApiRequest, number: numb
       size += chunk.length;
       if (size > max) {
         body.destroy();
-        reject(new PlatError(`The ${where} is larger than ${max / 1024 / 1024} MiB: too large to hold as one page.`));
+        reject(new PlatError(`The ${where()} is larger than ${max / 1024 / 1024} MiB: too large to hold as one page.`));
         return;
       }
       chunks.push(chunk);
     });
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-    body.once('error', (error) => reject(error instanceof PlatError ? error : new PlatError(`The ${where} broke off before it was complete. Try again.`, 3, { cause: error })));
+    body.once('end', () => {
+      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new PlatError(`The ${where()} is not JSON (${sanitize(header(response, 'content-type') ?? 'no content type', 100)}): --paginate reads JSON lists.`));
+      }
+    });
+    body.once('error', (error) => reject(error instanceof PlatError ? error : brokeOff(error)));
     body.once('close', () => {
-      if (!body.readableEnded) reject(new PlatError(`The ${where} broke off before it was complete. Try again.`, 3));
+      if (!body.readableEnded) reject(brokeOff());
     });
   });
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new PlatError(`The ${where} is not JSON (${sanitize(header(response, 'content-type') ?? 'no content type', 100)}): --paginate reads JSON lists.`);
-  }
 }
 
 /** A page that says, in one of the usual words, that the list goes on. */

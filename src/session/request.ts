@@ -121,7 +121,9 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
         response = await sendWithRetries(ctx, { ...request, method }, token, replayable);
       }
     }
-    return Object.assign(response, { token });
+    const result = response as ApiResponse;
+    result.token = token;
+    return result;
   };
 
   return { baseUrl: binding.baseUrl, profile: binding.profile, send };
@@ -131,10 +133,11 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
   const http = await ctx.http();
   const idempotent = IDEMPOTENT_METHODS.has(request.method);
   const retries = replayable ? (request.retries ?? (idempotent ? DEFAULT_RETRIES : 0)) : 0;
-  const what = `${request.method} ${request.url.pathname}`;
+  const what = () => `${request.method} ${request.url.pathname}`;
+  // The same for every attempt (the HTTP client copies them): built once, not per attempt.
+  const headers = { ...request.headers };
+  if (token) headers.authorization = `Bearer ${token.token}`;
   for (let attempt = 0; ; attempt++) {
-    const headers = { ...request.headers };
-    if (token) headers.authorization = `Bearer ${token.token}`;
     let response: HttpResponse;
     try {
       response = await http.request({
@@ -143,13 +146,13 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
         headers,
         body: request.body?.(),
         // Redirects are never followed: the response (3xx included) is the result, so no token follows one.
-        signal: AbortSignal.timeout(request.timeoutMs ?? DEFAULT_DEADLINE_MS),
+        timeoutMs: request.timeoutMs ?? DEFAULT_DEADLINE_MS,
       });
     } catch (error) {
       const reset = error instanceof NetworkError && RESET_CODES.has(error.code ?? '');
       if (idempotent && reset && attempt < retries) {
         const wait = backoff(attempt);
-        ctx.io.note(`${what}: the connection was reset; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
+        ctx.io.note(`${what()}: the connection was reset; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
         await sleep(wait, ctx.signal);
         continue;
       }
@@ -160,7 +163,7 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
       const wait = retryDelay(header(response, 'retry-after'), attempt, ctx.now());
       if (wait !== undefined) {
         response.body.destroy();
-        ctx.io.note(`${what}: HTTP ${response.status}; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
+        ctx.io.note(`${what()}: HTTP ${response.status}; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
         await sleep(wait, ctx.signal);
         continue;
       }

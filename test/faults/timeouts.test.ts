@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import { getEventListeners } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, NetworkError, PlatError } from '../../src/errors.js';
@@ -64,8 +65,13 @@ async function blackhole(): Promise<{ port: number; close(): void }> {
 
 let silent: Server;
 let stalling: Server;
+let trickling: Server;
 let silentUrl: string;
 let stallingUrl: string;
+let tricklingUrl: string;
+/** The trickling server's body: TRICKLE_BYTES dots, one every TRICKLE_MS (?bytes=n for fewer). */
+const TRICKLE_BYTES = 8;
+const TRICKLE_MS = 150;
 let hole: Awaited<ReturnType<typeof blackhole>>;
 
 beforeAll(async () => {
@@ -77,19 +83,32 @@ beforeAll(async () => {
     res.write(req.url?.startsWith('/.well-known/') ? '{"issuer":' : 'first part;');
     /* and never more */
   });
-  await Promise.all([silent, stalling].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
+  trickling = createServer((req, res) => {
+    let left = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('bytes') ?? TRICKLE_BYTES);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    const drip = () => {
+      res.write('.');
+      if (--left > 0) setTimeout(drip, TRICKLE_MS);
+      else res.end();
+    };
+    drip();
+  });
+  await Promise.all([silent, stalling, trickling].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
   silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
   stallingUrl = `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`;
+  tricklingUrl = `http://127.0.0.1:${(trickling.address() as AddressInfo).port}`;
   hole = await blackhole();
 });
 afterAll(async () => {
   hole?.close();
-  silent.closeAllConnections();
-  stalling.closeAllConnections();
-  await Promise.all([silent, stalling].map((s) => new Promise((resolve) => s.close(resolve))));
+  for (const server of [silent, stalling, trickling]) server.closeAllConnections();
+  await Promise.all([silent, stalling, trickling].map((s) => new Promise((resolve) => s.close(resolve))));
 });
 
-function http(timeouts: { connectTimeoutMs?: number; headersTimeoutMs?: number; bodyTimeoutMs?: number }, signal?: AbortSignal): Http {
+function http(
+  timeouts: { connectTimeoutMs?: number; headersTimeoutMs?: number; bodyTimeoutMs?: number; keepAliveTimeoutMs?: number },
+  signal?: AbortSignal,
+): Http {
   const io = createIO({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} });
   return createHttp({ io, env: {}, verbose: false, userAgent: 'plat-test', now: Date.now, signal, ...timeouts });
 }
@@ -167,6 +186,128 @@ describe('createHttp deadlines (injected short)', () => {
     const { error, ms } = await failure(pending);
     expect(ms).toBeGreaterThanOrEqual(950);
     expect(error.message).toMatch(/timed out/);
+  });
+});
+
+/** How a response body ends: its chunks, and the error it failed with (undefined when it ended whole), and when. */
+async function bodyOutcome(body: NodeJS.ReadableStream): Promise<{ text: string; error: unknown; ms: number }> {
+  const started = Date.now();
+  const chunks: string[] = [];
+  const error = await new Promise<unknown>((resolve) => {
+    body.on('data', (c: Buffer) => chunks.push(String(c)));
+    body.on('error', resolve);
+    body.on('end', () => resolve(undefined));
+  });
+  return { text: chunks.join(''), error, ms: Date.now() - started };
+}
+
+describe('one deadline per request (timeoutMs), one timer', () => {
+  it('before the headers: the request fails as timed out, at its deadline', async () => {
+    const { error, ms } = await failure(http({}).request({ method: 'GET', url: new URL(`${silentUrl}/`), timeoutMs: 300 }));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.message).toMatch(/^The request to http:\/\/127\.0\.0\.1:\d+ timed out\. Check the network, or raise --timeout\.$/);
+    expect(ms).toBeGreaterThanOrEqual(250);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('after the headers: a body that stops fails with a TimeoutError at the deadline (the part that came delivered first)', async () => {
+    const started = Date.now();
+    const response = await http({}).request({ method: 'GET', url: new URL(`${stallingUrl}/data`), timeoutMs: 400 });
+    expect(response.status).toBe(200);
+    const { text, error } = await bodyOutcome(response.body);
+    expect(text).toBe('first part;');
+    expect((error as Error).name).toBe('TimeoutError');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('a deadline later than the headers deadline still ends the body: the timer is re-armed for it', async () => {
+    // The timer first waits for the headers (200 ms); they come at once, and the body stops. When it fires, the
+    // request's own deadline (700 ms) takes its place: the body fails then, as timed out, not at 200 ms.
+    const started = Date.now();
+    const response = await http({ headersTimeoutMs: 200 }).request({ method: 'GET', url: new URL(`${stallingUrl}/data`), timeoutMs: 700 });
+    const { error } = await bodyOutcome(response.body);
+    expect((error as Error).name).toBe('TimeoutError');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(650);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('a body that keeps arriving within the deadline is not cut', async () => {
+    const response = await http({ headersTimeoutMs: 100, bodyTimeoutMs: 1_000 }).request({ method: 'GET', url: new URL(`${tricklingUrl}/`), timeoutMs: 5_000 });
+    const { text, error, ms } = await bodyOutcome(response.body);
+    expect(error).toBeUndefined();
+    expect(text).toBe('.'.repeat(TRICKLE_BYTES));
+    expect(ms).toBeGreaterThan(TRICKLE_BYTES * TRICKLE_MS * 0.8);
+  });
+});
+
+describe('the body-idle deadline past the keep-alive timer', () => {
+  // With the real figures the socket's keep-alive timer (5 s) says a body has been silent that long, and one timer
+  // waits out the rest of the 30 s. Here: 100 ms and 500 ms.
+  const timeouts = { keepAliveTimeoutMs: 100, bodyTimeoutMs: 500 };
+
+  it('a body that stops fails after the whole idle deadline, not after the keep-alive timer', async () => {
+    const response = await http(timeouts).request({ method: 'GET', url: new URL(`${stallingUrl}/data`) });
+    const { text, error, ms } = await bodyOutcome(response.body);
+    expect(text).toBe('first part;');
+    expect((error as { code?: string }).code).toBe('UND_ERR_BODY_TIMEOUT');
+    expect(ms).toBeGreaterThanOrEqual(450);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('a body silent longer than the keep-alive timer, but never for the idle deadline, arrives whole', async () => {
+    // A byte every 150 ms: the 100 ms socket timer fires between bytes, every time, for longer than 500 ms in all.
+    const response = await http(timeouts).request({ method: 'GET', url: new URL(`${tricklingUrl}/`) });
+    const { text, error, ms } = await bodyOutcome(response.body);
+    expect(error).toBeUndefined();
+    expect(text).toBe('.'.repeat(TRICKLE_BYTES));
+    expect(ms).toBeGreaterThan(500);
+  });
+
+  it('the same through the OAuth path (fetch): metadata that stops mid-document is a network failure', async () => {
+    const { fetch } = http(timeouts);
+    const { error } = await failure(discover({ fetch }, stallingUrl, Date.now()));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.message).toMatch(/broke off before it was complete \(the server stopped sending the response\)/);
+  });
+});
+
+describe('Ctrl-C (the client\'s signal) and requests in flight', () => {
+  it('ends a body part-way: the reader sees an AbortError, what came is delivered first', async () => {
+    const controller = new AbortController();
+    const response = await http({}, controller.signal).request({ method: 'GET', url: new URL(`${stallingUrl}/data`) });
+    setTimeout(() => controller.abort(), 100);
+    const { text, error, ms } = await bodyOutcome(response.body);
+    expect(text).toBe('first part;');
+    expect((error as Error).name).toBe('AbortError');
+    expect(ms).toBeLessThan(2_000);
+  });
+
+  it('listens on the signal once while requests are in flight, and lets go of it once they are done', async () => {
+    const controller = new AbortController();
+    const client = http({}, controller.signal);
+    const listeners = () => getEventListeners(controller.signal, 'abort').length;
+    for (let i = 0; i < 20; i++) {
+      const response = await client.request({ method: 'GET', url: new URL(`${tricklingUrl}/?bytes=1`) });
+      expect(listeners()).toBe(1);
+      await bodyOutcome(response.body);
+    }
+    const stalled = await client.request({ method: 'GET', url: new URL(`${stallingUrl}/data`) });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(listeners(), 'a body still arriving keeps it').toBe(1);
+    stalled.body.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // A context the library never closes leaves nothing behind on a signal that outlives it.
+    expect(listeners()).toBe(0);
+    await client.close();
+  });
+
+  it('a request sent after Ctrl-C fails at once as an interruption', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const { error, ms } = await failure(http({}, controller.signal).request({ method: 'GET', url: new URL(`${tricklingUrl}/`) }));
+    expect(error.exitCode).toBe(ExitCode.interrupted);
+    expect(ms).toBeLessThan(1_000);
   });
 });
 
