@@ -16,6 +16,10 @@ import { statusText, timeoutError, type HttpResponse, type Timeouts, type Transp
 
 const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
 
+/** A clock for deadlines that no change of the system time moves; not `performance.now()`, whose first use loads
+ *  perf_hooks (~1 ms of every start). */
+const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
+
 /**
  * Plain http is for loopback only, and a name is not an address (RFC 8252 §8.3): `school.localhost` may resolve
  * anywhere. A name looked up for an http:// request must resolve to loopback addresses only, checked on the
@@ -73,7 +77,7 @@ export function nodeTransport(timeouts: Timeouts, interrupt?: AbortSignal): Tran
           maxHeaderSize: 64 * 1024,
           ...(req.url.protocol === 'http:' ? { lookup: loopbackOnlyLookup } : {}),
         });
-        const deadlineAt = req.timeoutMs === undefined ? Infinity : performance.now() + req.timeoutMs;
+        const deadlineAt = req.timeoutMs === undefined ? Infinity : monotonicMs() + req.timeoutMs;
         let response: IncomingMessage | undefined;
         let settled = false;
         // One timer per request, unref'd (the socket keeps plat alive while it is needed): first for the headers
@@ -100,7 +104,7 @@ export function nodeTransport(timeouts: Timeouts, interrupt?: AbortSignal): Tran
           timer = undefined;
           if (timerIsDeadline) end(timeoutError());
           else if (!response) client.destroy(coded('no response headers in time', 'UND_ERR_HEADERS_TIMEOUT'));
-          else if (deadlineAt !== Infinity) arm(Math.max(0, deadlineAt - performance.now()), true);
+          else if (deadlineAt !== Infinity) arm(Math.max(0, deadlineAt - monotonicMs()), true);
         }
         const onOwnAbort = () => end(own!.reason as Error);
         let idleCheck: NodeJS.Timeout | undefined;

@@ -36,7 +36,7 @@ export async function fetchUserInfo(
     method: 'GET',
     url,
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-    signal: AbortSignal.timeout(USERINFO_DEADLINE_MS),
+    timeoutMs: USERINFO_DEADLINE_MS,
   });
   const header = (name: string) => {
     const v = response.headers[name];
