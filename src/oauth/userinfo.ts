@@ -86,22 +86,27 @@ export function toProfileUser(info: Pick<UserInfo, 'sub'> & Record<string, unkno
   return { sub: sanitize(info.sub), name: text(info.name), email: text(info.email), preferredUsername: text(info.preferred_username) };
 }
 
-async function readBounded(response: HttpResponse, url: URL): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
+/** Events rather than for-await: the async iterator machinery cost whoami ~0.7 ms of a ~25 ms run. */
+function readBounded(response: HttpResponse, url: URL): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const body = response.body;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
       if (size > MAX_OAUTH_BODY_BYTES) {
-        response.body.destroy();
-        throw new PlatError(`The server at ${url.origin} sent more than ${MAX_OAUTH_BODY_BYTES} bytes of user information.`);
+        body.destroy();
+        reject(new PlatError(`The server at ${url.origin} sent more than ${MAX_OAUTH_BODY_BYTES} bytes of user information.`));
+        return;
       }
-      chunks.push(chunk as Buffer);
-    }
-  } catch (error) {
-    throw bodyReadError(error, url);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+      chunks.push(chunk);
+    });
+    body.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    body.once('error', (error) => reject(bodyReadError(error, url)));
+    body.once('close', () => {
+      if (!body.readableEnded) reject(bodyReadError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }), url));
+    });
+  });
 }
 
 function oauthError(text: string): string {
