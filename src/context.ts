@@ -7,6 +7,7 @@ import type * as os from 'node:os';
 import type { BrowserResult } from './browser.js';
 import type { Http } from './http/index.js';
 import type { IO } from './io.js';
+import type { BusConnections } from './store/secret-service.js';
 import type { ProfileStore } from './store/profiles.js';
 import type { TokenStore, TokenStoreKind } from './store/types.js';
 
@@ -54,6 +55,12 @@ export interface ContextOptions {
   /** Where the config dir would be without PLAT_CONFIG_DIR: sessions there get plain keychain account names. */
   defaultConfigDir?: string;
   now?: () => number;
+  /**
+   * The process ends with this invocation and disposes of the context (main.ts): what it opens may then be released
+   * all at once by dispose() (the keychain's bus connections, see store/secret-service.ts BusConnections). Contexts
+   * that are never disposed (the library's) release each as it goes.
+   */
+  oneShot?: boolean;
 }
 
 export function createContext(options: ContextOptions): Context {
@@ -61,6 +68,7 @@ export function createContext(options: ContextOptions): Context {
   const now = options.now ?? Date.now;
   let http: Promise<Http> | undefined;
   let profiles: Promise<ProfileStore> | undefined;
+  let busConnections: BusConnections | undefined;
   const ctx: Context = {
     env,
     io,
@@ -74,8 +82,10 @@ export function createContext(options: ContextOptions): Context {
     profiles: () =>
       (profiles ??= import('./store/profiles.js').then(({ ProfileStore }) => new ProfileStore(configDir))),
     tokenStore: async (recordedKind, storeOptions) => {
-      const { openTokenStore } = await import('./store/select.js');
+      const [{ openTokenStore }, { BusConnections }] = await Promise.all([import('./store/select.js'), import('./store/secret-service.js')]);
+      if (options.oneShot) busConnections ??= new BusConnections();
       return openTokenStore({
+        busConnections,
         env,
         configDir,
         recordedKind,
@@ -98,6 +108,7 @@ export function createContext(options: ContextOptions): Context {
       return withProfileLock(configDir, profile, fn, { ...lockOptions, signal });
     },
     dispose: async (disposeOptions) => {
+      busConnections?.release(disposeOptions);
       if (http) await (await http).close(disposeOptions).catch(() => {});
     },
   };

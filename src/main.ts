@@ -67,6 +67,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
         signal: controller.signal,
         configDir,
         defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir(env)),
+        oneShot: true,
       });
       return context;
     }, { lazy: true });

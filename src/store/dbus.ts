@@ -108,6 +108,11 @@ export class DBusConnection {
     this.fail(new DBusError('connection closed'));
   }
 
+  /** Leaves the connection to end with the process: it no longer keeps the process alive. */
+  unref(): void {
+    this.socket.unref();
+  }
+
   private fail(error: Error): void {
     if (!this.failure) this.failure = error;
     this.socket.destroy();

@@ -30,14 +30,41 @@ export type SecretReader = (service: string, account: string, signal: AbortSigna
  * A SecretReader for the session bus named in `env` (DBUS_SESSION_BUS_ADDRESS), or undefined where there is no
  * such bus address plat can reach itself (not Linux, no address, a non-unix transport): keytar then reads alone.
  */
-export function secretServiceReader(env: Record<string, string | undefined>, platform: NodeJS.Platform): SecretReader | undefined {
+export function secretServiceReader(
+  env: Record<string, string | undefined>,
+  platform: NodeJS.Platform,
+  options: { kept?: BusConnections } = {},
+): SecretReader | undefined {
   if (platform === 'darwin' || platform === 'win32') return undefined;
   const socketPath = socketPathOf(env.DBUS_SESSION_BUS_ADDRESS);
   if (!socketPath) return undefined;
-  return (service, account, signal) => readPassword(socketPath, service, account, signal);
+  return (service, account, signal) => readPassword(socketPath, service, account, signal, options.kept);
 }
 
-async function readPassword(socketPath: string, service: string, account: string, signal: AbortSignal): Promise<string | null | undefined> {
+/**
+ * The bus connections of a one-shot process (the CLI), released together when it is done, instead of each read
+ * closing its own: closing a socket builds process.stderr (net.Socket's destroy compares itself with it), ~3 ms of
+ * every keychain command that prints nothing there. Released with `exiting`, they are left to end with the process
+ * (the Secret Service forgets a client's sessions when it leaves); otherwise closed (before `plat exec` runs its
+ * program). Without it (the library, which never releases a context), each read closes its own connection.
+ */
+export class BusConnections {
+  private readonly open = new Set<DBusConnection>();
+
+  keep(bus: DBusConnection): void {
+    this.open.add(bus);
+  }
+
+  release({ exiting = false }: { exiting?: boolean } = {}): void {
+    for (const bus of this.open) {
+      if (exiting) bus.unref();
+      else bus.close();
+    }
+    this.open.clear();
+  }
+}
+
+async function readPassword(socketPath: string, service: string, account: string, signal: AbortSignal, kept?: BusConnections): Promise<string | null | undefined> {
   const bus = await DBusConnection.open(socketPath, signal);
   try {
     const secrets = { destination: SECRETS, path: SERVICE_PATH, interface: 'org.freedesktop.Secret.Service' };
@@ -72,7 +99,8 @@ async function readPassword(socketPath: string, service: string, account: string
     return value.toString('utf8');
   } finally {
     // Ending the connection ends the session: the Secret Service forgets a client's sessions when it leaves.
-    bus.close();
+    if (kept) kept.keep(bus);
+    else bus.close();
   }
 }
 

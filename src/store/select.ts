@@ -8,7 +8,7 @@ import {
   type KeytarLoader,
 } from './keychain.js';
 import type { Env } from './paths.js';
-import { secretServiceReader, type SecretReader } from './secret-service.js';
+import { secretServiceReader, type BusConnections, type SecretReader } from './secret-service.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
 
 export const TOKEN_STORE_KINDS: readonly TokenStoreKind[] = ['keychain', 'file'];
@@ -32,6 +32,8 @@ export interface OpenTokenStoreOptions {
    * `env` (DBUS_SESSION_BUS_ADDRESS). `null`: keytar only.
    */
   readSecret?: SecretReader | null;
+  /** Where the default reader leaves its bus connections for the caller to release (see BusConnections). */
+  busConnections?: BusConnections;
   platform?: NodeJS.Platform;
 }
 
@@ -83,7 +85,7 @@ function keychainStore(options: OpenTokenStoreOptions): KeychainTokenStore {
 function directReader(options: OpenTokenStoreOptions): SecretReader | undefined {
   if (options.readSecret !== undefined) return options.readSecret ?? undefined;
   if (options.loadKeytar) return undefined;
-  return secretServiceReader(options.env, options.platform ?? process.platform);
+  return secretServiceReader(options.env, options.platform ?? process.platform, { kept: options.busConnections });
 }
 
 /**

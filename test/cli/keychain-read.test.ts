@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, type Home } from '../helpers/cli.js';
+import { makeHome, runPlatProbed, type Home } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
 import { tempDirs } from '../helpers/tmp.js';
 import { usePlatform } from '../helpers/platform.js';
@@ -51,6 +51,16 @@ describe.skipIf(keyring.skip || process.platform !== 'linux')(keyring.title('rea
 
     const whoami = await home.run(['whoami'], { env: noKeytar });
     expect(whoami.code, whoami.stderr).toBe(0);
+  });
+
+  it('token, call and whoami build no stderr stream: the bus connection is left to end with the process', async () => {
+    // Closing a socket builds process.stderr (net.Socket's destroy compares itself with it): 2-3 ms a quiet
+    // keychain command would pay for nothing (src/store/secret-service.ts BusConnections).
+    for (const args of [['token'], ['call', 'GET', '/api/courses'], ['whoami']]) {
+      const { code, stderr, touched } = await runPlatProbed(home, args);
+      expect(code, stderr).toBe(0);
+      expect(touched, `plat ${args.join(' ')}`).toEqual([]);
+    }
   });
 
   it('still needs keytar to write: logout without it says the keychain is unavailable, and keeps the session', async () => {

@@ -8,7 +8,7 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot, runPlat } from '../helpers/cli.js';
+import { repoRoot, runPlat, runPlatProbed } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();
@@ -70,24 +70,9 @@ describe('modules plat does not load at start-up', () => {
 
   it('a logged-in call, token and whoami build neither stdin nor stderr, and load no node:fs/promises, readline, os or perf_hooks', async () => {
     expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
-    // Node builds process.stdin/stderr on first access (2–3 ms each); the probe records any access to them and
-    // writes with fs.writeSync so that it touches neither itself.
-    const probe = path.join(home.dir, 'probe-streams.cjs');
-    await writeFile(
-      probe,
-      [
-        'const touched = [];',
-        "for (const name of ['stdin', 'stderr']) {",
-        '  const own = Object.getOwnPropertyDescriptor(process, name);',
-        '  Object.defineProperty(process, name, { configurable: true, enumerable: own.enumerable, get() { touched.push(name); return own.get.call(process); } });',
-        '}',
-        "process.on('exit', () => require('node:fs').writeSync(1, `\nPROBE ${JSON.stringify({ touched, loaded: process.moduleLoadList })}\n`));",
-      ].join('\n'),
-    );
     for (const args of [['call', 'GET', '/api/courses'], ['token'], ['whoami']]) {
-      const result = await runPlatWithProbe(probe, args);
-      expect(result.code, result.stderr).toBe(0);
-      const { touched, loaded } = JSON.parse(/PROBE (.*)/.exec(result.stdout)![1]!) as { touched: string[]; loaded: string[] };
+      const { code, stderr, touched, loaded } = await runPlatProbed(home, args);
+      expect(code, stderr).toBe(0);
       expect(touched, `plat ${args.join(' ')}`).toEqual([]);
       expect(loaded.filter((m) => /^NativeModule (fs\/promises|internal\/fs\/promises|readline|internal\/readline\/interface|os|perf_hooks)$/.test(m)), `plat ${args.join(' ')}`).toEqual([]);
     }

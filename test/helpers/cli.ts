@@ -4,7 +4,7 @@
  * would: it waits for the authorization URL on stderr and approves (or denies) it on the reference platform.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -141,4 +141,29 @@ export function expectCleanError(result: PlatResult): void {
   if (result.signal !== null) problems.push(`plat was killed by ${result.signal}`);
   else if (!CONTRACT_EXIT_CODES.includes(result.code!)) problems.push(`exit code ${result.code} is not one of the contract's`);
   if (problems.length > 0) throw new Error(`${problems.join('; ')}:\n${result.stderr}`);
+}
+
+/**
+ * Runs plat with a probe that records which standard streams it builds (Node builds process.stdin/stderr on first
+ * access, 2–3 ms each) and the built-in modules it loads, without touching either stream itself (fs.writeSync).
+ */
+export async function runPlatProbed(home: Home, args: string[]): Promise<PlatResult & { touched: string[]; loaded: string[] }> {
+  const probe = path.join(home.dir, 'probe-streams.cjs');
+  await writeFile(
+    probe,
+    [
+      'const touched = [];',
+      "for (const name of ['stdin', 'stderr']) {",
+      '  const own = Object.getOwnPropertyDescriptor(process, name);',
+      '  Object.defineProperty(process, name, { configurable: true, enumerable: own.enumerable, get() { touched.push(name); return own.get.call(process); } });',
+      '}',
+      "process.on('exit', () => require('node:fs').writeSync(1, `\\nPROBE ${JSON.stringify({ touched, loaded: process.moduleLoadList })}\\n`));",
+    ].join('\n'),
+  );
+  // NODE_OPTIONS carries the probe into the one process runPlat spawns (node bin/plat.js …).
+  const result = await home.run(args, { env: { NODE_OPTIONS: `--require ${JSON.stringify(probe)}` } });
+  const found = /\nPROBE (.*)\n$/.exec(result.stdout);
+  if (!found) throw new Error(`plat ${args.join(' ')} ended without the probe's report:\n${result.stderr}`);
+  const { touched, loaded } = JSON.parse(found[1]!) as { touched: string[]; loaded: string[] };
+  return { ...result, stdout: result.stdout.slice(0, found.index), touched, loaded };
 }

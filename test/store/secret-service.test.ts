@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DBusConnection, socketPathOf, splitSignature } from '../../src/store/dbus.js';
 import { KeychainTokenStore, KeychainUnavailableError, loadKeytar, type KeytarApi, type KeytarLoader } from '../../src/store/keychain.js';
-import { secretServiceReader, type SecretReader } from '../../src/store/secret-service.js';
+import { BusConnections, secretServiceReader, type SecretReader } from '../../src/store/secret-service.js';
 import { openTokenStore } from '../../src/store/select.js';
 import { startPrivateKeyring, type PrivateKeyring } from '../faults/keyring.js';
 import { keyring } from '../helpers/components.js';
@@ -198,6 +198,31 @@ describe.skipIf(keyring.skip)(keyring.title('direct reads from the real gnome-ke
     const store = new KeychainTokenStore(loader, { service, readSecret: read });
     expect(['first', 'second']).toContain((await store.get('twice'))?.accessToken);
     expect(loader.loads).toBe(1);
+  });
+
+  it('closes each read\'s bus connection, or with BusConnections keeps them until released: closed, or left unref\'d', async () => {
+    await api.setPassword(service, 'kept', 'K');
+    // The bus connections holding the process alive, once the event loop has run closes through.
+    const pipes = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return process.getActiveResourcesInfo().filter((r) => r === 'PipeWrap').length;
+    };
+    const before = await pipes();
+    expect(await read(service, 'kept', within())).toBe('K');
+    expect(await pipes()).toBe(before);
+
+    const kept = new BusConnections();
+    const keeping = secretServiceReader(process.env, process.platform, { kept })!;
+    expect(await keeping(service, 'kept', within())).toBe('K');
+    expect(await keeping(service, 'kept', within())).toBe('K');
+    expect(await pipes()).toBe(before + 2);
+    kept.release();
+    expect(await pipes()).toBe(before);
+
+    expect(await keeping(service, 'kept', within())).toBe('K');
+    kept.release({ exiting: true });
+    // Left to end with the process: still open, but no longer holding it alive.
+    expect(await pipes()).toBe(before);
   });
 
   it('serves a KeychainTokenStore read without loading keytar', async () => {
