@@ -14,10 +14,16 @@ const REASONS: Record<string, string> = {
   UND_ERR_BODY_TIMEOUT: 'the server stopped sending the response',
   UND_ERR_SOCKET: 'the connection was closed unexpectedly',
   UND_ERR_CLOSED: 'the connection was closed unexpectedly',
+  ERR_STREAM_PREMATURE_CLOSE: 'the connection was closed unexpectedly',
   UND_ERR_HEADERS_OVERFLOW: 'the server sent response headers that are too large',
   HPE_HEADER_OVERFLOW: 'the server sent response headers that are too large',
   UND_ERR_RES_EXCEEDED_MAX_SIZE: 'the server sent a response that is too large',
 };
+
+/** A body that closed before its end, as Node's own stream helpers say it, for readers that watch the events. */
+export function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
 
 export function describeNetworkCode(code: string | undefined): string | undefined {
   return code ? REASONS[code] : undefined;

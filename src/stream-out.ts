@@ -7,6 +7,7 @@
  * the README's performance table; test/cli/download.test.ts fails if this stops working).
  */
 import type { Readable, Writable } from 'node:stream';
+import { prematureClose } from './network-codes.js';
 import type * as v8 from 'node:v8';
 import type * as vm from 'node:vm';
 
@@ -75,7 +76,7 @@ export function streamToStdout(body: Readable, stdout: Writable): Promise<void> 
       else settle();
     });
     body.once('close', () => {
-      if (!body.readableEnded) settle(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      if (!body.readableEnded) settle(prematureClose());
     });
   });
 }

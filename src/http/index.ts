@@ -62,6 +62,7 @@ export function createHttp(options: HttpOptions): Http {
     keepAliveMs: options.keepAliveTimeoutMs,
   };
   let transport: Promise<Transport> | undefined;
+  // The transport once loaded: a paginated run's thousands of requests then await nothing before each is sent.
   let loaded: Transport | undefined;
   const getTransport = () =>
     (transport ??= (

@@ -13,6 +13,7 @@ import { sanitize } from '../text.js';
 import type { UserIdentity } from './types.js';
 import { parseBearerChallenge } from './www-authenticate.js';
 import { bodyReadError } from '../http/body-error.js';
+import { prematureClose } from '../network-codes.js';
 
 /** The whole UserInfo exchange, body included: a server that trickles cannot hold whoami forever. */
 const USERINFO_DEADLINE_MS = 30_000;
@@ -104,7 +105,7 @@ function readBounded(response: HttpResponse, url: URL): Promise<string> {
     body.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     body.once('error', (error) => reject(bodyReadError(error, url)));
     body.once('close', () => {
-      if (!body.readableEnded) reject(bodyReadError(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }), url));
+      if (!body.readableEnded) reject(bodyReadError(prematureClose(), url));
     });
   });
 }
