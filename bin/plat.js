@@ -57,11 +57,33 @@ function load(file) {
         const temp = `${cacheFile}.${process.pid}.tmp`;
         fs.writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
         fs.renameSync(temp, cacheFile);
+        forgetOtherBuilds(cacheFile);
       } catch {
         // a read-only cache dir only costs speed
       }
     },
   };
+}
+
+/**
+ * Each upgrade (or rebuild) of plat, and each Node upgrade, starts new cache files: remove the ones of other builds
+ * when writing one, so the cache dir does not grow with every release (~250 KB per command). Only those a day old:
+ * two plats installed side by side (a global one and a project's) then keep one cache each instead of rewriting
+ * each other's on every run.
+ */
+function forgetOtherBuilds(cacheFile) {
+  const dir = path.dirname(cacheFile);
+  const build = path.basename(cacheFile).replace(/[^-]+\.bin$/, '');
+  const dayAgo = Date.now() - 86_400_000;
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.startsWith('v8-') || name.startsWith(build)) continue;
+    try {
+      const file = path.join(dir, name);
+      if (fs.statSync(file).mtimeMs < dayAgo) fs.unlinkSync(file);
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
 }
 
 /** Keyed by Node's version and the bundle's size and mtime, so a rebuilt or upgraded plat never reuses a stale cache, and by command. */

@@ -8,6 +8,7 @@
 import { Argument, Command, Option } from 'commander';
 import { collect, completes } from './completion/value-kinds.js';
 import type { Context, Globals } from './context.js';
+import { runCall, runToken, runWhoami } from './dispatch.js';
 
 export type ContextFactory = (globals: Globals) => Context;
 
@@ -163,10 +164,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   lazily(program.command('whoami').description('show who you are signed in as (OIDC UserInfo)'), (cmd) =>
     cmd
       .addHelpText('after', examples('plat whoami', 'plat whoami --json | jq -r .email'))
-      .action(async (_flags, command: Command) => {
-        const { run } = await import('./commands/whoami.js');
-        await run(ctxFor(command));
-      }),
+      .action((_flags, command: Command) => runWhoami(() => ctxFor(command))),
   );
 
   lazily(program.command('status').description('list profiles (or the one named): platform, user, scopes, token expiry, where tokens are stored; exit 4 if one is not logged in'), (cmd) =>
@@ -213,10 +211,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
           'plat token --min-ttl 900                          # a token that lasts at least 15 minutes',
         ),
       )
-      .action(async (flags, command: Command) => {
-        const { run } = await import('./commands/token.js');
-        await run(ctxFor(command), flags);
-      }),
+      .action((flags, command: Command) => runToken(() => ctxFor(command), flags)),
   );
 
   lazily(program.command('exec').description('run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'), (cmd) =>
@@ -306,10 +301,7 @@ has_more but names no next page is an error, not a short list. A next link on
 another origin is fetched without your token; a page that leads back to an earlier one is an error. If a page
 fails, plat exits non-zero and the array printed so far has no closing ].`,
       )
-      .action(async (method: string, path: string, flags, command: Command) => {
-        const { run } = await import('./commands/call.js');
-        await run(ctxFor(command), method, path, flags);
-      }),
+      .action((method: string, path: string, flags, command: Command) => runCall(() => ctxFor(command), method, path, flags)),
   );
 
   const opCommand = lazily(program.command('op').alias('api').description("list the API's operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters"), (cmd) => {

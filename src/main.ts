@@ -2,11 +2,10 @@
  * The entry point: build the context, run the program, and map every outcome to the contract's exit code. The
  * only place that decides how plat ends.
  */
-import { CommanderError } from 'commander';
-import { createContext, type Context } from './context.js';
+import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, safe, type IO } from './io.js';
-import { buildProgram } from './cli.js';
+import { plainInvocation } from './dispatch.js';
 import { resolveConfigDir, validateProfileName } from './store/paths.js';
 import { parseTokenStoreEnv } from './store/select.js';
 import { readCurrentProfile } from './store/current-profile.js';
@@ -51,8 +50,10 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   process.on('SIGTERM', onSigint);
 
   let context: Context | undefined;
+  /** Set once commander is loaded: only then can its errors occur. */
+  let isCommanderError = (_error: unknown) => false;
   try {
-    const program = buildProgram(version, (globals) => {
+    const makeContext = (globals: Globals): Context => {
       const configDir = resolveConfigDir(env, process.platform, homedir(env));
       // --profile, then PLAT_PROFILE, then the profile `plat switch` made current, then `default`.
       const currentProfile = readCurrentProfile(configDir);
@@ -70,18 +71,27 @@ export async function main(argv: string[] = process.argv): Promise<number> {
         oneShot: true,
       });
       return context;
-    }, { lazy: true });
-    program.exitOverride();
-    program.configureOutput({
-      writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
-      outputError: (s, write) => write(s.replace(/^error:/, errorPrefix(io))),
-    });
-    await program.parseAsync(argv);
+    };
+    // The plain forms scripts run most skip building the program (src/dispatch.ts).
+    const plain = plainInvocation(argv.slice(2), makeContext);
+    if (plain) {
+      await plain();
+    } else {
+      const [{ buildProgram }, commander] = await Promise.all([import('./cli.js'), import('commander')]);
+      isCommanderError = (error) => error instanceof commander.CommanderError;
+      const program = buildProgram(version, makeContext, { lazy: true });
+      program.exitOverride();
+      program.configureOutput({
+        writeOut: (s) => io.stdout.write(s),
+        writeErr: (s) => io.stderr.write(s),
+        outputError: (s, write) => write(s.replace(/^error:/, errorPrefix(io))),
+      });
+      await program.parseAsync(argv);
+    }
     if (controller.signal.aborted) throw new InterruptedError();
     return ExitCode.ok;
   } catch (error) {
-    return report(io, error, verbose, controller.signal.aborted);
+    return report(io, error, verbose, controller.signal.aborted, isCommanderError(error));
   } finally {
     // The handlers stay: a Ctrl-C while output drains still ends with 130, not a signal death.
     await context?.dispose({ exiting: true });
@@ -97,14 +107,15 @@ function homedir(env: NodeJS.ProcessEnv): string {
   return (process.getBuiltinModule('node:os') as typeof os).homedir();
 }
 
-function report(io: IO, error: unknown, verbose: boolean, interrupted: boolean): number {
+function report(io: IO, error: unknown, verbose: boolean, interrupted: boolean, fromCommander: boolean): number {
   if (error instanceof ExitStatus) {
     if (error.message) io.err(`${errorPrefix(io)} ${safe(error.message)}`);
     return error.status;
   }
-  if (error instanceof CommanderError) {
+  if (fromCommander) {
     // commander already printed its message (unknown option, missing argument, with suggestions)
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+    const { code } = error as { code?: string };
+    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') {
       return ExitCode.ok;
     }
     return ExitCode.usage;

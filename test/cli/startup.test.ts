@@ -5,7 +5,7 @@
  * node:fs/promises on the token path (store/atomic.ts). Each would break without an error, so each is checked from
  * outside, on the built CLI.
  */
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, runPlat, runPlatProbed } from '../helpers/cli.js';
@@ -34,6 +34,28 @@ describe('the V8 code cache of bin/plat.js', () => {
     // Another command keeps a cache of its own: the functions it compiles are not status's.
     await home.run(['scopes'], { env });
     expect((await readdir(path.join(cacheDir, 'plat'))).sort()).toEqual([...files, files[0]!.replace('-status.bin', '-scopes.bin')].sort());
+  });
+
+  it("removes other builds' caches a day old when it writes one, and keeps the rest", async () => {
+    const cacheDir = path.join(home.dir, 'pruned cache');
+    const dir = path.join(cacheDir, 'plat');
+    await mkdir(dir, { recursive: true });
+    const bundle = await stat(path.join(repoRoot, 'dist', 'main.cjs'));
+    const thisBuild = `v8-${process.version}-${bundle.size}-${Math.floor(bundle.mtimeMs)}-`;
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+    const files = {
+      oldRelease: 'v8-v20.11.0-500000-1700000000000-status.bin',
+      oldReleaseOtherCommand: 'v8-v20.11.0-500000-1700000000000-call.bin',
+      sideBySide: 'v8-v20.11.0-600000-1800000000000-status.bin', // another plat, in use today
+      thisBuildOtherCommand: `${thisBuild}token.bin`,
+      notOurs: 'notes.txt',
+    };
+    for (const [key, name] of Object.entries(files)) {
+      await writeFile(path.join(dir, name), 'x');
+      if (key !== 'sideBySide') await utimes(path.join(dir, name), twoDaysAgo, twoDaysAgo);
+    }
+    expect((await home.run(['status'], { env: { XDG_CACHE_HOME: cacheDir } })).code).toBe(4);
+    expect((await readdir(dir)).sort()).toEqual([files.sideBySide, files.thisBuildOtherCommand, `${thisBuild}status.bin`, files.notOurs].sort());
   });
 });
 

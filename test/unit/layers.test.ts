@@ -19,7 +19,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
  *  esm, network-codes, browser) are leaves any layer may use. */
 const LAYERS = {
   // The Node library is the second way in (dist/library/), built on the session as main.ts is.
-  entry: ['src/main.ts', 'src/cli.ts', 'src/library/'],
+  entry: ['src/main.ts', 'src/cli.ts', 'src/dispatch.ts', 'src/library/'],
   commands: ['src/commands/'],
   completion: ['src/completion/'],
   catalogue: ['src/catalogue/'],
@@ -284,6 +284,12 @@ describe('the token path loads no protocol library', () => {
   it.each(['src/main.ts', ...TOKEN_PATH])('%s loads no oauth4webapi when it starts', (start) => {
     const via = loadedBy(start, imports);
     expect(via.has('oauth4webapi') ? chain(via, 'oauth4webapi') : 'not loaded').toBe('not loaded');
+  });
+
+  it('src/main.ts loads no commander when it starts: the plain forms run without it (src/dispatch.ts)', () => {
+    const via = loadedBy('src/main.ts', imports);
+    expect(via.has('commander') ? chain(via, 'commander') : 'not loaded').toBe('not loaded');
+    expect(chain(loadedBy('src/cli.ts', imports), 'commander')).toBe('src/cli.ts → commander');
   });
 
   it('sees through the chain: plat login does load it', () => {

@@ -1,0 +1,47 @@
+/**
+ * The three commands scripts run most, each with one runner that loads its module on use. cli.ts's actions call
+ * these runners; main.ts calls them straight from argv for the plain forms (`plat call <method> <path>`,
+ * `plat token`, `plat whoami`, no option anywhere), where commander would find the same command, the same words
+ * and no flags. Skipping commander there saves building the program and loading commander's code: ~3 ms of every
+ * such start, 3 % of `plat call` (README "Performance"). Anything else, however close, goes to commander, which
+ * stays the one definition of the command line; test/unit/dispatch.test.ts holds the two against each other.
+ */
+import type { Context, Globals } from './context.js';
+import type { CallFlags } from './commands/call-request.js';
+import type { TokenFlags } from './commands/token.js';
+
+type ContextFactory = (globals: Globals) => Context;
+/** The context is made after the command's module is loaded, as commander's actions do. */
+type LazyContext = () => Context;
+
+export async function runCall(ctx: LazyContext, method: string, target: string, flags: CallFlags): Promise<void> {
+  const { run } = await import('./commands/call.js');
+  await run(ctx(), method, target, flags);
+}
+
+export async function runToken(ctx: LazyContext, flags: TokenFlags): Promise<void> {
+  const { run } = await import('./commands/token.js');
+  await run(ctx(), flags);
+}
+
+export async function runWhoami(ctx: LazyContext): Promise<void> {
+  const { run } = await import('./commands/whoami.js');
+  await run(ctx());
+}
+
+/** What commander's actions hand a command when no global option is given (cli.ts, ctxFor). */
+export const NO_GLOBAL_OPTIONS: Globals = Object.freeze({ baseUrl: undefined, profile: '', json: false, verbose: false });
+
+/**
+ * The run for argv's words (after node and the script) when they are one of the plain forms, else undefined and
+ * commander parses them. A word that starts with '-' anywhere (an option, `--`, `-` for stdin) means commander.
+ */
+export function plainInvocation(words: readonly string[], makeContext: ContextFactory): (() => Promise<void>) | undefined {
+  if (words.some((word) => word.startsWith('-'))) return undefined;
+  const ctx = () => makeContext({ ...NO_GLOBAL_OPTIONS });
+  const [command, ...rest] = words;
+  if (command === 'call' && rest.length === 2) return () => runCall(ctx, rest[0]!, rest[1]!, {});
+  if (command === 'token' && rest.length === 0) return () => runToken(ctx, {});
+  if (command === 'whoami' && rest.length === 0) return () => runWhoami(ctx);
+  return undefined;
+}
