@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The shim. CommonJS on purpose (bin/package.json): Node 20's ESM loader costs ~8 ms per start, a CommonJS file
-// nothing. It loads dist/main.cjs through a V8 code cache kept in the user's cache dir (Node 22 has this built in
+// nothing. It loads the program (dist/plain.cjs or dist/main.cjs, below) through a V8 code cache kept in the user's cache dir (Node 22 has this built in
 // as module.enableCompileCache; Node 20 does not), and hands main()'s exit code to Node. Exiting by exitCode
 // rather than process.exit() lets piped stdout drain completely.
 // What the code cache buys: ≈8 ms of CPU per start (`plat status`: median 70–73 ms of CPU time with the cache,
@@ -15,7 +15,13 @@ if (args.length === 1 && args[0] === '--version') {
   // Scripts call `plat --version` to check for plat: answer without loading the program.
   process.stdout.write(`${require('../package.json').version}\n`);
 } else {
-  const { main, saveCache } = load(path.join(__dirname, '..', 'dist', 'main.cjs'));
+  // `plat call <method> <path>`, `plat token` and `plat whoami` without options have a bundle of their own without
+  // commander and the other commands (src/dispatch.ts, src/build/build.mjs): half the text to read and compile.
+  // That bundle says which arguments it runs; for any other it hands over to the whole program.
+  const plainWords = /^(call|token|whoami)$/.test(args[0] ?? '') && !args.some((arg) => arg.startsWith('-'));
+  let program = load(plainWords ? 'plain' : 'main');
+  if (plainWords && !program.runsPlainly(process.argv)) program = load('main');
+  const { main, saveCache } = program;
   main().then((code) => {
     process.exitCode = code;
     saveCache();
@@ -25,12 +31,13 @@ if (args.length === 1 && args[0] === '--version') {
   });
 }
 
-function load(file) {
+function load(bundle) {
   const { Script } = require('node:vm');
+  const file = path.join(__dirname, '..', 'dist', `${bundle}.cjs`);
   // latin1: the bundle is ASCII (src/build/build.mjs makes sure), and a latin1 read is a plain copy where utf8 is a
   // decode: ~1 ms less per start.
   const source = fs.readFileSync(file, 'latin1');
-  const cacheFile = codeCachePath(file);
+  const cacheFile = codeCachePath(bundle, file);
   let cachedData;
   try {
     cachedData = cacheFile && fs.readFileSync(cacheFile);
@@ -49,6 +56,7 @@ function load(file) {
   script.runInThisContext()(mod.exports, require, mod, file, path.dirname(file));
   return {
     main: mod.exports.main,
+    runsPlainly: mod.exports.runsPlainly,
     saveCache() {
       // Written once (after a run, so it holds the functions that run compiled), and again only if V8 refused it.
       if (!cacheFile || (cachedData && !script.cachedDataRejected)) return;
@@ -57,7 +65,7 @@ function load(file) {
         const temp = `${cacheFile}.${process.pid}.tmp`;
         fs.writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
         fs.renameSync(temp, cacheFile);
-        forgetOtherBuilds(cacheFile);
+        forgetOtherBuilds(bundle, cacheFile);
       } catch {
         // a read-only cache dir only costs speed
       }
@@ -71,12 +79,13 @@ function load(file) {
  * two plats installed side by side (a global one and a project's) then keep one cache each instead of rewriting
  * each other's on every run.
  */
-function forgetOtherBuilds(cacheFile) {
+function forgetOtherBuilds(bundle, cacheFile) {
   const dir = path.dirname(cacheFile);
   const build = path.basename(cacheFile).replace(/[^-]+\.bin$/, '');
   const dayAgo = Date.now() - 86_400_000;
   for (const name of fs.readdirSync(dir)) {
-    if (!name.startsWith('v8-') || name.startsWith(build)) continue;
+    // This bundle's caches, and those of plats before the bundle's name was part of it (v8-…).
+    if (!(name.startsWith(`${bundle}-v8-`) || name.startsWith('v8-')) || name.startsWith(build)) continue;
     try {
       const file = path.join(dir, name);
       if (fs.statSync(file).mtimeMs < dayAgo) fs.unlinkSync(file);
@@ -86,8 +95,11 @@ function forgetOtherBuilds(cacheFile) {
   }
 }
 
-/** Keyed by Node's version and the bundle's size and mtime, so a rebuilt or upgraded plat never reuses a stale cache, and by command. */
-function codeCachePath(file) {
+/**
+ * Keyed by the bundle, Node's version and the bundle's size and mtime, so a rebuilt or upgraded plat never reuses a
+ * stale cache, and by command.
+ */
+function codeCachePath(bundle, file) {
   try {
     const { size, mtimeMs } = fs.statSync(file);
     // os.homedir() reads HOME first on Unix; node:os itself is not loaded for it (0.2 ms).
@@ -102,7 +114,7 @@ function codeCachePath(file) {
     // `plat login` wrote would compile its own code anew on every run (1-3 ms of CPU per start).
     const command = args.find((arg) => !arg.startsWith('-'));
     const key = command && /^[a-z]{2,16}$/.test(command) ? command : 'other';
-    return path.join(base, `v8-${process.version}-${size}-${Math.floor(mtimeMs)}-${key}.bin`);
+    return path.join(base, `${bundle}-v8-${process.version}-${size}-${Math.floor(mtimeMs)}-${key}.bin`);
   } catch {
     return undefined;
   }

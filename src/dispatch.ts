@@ -32,16 +32,30 @@ export async function runWhoami(ctx: LazyContext): Promise<void> {
 /** What commander's actions hand a command when no global option is given (cli.ts, ctxFor). */
 export const NO_GLOBAL_OPTIONS: Globals = Object.freeze({ baseUrl: undefined, profile: '', json: false, verbose: false });
 
+/** A plain form: the command and its words, as commander would hand them on with no option given. */
+export interface PlainForm {
+  command: 'call' | 'token' | 'whoami';
+  args: readonly string[];
+}
+
 /**
- * The run for argv's words (after node and the script) when they are one of the plain forms, else undefined and
- * commander parses them. A word that starts with '-' anywhere (an option, `--`, `-` for stdin) means commander.
+ * argv's words (after node and the script) when they are one of the plain forms, else undefined and commander
+ * parses them. A word that starts with '-' anywhere (an option, `--`, `-` for stdin) means commander.
  */
-export function plainInvocation(words: readonly string[], makeContext: ContextFactory): (() => Promise<void>) | undefined {
+export function plainForm(words: readonly string[]): PlainForm | undefined {
   if (words.some((word) => word.startsWith('-'))) return undefined;
-  const ctx = () => makeContext({ ...NO_GLOBAL_OPTIONS });
-  const [command, ...rest] = words;
-  if (command === 'call' && rest.length === 2) return () => runCall(ctx, rest[0]!, rest[1]!, {});
-  if (command === 'token' && rest.length === 0) return () => runToken(ctx, {});
-  if (command === 'whoami' && rest.length === 0) return () => runWhoami(ctx);
+  const [command, ...args] = words;
+  if (command === 'call' && args.length === 2) return { command, args };
+  if ((command === 'token' || command === 'whoami') && args.length === 0) return { command, args };
   return undefined;
+}
+
+/** The run for argv's words when they are a plain form, else undefined. */
+export function plainInvocation(words: readonly string[], makeContext: ContextFactory): (() => Promise<void>) | undefined {
+  const form = plainForm(words);
+  if (!form) return undefined;
+  const ctx = () => makeContext({ ...NO_GLOBAL_OPTIONS });
+  if (form.command === 'call') return () => runCall(ctx, form.args[0]!, form.args[1]!, {});
+  if (form.command === 'token') return () => runToken(ctx, {});
+  return () => runWhoami(ctx);
 }

@@ -5,7 +5,7 @@
 import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, safe, type IO } from './io.js';
-import { plainInvocation } from './dispatch.js';
+import { plainForm, plainInvocation } from './dispatch.js';
 import { resolveConfigDir, validateProfileName } from './store/paths.js';
 import { parseTokenStoreEnv } from './store/select.js';
 import { readCurrentProfile } from './store/current-profile.js';
@@ -13,6 +13,16 @@ import type * as os from 'node:os';
 
 declare const PLAT_VERSION: string;
 const version = typeof PLAT_VERSION === 'string' ? PLAT_VERSION : '0.0.0-dev';
+/**
+ * True in dist/plain.cjs: this file built for the plain forms alone (src/build/build.mjs), which bin/plat.js loads
+ * for them. Without commander and the other commands it is half the text to read and compile at every start.
+ */
+declare const PLAT_PLAIN_BUNDLE: boolean;
+
+/** Whether main() runs these arguments without commander (src/dispatch.ts): what dist/plain.cjs can run. */
+export function runsPlainly(argv: string[] = process.argv): boolean {
+  return plainForm(argv.slice(2)) !== undefined;
+}
 
 export async function main(argv: string[] = process.argv): Promise<number> {
   const env = process.env;
@@ -76,6 +86,9 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     const plain = plainInvocation(argv.slice(2), makeContext);
     if (plain) {
       await plain();
+    } else if (typeof PLAT_PLAIN_BUNDLE === 'boolean' && PLAT_PLAIN_BUNDLE) {
+      // A constant in the built bundles, so esbuild drops the other branch, and commander and cli.ts with it.
+      throw new Error('dist/plain.cjs runs only the plain forms (bin/plat.js loads dist/main.cjs for the rest)');
     } else {
       const [{ buildProgram }, commander] = await Promise.all([import('./cli.js'), import('commander')]);
       isCommanderError = (error) => error instanceof commander.CommanderError;

@@ -10,9 +10,11 @@ import { copyFile, readFile, rm, writeFile } from 'node:fs/promises';
 
 const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
 await rm(new URL('../../dist', import.meta.url), { recursive: true, force: true });
-await build({
+// The program twice: dist/main.cjs, all of it, and dist/plain.cjs, the same entry with PLAT_PLAIN_BUNDLE set, which
+// leaves out commander and every command but the plain forms main.ts runs without it (src/dispatch.ts). bin/plat.js
+// loads the second for those: half the text to read and compile on the starts scripts make most (~2 %).
+const program = {
   entryPoints: ['src/main.ts'],
-  outfile: 'dist/main.cjs',
   bundle: true,
   format: 'cjs',
   platform: 'node',
@@ -20,21 +22,28 @@ await build({
   sourcemap: 'linked',
   legalComments: 'none',
   external: ['@github/keytar', 'ajv', 'open', 'ora', 'undici', 'jq-web'],
-  define: { PLAT_VERSION: JSON.stringify(pkg.version) },
   // The bundle is the body of the function bin/plat.js compiles, wrapped here rather than by concatenating strings
   // there: one 580 KB copy fewer per start, and with it one of the two scavenges a `plat call` made (~0.5 ms).
   banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
   footer: { js: '})' },
   logLevel: 'warning',
   plugins: [lazyChildProcessInCommander(), chalkWithoutDetection()],
-});
-// bin/plat.js reads the bundle as latin1, which is a plain copy into a one-byte string where utf8 must be decoded
-// (~1 ms per start for 580 KB). esbuild already escapes non-ASCII in strings; what it keeps verbatim (a comment's
-// "§") is escaped too, so both readings give the same text. test/cli/startup.test.ts checks the bundle is ASCII.
-const bundle = await readFile(new URL('../../dist/main.cjs', import.meta.url), 'utf8');
-if (/[^\x00-\x7f]/.test(bundle)) {
-  const ascii = bundle.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  await writeFile(new URL('../../dist/main.cjs', import.meta.url), ascii);
+};
+for (const [name, plainOnly] of [['main', false], ['plain', true]]) {
+  const outfile = `dist/${name}.cjs`;
+  await build({
+    ...program,
+    outfile,
+    define: { PLAT_VERSION: JSON.stringify(pkg.version), PLAT_PLAIN_BUNDLE: String(plainOnly) },
+  });
+  // bin/plat.js reads the bundle as latin1, which is a plain copy into a one-byte string where utf8 must be decoded
+  // (~1 ms per start for 580 KB). esbuild already escapes non-ASCII in strings; what it keeps verbatim (a comment's
+  // "§") is escaped too, so both readings give the same text. test/cli/startup.test.ts checks the bundle is ASCII.
+  const bundle = await readFile(new URL(`../../${outfile}`, import.meta.url), 'utf8');
+  if (/[^\x00-\x7f]/.test(bundle)) {
+    const ascii = bundle.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    await writeFile(new URL(`../../${outfile}`, import.meta.url), ascii);
+  }
 }
 
 // The Node library (`import { createClient } from '<package>'`): a second entry, ES modules, with the package's

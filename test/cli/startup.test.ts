@@ -5,7 +5,7 @@
  * node:fs/promises on the token path (store/atomic.ts). Each would break without an error, so each is checked from
  * outside, on the built CLI.
  */
-import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, runPlat, runPlatProbed } from '../helpers/cli.js';
@@ -22,7 +22,7 @@ describe('the V8 code cache of bin/plat.js', () => {
     expect((await home.run(['status'], { env })).code).toBe(4);
     const files = await readdir(path.join(cacheDir, 'plat'));
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(new RegExp(`^v8-${process.version.replace(/\./g, '\\.')}-\\d+-\\d+-status\\.bin$`));
+    expect(files[0]).toMatch(new RegExp(`^main-v8-${process.version.replace(/\./g, '\\.')}-\\d+-\\d+-status\\.bin$`));
     const file = path.join(cacheDir, 'plat', files[0]!);
     const first = await stat(file);
     expect(first.size).toBeGreaterThan(10_000);
@@ -40,14 +40,19 @@ describe('the V8 code cache of bin/plat.js', () => {
     const cacheDir = path.join(home.dir, 'pruned cache');
     const dir = path.join(cacheDir, 'plat');
     await mkdir(dir, { recursive: true });
-    const bundle = await stat(path.join(repoRoot, 'dist', 'main.cjs'));
-    const thisBuild = `v8-${process.version}-${bundle.size}-${Math.floor(bundle.mtimeMs)}-`;
+    const build = async (bundle: string) => {
+      const { size, mtimeMs } = await stat(path.join(repoRoot, 'dist', `${bundle}.cjs`));
+      return `${bundle}-v8-${process.version}-${size}-${Math.floor(mtimeMs)}-`;
+    };
+    const [thisBuild, thisPlainBuild] = [await build('main'), await build('plain')];
     const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
     const files = {
-      oldRelease: 'v8-v20.11.0-500000-1700000000000-status.bin',
-      oldReleaseOtherCommand: 'v8-v20.11.0-500000-1700000000000-call.bin',
-      sideBySide: 'v8-v20.11.0-600000-1800000000000-status.bin', // another plat, in use today
+      oldRelease: 'main-v8-v20.11.0-500000-1700000000000-status.bin',
+      oldReleaseOtherCommand: 'main-v8-v20.11.0-500000-1700000000000-call.bin',
+      beforeBundleNames: 'v8-v20.11.0-500000-1700000000000-call.bin',
+      sideBySide: 'main-v8-v20.11.0-600000-1800000000000-status.bin', // another plat, in use today
       thisBuildOtherCommand: `${thisBuild}token.bin`,
+      thisBuildPlainBundle: `${thisPlainBuild}token.bin`, // the other bundle of the same build: not this one's to judge
       notOurs: 'notes.txt',
     };
     for (const [key, name] of Object.entries(files)) {
@@ -55,14 +60,55 @@ describe('the V8 code cache of bin/plat.js', () => {
       if (key !== 'sideBySide') await utimes(path.join(dir, name), twoDaysAgo, twoDaysAgo);
     }
     expect((await home.run(['status'], { env: { XDG_CACHE_HOME: cacheDir } })).code).toBe(4);
-    expect((await readdir(dir)).sort()).toEqual([files.sideBySide, files.thisBuildOtherCommand, `${thisBuild}status.bin`, files.notOurs].sort());
+    expect((await readdir(dir)).sort()).toEqual(
+      [files.sideBySide, files.thisBuildOtherCommand, files.thisBuildPlainBundle, `${thisBuild}status.bin`, files.notOurs].sort(),
+    );
+  });
+});
+
+describe('the bundle of the plain forms (dist/plain.cjs)', () => {
+  it('is main.ts built without commander and the other commands: half the text of dist/main.cjs', async () => {
+    const read = (bundle: string) => readFile(path.join(repoRoot, 'dist', `${bundle}.cjs`), 'latin1');
+    const [plain, whole] = [await read('plain'), await read('main')];
+    // esbuild names each module it bundles in a comment: the plain bundle has the three commands, not the others.
+    for (const module of ['src/main.ts', 'src/dispatch.ts', 'src/commands/call.ts', 'src/commands/token.ts', 'src/commands/whoami.ts']) {
+      expect(plain).toContain(`// ${module}\n`);
+    }
+    for (const module of ['node_modules/commander/', 'src/cli.ts', 'src/commands/login.ts', 'src/commands/op.ts', 'src/completion/']) {
+      expect(plain).not.toContain(`// ${module}`);
+      expect(whole).toContain(`// ${module}`);
+    }
+    expect(plain.length).toBeLessThan(whole.length * 0.6);
+  });
+
+  it('runs the plain forms, and bin/plat.js hands every other command line to dist/main.cjs', async () => {
+    expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
+    const cacheDir = path.join(home.dir, 'bundles');
+    const env = { XDG_CACHE_HOME: cacheDir };
+    // Each bundle keeps its code cache under its own name: the caches say which bundle ran.
+    const ranBy = async (args: string[]) => {
+      await rm(cacheDir, { recursive: true, force: true });
+      const result = await home.run(args, { env });
+      const [cache, ...more] = await readdir(path.join(cacheDir, 'plat'));
+      expect(more).toEqual([]);
+      return { ...result, bundle: cache!.split('-')[0] };
+    };
+    for (const args of [['call', 'GET', '/api/courses'], ['token'], ['whoami']]) {
+      expect(await ranBy(args), `plat ${args.join(' ')}`).toMatchObject({ code: 0, bundle: 'plain' });
+    }
+    expect(await ranBy(['call', 'GET', '/api/courses', '-i'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^HTTP\/1\.1 200/), bundle: 'main' });
+    // Words the plain bundle looks at and does not run: commander's usage errors, from the whole program.
+    expect(await ranBy(['token', 'extra'])).toMatchObject({ code: 2, stderr: expect.stringContaining("too many arguments for 'token'"), bundle: 'main' });
+    expect(await ranBy(['call', 'GET'])).toMatchObject({ code: 2, stderr: expect.stringContaining("missing required argument 'path'"), bundle: 'main' });
   });
 });
 
 describe('the bundle bin/plat.js reads as latin1', () => {
   it('is ASCII, so latin1 and utf8 read the same text (and the code cache V8 keys by it stays valid)', async () => {
-    const bytes = await readFile(path.join(repoRoot, 'dist', 'main.cjs'));
-    expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
+    for (const bundle of ['main.cjs', 'plain.cjs']) {
+      const bytes = await readFile(path.join(repoRoot, 'dist', bundle));
+      expect(bytes.findIndex((b) => b > 0x7f), bundle).toBe(-1);
+    }
   });
 
   it('builds chalk\'s style tables in a lazy initialiser (io.ts requires chalk on first use), not at its top level', async () => {
