@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The shim. CommonJS on purpose (bin/package.json): Node 20's ESM loader costs ~8 ms per start, a CommonJS file
-// nothing. It loads the program (dist/plain.cjs or dist/main.cjs, below) through a V8 code cache kept in the user's cache dir (Node 22 has this built in
-// as module.enableCompileCache; Node 20 does not), and hands main()'s exit code to Node. Exiting by exitCode
-// rather than process.exit() lets piped stdout drain completely.
+// nothing. It loads the program (dist/plain.cjs or dist/main.cjs, below) through a V8 code cache kept in the user's
+// cache dir (Node 22 has this built in as module.enableCompileCache; Node 20 does not), and hands main()'s exit code
+// to Node. Exiting by exitCode rather than process.exit() lets piped stdout drain completely.
 // What the code cache buys: ≈8 ms of CPU per start (`plat status`: median 70–73 ms of CPU time with the cache,
 // 78–81 ms for the same bundle required without it; 40 runs each, Node 20.20, 2 cores). Held by
 // test/cli/startup.test.ts: the cache is written once and then accepted (V8 rejecting it would rewrite it).
