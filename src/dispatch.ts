@@ -30,7 +30,7 @@ export async function runWhoami(ctx: LazyContext): Promise<void> {
 }
 
 /** What commander's actions hand a command when no global option is given (cli.ts, ctxFor). */
-export const NO_GLOBAL_OPTIONS: Globals = Object.freeze({ baseUrl: undefined, profile: '', json: false, verbose: false });
+const NO_GLOBAL_OPTIONS: Globals = Object.freeze({ baseUrl: undefined, profile: '', json: false, verbose: false });
 
 /** A plain form: the command and its words, as commander would hand them on with no option given. */
 export interface PlainForm {
@@ -54,7 +54,7 @@ export function plainForm(words: readonly string[]): PlainForm | undefined {
 export function plainInvocation(words: readonly string[], makeContext: ContextFactory): (() => Promise<void>) | undefined {
   const form = plainForm(words);
   if (!form) return undefined;
-  const ctx = () => makeContext({ ...NO_GLOBAL_OPTIONS });
+  const ctx = () => makeContext(NO_GLOBAL_OPTIONS);
   if (form.command === 'call') return () => runCall(ctx, form.args[0]!, form.args[1]!, {});
   if (form.command === 'token') return () => runToken(ctx, {});
   return () => runWhoami(ctx);

@@ -1,10 +1,11 @@
-// Bundles src/ into dist/main.cjs: one CommonJS function body (bin/plat.js compiles it through a V8 code cache), because Node 20 loads one CommonJS file far faster than a
-// graph of ES modules (its ESM loader costs ~20 ms of start-up per invocation). Modules that only some commands
-// need are still initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so
-// their code is parsed but not run. ESM-only packages used by few commands (ora, open) and the ones plat needs
-// only in rare cases (undici: only behind a proxy; keytar: a native addon; jq-web: --jq, a 2.7 MB WebAssembly file
-// it finds beside itself; ajv: plat op's body check, 280 KB the bundle would otherwise carry into every start) stay
-// outside and are imported on use.
+// Bundles src/ into dist/main.cjs and dist/plain.cjs (below): each one CommonJS function body, which bin/plat.js
+// compiles through a V8 code cache, because Node 20 loads one CommonJS file far faster than a graph of ES modules
+// (its ESM loader costs ~20 ms of start-up per invocation). Modules that only some commands need are still
+// initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so their code is
+// parsed but not run. ESM-only packages used by few commands (ora, open) and the ones plat needs only in rare cases
+// (undici: only behind a proxy; keytar: a native addon; jq-web: --jq, a 2.7 MB WebAssembly file it finds beside
+// itself; ajv: plat op's body check, 280 KB the bundle would otherwise carry into every start) stay outside and are
+// imported on use.
 import { build } from 'esbuild';
 import { copyFile, readFile, rm, writeFile } from 'node:fs/promises';
 

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { detectShape, itemsOf, nextPage, type PageShape, type ShapeHints } from './page-detect.js';
 import { header, type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
+import { readWholeBody } from '../http/read-body.js';
 import { responseError } from './response-error.js';
 import { sanitize } from '../text.js';
 
@@ -119,37 +120,21 @@ export async function* paginateItems(ctx: Context, client: ApiClient, first: Api
 function readJson(response: ApiResponse, request: ApiRequest, number: number, max: number, interrupt: AbortSignal): Promise<unknown> {
   // Only a failure names the page: the sentence is not built for every page that succeeds.
   const where = () => `page ${number} of ${request.method} ${sanitize(request.url.pathname, 120)}`;
-  // Ctrl-C ends the body it interrupts: that is an interruption (exit 130), not a page that broke off.
-  const brokeOff = (cause?: unknown) =>
-    interrupt.aborted ? new InterruptedError() : new PlatError(`The ${where()} broke off before it was complete. Try again.`, 3, { cause });
-  // Events rather than for-await, and one promise for the page (read and parsed): a page is usually one or two
-  // chunks, and the async iterator's promises per chunk were a measurable part of plat's time per page.
-  return new Promise<unknown>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const body = response.body as Readable;
-    body.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > max) {
-        body.destroy();
-        reject(new PlatError(`The ${where()} is larger than ${max / 1024 / 1024} MiB: too large to hold as one page.`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    body.once('end', () => {
-      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+  const tooLarge = () => new PlatError(`The ${where()} is larger than ${max / 1024 / 1024} MiB: too large to hold as one page.`);
+  return readWholeBody(response.body as Readable, max, tooLarge).then(
+    (bytes) => {
       try {
-        resolve(JSON.parse(text));
+        return JSON.parse(bytes.toString('utf8')) as unknown;
       } catch {
-        reject(new PlatError(`The ${where()} is not JSON (${sanitize(header(response, 'content-type') ?? 'no content type', 100)}): --paginate reads JSON lists.`));
+        throw new PlatError(`The ${where()} is not JSON (${sanitize(header(response, 'content-type') ?? 'no content type', 100)}): --paginate reads JSON lists.`);
       }
-    });
-    body.once('error', (error) => reject(error instanceof PlatError ? error : brokeOff(error)));
-    body.once('close', () => {
-      if (!body.readableEnded) reject(brokeOff());
-    });
-  });
+    },
+    (error: unknown) => {
+      if (error instanceof PlatError) throw error;
+      // Ctrl-C ends the body it interrupts: that is an interruption (exit 130), not a page that broke off.
+      throw interrupt.aborted ? new InterruptedError() : new PlatError(`The ${where()} broke off before it was complete. Try again.`, 3, { cause: error });
+    },
+  );
 }
 
 /** A page that says, in one of the usual words, that the list goes on. */

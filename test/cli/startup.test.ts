@@ -8,7 +8,7 @@
 import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot, runPlat, runPlatProbed } from '../helpers/cli.js';
+import { repoRoot, runPlatProbed } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();
@@ -122,15 +122,8 @@ describe('the bundle bin/plat.js reads as latin1', () => {
 
 describe('modules plat does not load at start-up', () => {
   it('neither node:child_process (commander\'s, deferred at bundle time) nor node:tty (chalk\'s detection, stubbed)', async () => {
-    // Node's own record of the built-in modules a process loaded, printed as it exits.
-    const probe = path.join(home.dir, 'probe.cjs');
-    await writeFile(
-      probe,
-      "process.on('exit', () => require('node:fs').writeSync(2, `LOADED ${JSON.stringify(process.moduleLoadList)}\\n`));\n",
-    );
     for (const args of [['status'], ['call', '--help']]) {
-      const result = await runPlatWithProbe(probe, args);
-      const loaded: string[] = JSON.parse(/LOADED (.*)/.exec(result.stderr)![1]!);
+      const { loaded } = await runPlatProbed(home, args);
       expect(loaded).toContain('NativeModule vm'); // the probe sees the shim's own load
       expect(loaded.filter((m) => /^NativeModule (child_process|tty)$/.test(m)), `plat ${args.join(' ')}`).toEqual([]);
     }
@@ -145,9 +138,4 @@ describe('modules plat does not load at start-up', () => {
       expect(loaded.filter((m) => /^NativeModule (fs\/promises|internal\/fs\/promises|readline|internal\/readline\/interface|os|perf_hooks)$/.test(m)), `plat ${args.join(' ')}`).toEqual([]);
     }
   });
-
-  function runPlatWithProbe(probe: string, args: string[]) {
-    // NODE_OPTIONS carries the probe into the one process runPlat spawns (node bin/plat.js …).
-    return runPlat(args, { env: { ...home.env, NODE_OPTIONS: `--require ${JSON.stringify(probe)}` } });
-  }
 });

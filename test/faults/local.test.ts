@@ -142,17 +142,17 @@ describe('config files cut short or edited into garbage', () => {
   // stderr, the exit code, nothing on stdout, no crash.
   const open = useTestContexts(home);
 
-  /** The commands that read the profile, as plat runs them once argv is parsed. */
-  const PROFILE_COMMANDS: Array<[string, (ctx: Context) => Promise<void>]> = [
-    ['token', (ctx) => token(ctx)],
-    ['whoami', (ctx) => whoami(ctx)],
-    ['call', (ctx) => call(ctx, 'GET', '/api/courses', {})],
-    ['refresh', (ctx) => refresh(ctx)],
-    ['logout', (ctx) => logout(ctx, { revoke: true })],
-    ['scopes', (ctx) => scopes(ctx)],
+  /** The commands that read the profile: their words, and how plat runs them once those are parsed. */
+  const PROFILE_COMMANDS: Array<[string[], (ctx: Context) => Promise<void>]> = [
+    [['token'], (ctx) => token(ctx)],
+    [['whoami'], (ctx) => whoami(ctx)],
+    [['call', 'GET', '/api/courses'], (ctx) => call(ctx, 'GET', '/api/courses', {})],
+    [['refresh'], (ctx) => refresh(ctx)],
+    [['logout'], (ctx) => logout(ctx, { revoke: true })],
+    [['scopes'], (ctx) => scopes(ctx)],
   ];
   /** The commands that read the session. */
-  const SESSION_COMMANDS = PROFILE_COMMANDS.filter(([name]) => ['token', 'whoami', 'call', 'refresh'].includes(name));
+  const SESSION_COMMANDS = PROFILE_COMMANDS.filter(([[name]]) => ['token', 'whoami', 'call', 'refresh'].includes(name!));
 
   const DAMAGED_PROFILE = /profiles.default\.json (is empty|is not valid JSON|does not hold a profile) .*Delete it, or run `plat login` for this profile again/;
   const DAMAGED_SESSION = /tokens.default\.json (is empty|is not valid JSON|does not hold a plat session) .*Delete it or run `plat login` again/;
@@ -171,10 +171,7 @@ describe('config files cut short or edited into garbage', () => {
   it('through plat, a profile that is not JSON: every command that needs it exits 1 with the sentence on stderr; status --json exits 4 and lists it', async () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
     await writeFile(profilePath(home), 'garbage\n');
-    for (const [name] of PROFILE_COMMANDS) {
-      const args = name === 'call' ? ['call', 'GET', '/api/courses'] : [name];
-      expectFailure(await home.run(args), 1, DAMAGED_PROFILE);
-    }
+    for (const [args] of PROFILE_COMMANDS) expectFailure(await home.run(args), 1, DAMAGED_PROFILE);
     const status = await home.run(['status', '--json']);
     expectFailure(status, 4, /Profile default cannot be used now: .*profiles.default\.json/, { stdout: true });
     expect(JSON.parse(status.stdout).profiles[0]).toMatchObject({ profile: 'default', loggedIn: false, problem: expect.stringMatching(/profiles.default\.json/) });
@@ -187,7 +184,7 @@ describe('config files cut short or edited into garbage', () => {
     });
 
     it('commands that need it exit 1 naming the file and the fix; status lists it; nothing crashes', async () => {
-      for (const [name, run] of PROFILE_COMMANDS) {
+      for (const [[name], run] of PROFILE_COMMANDS) {
         const t = open();
         await expectPlatError(t, () => run(t.ctx), 1, DAMAGED_PROFILE, { what: name });
       }
@@ -216,10 +213,7 @@ describe('config files cut short or edited into garbage', () => {
   it('through plat, a token file that is not JSON: every command that uses it exits 1 with the sentence on stderr; status --json says logged out with the problem', async () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
     await writeFile(tokenPath(home), 'x');
-    for (const [name] of SESSION_COMMANDS) {
-      const args = name === 'call' ? ['call', 'GET', '/api/courses'] : [name];
-      expectFailure(await home.run(args), 1, DAMAGED_SESSION);
-    }
+    for (const [args] of SESSION_COMMANDS) expectFailure(await home.run(args), 1, DAMAGED_SESSION);
     const status = JSON.parse((await home.run(['status', '--json'])).stdout);
     expect(status.profiles[0]).toMatchObject({ loggedIn: false, problem: expect.stringMatching(/tokens.default\.json/) });
   });
@@ -231,7 +225,7 @@ describe('config files cut short or edited into garbage', () => {
     });
 
     it('commands that use it exit 1 naming the file and the fix; status says logged out with the problem', async () => {
-      for (const [name, run] of SESSION_COMMANDS) {
+      for (const [[name], run] of SESSION_COMMANDS) {
         const t = open();
         await expectPlatError(t, () => run(t.ctx), 1, DAMAGED_SESSION, { what: name });
       }
