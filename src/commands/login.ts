@@ -72,7 +72,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     return;
   }
   // The result, all of it on stdout (progress and warnings went to stderr before it).
-  ctx.io.out(`Logged in to ${profile.baseUrl} as ${describeUser(profile.user)}\n`);
+  ctx.io.out(profile.user ? `Logged in to ${profile.baseUrl} as ${describeUser(profile.user)}\n` : `Logged in to ${profile.baseUrl} (the server does not say as whom: it issued no ID token)\n`);
   ctx.io.out(`Scopes: ${session.scopes.join(' ')}\n`);
   ctx.io.out(
     `Token ${expiryText(session.expiresAt, ctx.now())}; stored in ${profile.tokenStore === 'keychain' ? 'the OS keychain' : result.tokenStoreLocation}.\n`,

@@ -175,7 +175,7 @@ async function statusOf(ctx: Context, profile: Profile, flags: StatusFlags): Pro
     try {
       if (ctx.env.PLAT_TOKEN) throw new PlatError('PLAT_TOKEN is set, so the stored session was not checked');
       const who = await whoAmI(ctx, { profile, quiet: true });
-      if (who.from === 'id_token') {
+      if (who.from !== 'userinfo') {
         // A token UserInfo cannot judge (bound to an API with --resource, or no UserInfo at all) says nothing either way.
         status.problem = `not checked: ${who.why}; plat call shows whether it works`;
         return status;

@@ -11,8 +11,12 @@ export async function run(ctx: Context): Promise<void> {
   }
   const scopes = who.source.kind === 'session' ? who.source.session.scopes.join(' ') : '(from PLAT_TOKEN)';
   const entries: Array<[string, string]> = [
-    ['User', describeUser(who.user)],
-    ['Subject', sanitize(who.claims.sub)],
+    ...(who.user
+      ? ([
+          ['User', describeUser(who.user)],
+          ['Subject', sanitize(who.user.sub)],
+        ] as Array<[string, string]>)
+      : ([['User', '(the server does not say)']] as Array<[string, string]>)),
     ['Platform', who.baseUrl],
     ['Profile', who.profile.name],
     ['Scopes', scopes],

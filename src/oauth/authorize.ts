@@ -35,7 +35,8 @@ export async function buildAuthorizationRequest(
   params.set('response_type', 'code');
   params.set('client_id', registration.clientId);
   params.set('redirect_uri', input.redirectUri);
-  params.set('scope', input.scopes.join(' '));
+  // RFC 6749 §3.3: scope is optional; a server that lists no scope plat would ask for gets none, not an empty one.
+  if (input.scopes.length > 0) params.set('scope', input.scopes.join(' '));
   params.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
   params.set('code_challenge_method', 'S256');
   params.set('state', state);

@@ -10,21 +10,37 @@ export function parseScopeArgs(values: readonly string[] | undefined): string[] 
 }
 
 /**
- * The scopes to request: openid always; `openid profile email` (those the server lists, when it lists any) with
- * whatever --scope adds to them, as gh's --scopes adds to its minimum; the union for step-up.
+ * The identity scopes plat asks for by default: those the server lists, or all of them when it lists no scopes
+ * at all. A plain OAuth 2.x server (no OpenID Provider) lists none of them, and is asked for none: asking for a
+ * scope a server does not offer can fail the whole request (RFC 6749 §3.3), and openid from a server that issues
+ * no ID token buys nothing.
  */
-export function scopesToRequest(requested: string[], added: string[], granted: string[] | undefined, supported?: readonly string[]): string[] {
-  const defaults = supported && supported.length > 0 ? DEFAULT_SCOPES.filter((s) => s === 'openid' || supported.includes(s)) : DEFAULT_SCOPES;
-  const base = added.length > 0 ? [...(granted ?? defaults), ...requested, ...added] : [...defaults, ...requested];
-  return [...new Set(['openid', ...base])];
+export function identityScopes(supported: readonly string[] | undefined): string[] {
+  return supported && supported.length > 0 ? DEFAULT_SCOPES.filter((s) => supported.includes(s)) : DEFAULT_SCOPES;
+}
+
+/** Whether the server takes openid: it lists it, or lists no scopes at all. */
+function offersOpenId(supported: readonly string[] | undefined): boolean {
+  return !supported || supported.length === 0 || supported.includes('openid');
 }
 
 /**
- * `--for`: exactly the scopes the operations need plus openid (and whatever --scope/--add-scope name beside it);
- * with a session on the same server, on top of the scopes it holds, as --add-scope does.
+ * The scopes to request: the identity scopes the server offers (openid first) with whatever --scope adds to them,
+ * as gh's --scopes adds to its minimum; the union for step-up (and openid there too, where offered).
  */
-export function scopesForPlan(planned: string[], requested: string[], added: string[], granted: string[] | undefined): string[] {
-  return [...new Set(['openid', ...(granted ?? []), ...planned, ...requested, ...added])];
+export function scopesToRequest(requested: string[], added: string[], granted: string[] | undefined, supported?: readonly string[]): string[] {
+  const defaults = identityScopes(supported);
+  const base = added.length > 0 ? [...(granted ?? defaults), ...requested, ...added] : [...defaults, ...requested];
+  return [...new Set([...(offersOpenId(supported) ? ['openid'] : []), ...base])];
+}
+
+/**
+ * `--for`: exactly the scopes the operations need plus openid where the server offers it (and whatever
+ * --scope/--add-scope name beside it); with a session on the same server, on top of the scopes it holds, as
+ * --add-scope does.
+ */
+export function scopesForPlan(planned: string[], requested: string[], added: string[], granted: string[] | undefined, supported?: readonly string[]): string[] {
+  return [...new Set([...(offersOpenId(supported) ? ['openid'] : []), ...(granted ?? []), ...planned, ...requested, ...added])];
 }
 
 /**
@@ -42,8 +58,7 @@ export function withOfflineAccess(scopes: string[], supported: readonly string[]
  * registers anew (some servers hold a client to the scopes it registered).
  */
 export function scopesToRegister(asked: string[], supported: readonly string[] | undefined): string[] {
-  const defaults = supported && supported.length > 0 ? DEFAULT_SCOPES.filter((s) => supported.includes(s)) : DEFAULT_SCOPES;
-  return [...new Set([...asked, ...defaults])];
+  return [...new Set([...asked, ...identityScopes(supported)])];
 }
 
 /** Refuses scopes the server does not list, naming the closest ones it does. A server that lists none is trusted. */

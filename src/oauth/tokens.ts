@@ -43,9 +43,16 @@ export async function exchangeCode(
       input.codeVerifier,
       { ...requestOptions(deps, endpoint), ...additional(input.resource) },
     );
-    result = await oauth.processAuthorizationCodeResponse(as, client, response, {
-      expectedNonce: input.nonce ?? oauth.expectNoNonce,
-    });
+    // An ID token that comes back is validated (issuer, audience, expiry, and the nonce plat sent); none is ever
+    // required: a plain OAuth 2.x server that was asked for openid (or grants it) may issue none, and the access
+    // token is still good. Which check applies is decided by whether the answer carries one.
+    const idToken = await carriesIdToken(response);
+    result = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      response,
+      idToken ? { expectedNonce: input.nonce ?? oauth.expectNoNonce, requireIdToken: true } : undefined,
+    );
   } catch (error) {
     const nonce = nonceFailure(error);
     if (nonce) throw new AuthError(nonce, { cause: error });
@@ -60,6 +67,17 @@ export async function exchangeCode(
   }
   const claims = result.id_token ? oauth.getValidatedIdTokenClaims(result) : undefined;
   return { session: toSession(result, input.now, input.requestedScopes), idTokenSubject: claims?.sub, idTokenClaims: claims };
+}
+
+/** Whether a token response's JSON body has an id_token member (any value: a malformed one is then refused). */
+async function carriesIdToken(response: Response): Promise<boolean> {
+  if (!response.ok) return false;
+  try {
+    const body: unknown = await response.clone().json();
+    return typeof body === 'object' && body !== null && 'id_token' in body && (body as { id_token?: unknown }).id_token !== undefined;
+  } catch {
+    return false; // the protocol library reports the unreadable body in its own words
+  }
 }
 
 /** OIDC Core §3.1.3.7: an ID token without this login's nonce was not issued for it. One sentence per case. */

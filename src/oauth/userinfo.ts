@@ -52,6 +52,8 @@ export async function fetchUserInfo(
     throw new UserInfoUnauthorizedError();
   }
   const text = await readBounded(response, url);
+  // Nothing there: a guessed (documented) path on a server that has no UserInfo, or a listed one that is gone.
+  if (response.status === 404 || response.status === 405 || response.status === 501) throw new UserInfoMissingError(url, response.status);
   if (response.status !== 200) {
     throw new PlatError(
       `While reading your user information, ${url.origin} answered with HTTP ${response.status}${oauthError(text)}. Try again later.`,
@@ -125,5 +127,16 @@ export class UserInfoUnauthorizedError extends AuthError {
   constructor() {
     super('The server rejected the access token. Run plat login to sign in again.');
     this.name = 'UserInfoUnauthorizedError';
+  }
+}
+
+/** The UserInfo address answered as if there were no such endpoint (404, 405, 501). */
+export class UserInfoMissingError extends PlatError {
+  constructor(
+    readonly url: URL,
+    readonly status: number,
+  ) {
+    super(`The server has no UserInfo endpoint at ${url.origin}${url.pathname} (HTTP ${status}).`);
+    this.name = 'UserInfoMissingError';
   }
 }

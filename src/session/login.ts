@@ -14,7 +14,7 @@ import { assertS256, assertSecureEndpoint } from '../oauth/endpoints.js';
 import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { ConsentDeniedError } from '../oauth/errors.js';
-import { fetchUserInfo, toProfileUser } from '../oauth/userinfo.js';
+import { fetchUserInfo, toProfileUser, UserInfoMissingError } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '../store/types.js';
 import { getDiscovery } from './discovery-cache.js';
@@ -81,7 +81,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     }
     const { as } = discovery;
     let scopes = options.forScopes
-      ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined)
+      ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined, as.scopes_supported)
       : scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined, as.scopes_supported);
     // An API whose authorization server lives on another origin gets tokens bound to it (RFC 8707), so they cannot
     // be replayed at another API of the same server.
@@ -267,17 +267,16 @@ async function readUser(
 ): Promise<ProfileUser | undefined> {
   // The ID token's claims (validated by the protocol library) say who signed in even where UserInfo cannot.
   const fromIdToken = known.subject ? toProfileUser({ ...known.claims, sub: known.subject }) : undefined;
-  if (known.resource) {
-    // RFC 8707: the token's audience is the API, and UserInfo refuses it (oidc-provider with 403): do not ask.
-    ctx.io.note(`The tokens are bound to ${known.resource}, which UserInfo does not accept: plat knows you from the ID token.`);
-    return fromIdToken;
-  }
-  if (!session.scopes.includes('openid') || !discovery.as.userinfo_endpoint) return fromIdToken;
+  // RFC 8707: a token bound to the API is refused by UserInfo (oidc-provider with 401 or 403): do not ask. Nor
+  // without openid (a plain OAuth 2.x session) or an endpoint.
+  if (known.resource || !session.scopes.includes('openid') || !discovery.as.userinfo_endpoint) return fromIdToken;
   try {
     const info = await fetchUserInfo(await ctx.http(), discovery.as, session.accessToken, known.subject);
     return toProfileUser(info);
   } catch (error) {
     if (error instanceof InterruptedError) throw error;
+    // The documented path guessed for a server whose metadata lists no UserInfo: none there is no news.
+    if (error instanceof UserInfoMissingError && discovery.filledFromSpec.includes('userinfo_endpoint')) return fromIdToken;
     ctx.io.warn(`Signed in, but could not read your user information: ${(error as Error).message}`);
     return fromIdToken;
   }

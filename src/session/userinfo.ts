@@ -1,12 +1,13 @@
 /**
  * Who the session belongs to, for `plat whoami` and `plat status --check`: OIDC UserInfo at the endpoint of the
  * issuer that issued the session (never anywhere else), with one refresh and one retry when the token is refused.
- * Where UserInfo cannot answer — the server offers none, or the token is bound to an API (RFC 8707) — what the
- * ID token said at sign-in is the answer, and the note says so.
+ * Where UserInfo cannot answer — the server offers none, the token is bound to an API (RFC 8707), or the session
+ * has no openid because the server is a plain OAuth 2.x server — what the ID token said at sign-in is the answer;
+ * without one, the answer is that the server does not say (not a failure: the session itself works).
  */
 import type { Context } from '../context.js';
 import { AuthError, PlatError, UsageError } from '../errors.js';
-import { fetchUserInfo, toProfileUser, UserInfoRefusedError, UserInfoUnauthorizedError, type UserInfo } from '../oauth/userinfo.js';
+import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedError, UserInfoUnauthorizedError, type UserInfo } from '../oauth/userinfo.js';
 import type { Profile, ProfileUser } from '../store/types.js';
 import { assertSameIssuer } from './access.js';
 import { bindSession, freshToken, getAccessToken, noSessionError, type TokenSource } from './binding.js';
@@ -14,11 +15,13 @@ import { getDiscovery } from './discovery-cache.js';
 import { suggestCommand } from './suggest.js';
 
 export interface WhoAmI {
-  /** The claims as the server sent them (UserInfo), or those plat kept from the ID token. */
-  claims: UserInfo;
-  user: ProfileUser;
-  from: 'userinfo' | 'id_token';
-  /** With `from: 'id_token'`: why UserInfo was not asked. */
+  /** The claims as the server sent them (UserInfo), those plat kept from the ID token, or none. */
+  claims: UserInfo | Record<string, never>;
+  /** Undefined only with `from: 'none'`. */
+  user?: ProfileUser;
+  /** `none`: the server does not tell who the session belongs to (no UserInfo for it, no ID token at sign-in). */
+  from: 'userinfo' | 'id_token' | 'none';
+  /** With `from: 'id_token'` or `'none'`: why UserInfo did not answer. */
   why?: string;
   baseUrl: string;
   profile: Profile;
@@ -41,9 +44,17 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
     if (!options.quiet) ctx.io.note(`${why}: this is who signed in, from the ID token.`);
     return { claims: idTokenClaims(known), user: known, from: 'id_token', why, baseUrl, profile, source };
   };
-  if (source.kind === 'session' && profile.resource) return fromIdToken(`The session's tokens are bound to ${profile.resource}, which UserInfo does not accept`);
+  // A session without openid is a plain OAuth 2.x session: the server owes it no identity, so not knowing is the
+  // answer (exit 0), said plainly, rather than a failure.
+  const withoutOpenId = source.kind === 'session' && !source.session.scopes.includes('openid');
+  const withoutUserInfo = (why: string): WhoAmI => {
+    if (known || !withoutOpenId) return fromIdToken(why);
+    if (!options.quiet) ctx.io.note(`${why}, and the server issued no ID token: it does not tell plat who you are. The session itself works (plat call uses it).`);
+    return { claims: {}, from: 'none', why, baseUrl, profile, source };
+  };
+  if (source.kind === 'session' && profile.resource) return withoutUserInfo(`The session's tokens are bound to ${profile.resource}, which UserInfo does not accept`);
   if (typeof discovery.as.userinfo_endpoint !== 'string') {
-    if (known) return fromIdToken(`The authorization server ${discovery.issuer} offers no UserInfo endpoint`);
+    if (known || withoutOpenId) return withoutUserInfo(`The authorization server ${discovery.issuer} offers no UserInfo endpoint`);
     throw new PlatError(`The authorization server ${discovery.issuer} offers no UserInfo endpoint, so plat cannot ask who the token belongs to.`);
   }
   const http = await ctx.http();
@@ -53,8 +64,17 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
   try {
     info = await fetchUserInfo(http, discovery.as, source.token, expected);
   } catch (error) {
-    if (error instanceof UserInfoRefusedError && known) return fromIdToken('The UserInfo endpoint does not accept this session\'s token');
+    if (error instanceof UserInfoMissingError && (known || withoutOpenId)) {
+      const guessed = discovery.filledFromSpec.includes('userinfo_endpoint');
+      return withoutUserInfo(
+        guessed
+          ? `The authorization server ${discovery.issuer} lists no UserInfo endpoint and has none at the platform's documented path`
+          : `The authorization server's UserInfo endpoint answered HTTP ${error.status}`,
+      );
+    }
+    if (error instanceof UserInfoRefusedError && (known || withoutOpenId)) return withoutUserInfo('The UserInfo endpoint does not accept this session\'s token');
     if (!(error instanceof UserInfoUnauthorizedError)) throw error;
+    if (withoutOpenId) return withoutUserInfo('The UserInfo endpoint does not accept this session\'s token (the session has no openid scope)');
     // PLAT_TOKEN is to blame, not a session: logging in would change nothing while it is set.
     if (source.kind !== 'session') {
       throw new AuthError('The server rejected PLAT_TOKEN (HTTP 401 from its UserInfo endpoint). Provide a valid token, or unset PLAT_TOKEN to use the stored session.', { cause: error });

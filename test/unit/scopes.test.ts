@@ -7,6 +7,8 @@ import {
   closeMatches,
   formatScopes,
   parseScopeArgs,
+  scopesForPlan,
+  scopesToRegister,
   scopesToRequest,
 } from '../../src/oauth/scopes.js';
 
@@ -43,8 +45,22 @@ describe('scopesToRequest', () => {
 
   it('asks for the defaults the server lists only, when it lists any', () => {
     expect(scopesToRequest(['courses:read'], [], undefined, ['openid', 'email', 'courses:read'])).toEqual(['openid', 'email', 'courses:read']);
-    expect(scopesToRequest([], [], undefined, ['courses:read'])).toEqual(['openid']);
     expect(scopesToRequest([], [], undefined, [])).toEqual(['openid', 'profile', 'email']);
+  });
+
+  it('a plain OAuth 2.x server that lists no identity scope is asked for none of them, openid included', () => {
+    const plain = ['courses:read', 'courses:write'];
+    expect(scopesToRequest([], [], undefined, plain)).toEqual([]);
+    expect(scopesToRequest(['courses:read'], [], undefined, plain)).toEqual(['courses:read']);
+    expect(scopesToRequest([], ['courses:write'], ['courses:read'], plain)).toEqual(['courses:read', 'courses:write']);
+    expect(scopesForPlan(['courses:read'], [], [], undefined, plain)).toEqual(['courses:read']);
+    expect(scopesToRegister(['courses:read'], plain)).toEqual(['courses:read']);
+  });
+
+  it('openid is still asked for where the server lists it (or lists nothing), for --for plans too', () => {
+    expect(scopesForPlan(['courses:read'], [], [], undefined, SUPPORTED)).toEqual(['openid', 'courses:read']);
+    expect(scopesForPlan(['courses:read'], [], [], undefined, undefined)).toEqual(['openid', 'courses:read']);
+    expect(scopesToRequest([], [], undefined, ['openid', 'courses:read'])).toEqual(['openid']);
   });
 
   it('step-up: keeps the granted scopes and adds the new ones, without duplicates', () => {
