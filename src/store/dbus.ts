@@ -1,9 +1,10 @@
 /**
  * Just enough of the D-Bus wire protocol for plat's keychain read (see secret-service.ts): a connection to a
- * `unix:` bus address, SASL EXTERNAL authentication, method calls and their replies in little-endian messages.
- * Not a general client: no signals (the bus's own are skipped), no file descriptors, no big-endian peers (a reply
- * in big-endian order is an error, and the caller falls back to libsecret). Every failure is a DBusError or a
- * socket error; none carries message bodies, which may hold secrets.
+ * `unix:` bus address, SASL EXTERNAL authentication, method calls (sent little-endian) and their replies (read in
+ * either byte order). Not a general client: no signals (the bus's own are skipped unread), no file descriptors.
+ * Whatever a peer sends, reading it is bounded (signatures as the specification restricts them, message size,
+ * value count, nesting) and never blocks past the keychain deadline. Every failure is a DBusError or a socket
+ * error; none carries message bodies, which may hold secrets. test/store/dbus.test.ts plays the peers.
  */
 import type { Socket } from 'node:net';
 
