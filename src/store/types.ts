@@ -95,6 +95,11 @@ export interface TokenStore {
    * that must store in this store asks anyone to approve.
    */
   assertWritable?(profile: string): Promise<void>;
+  /**
+   * Lets go of what the store keeps open between operations (a one-shot process's keychain bus connections):
+   * closed, or with `exiting` left to end with the process. The store stays usable; it opens anew if asked again.
+   */
+  release?(options?: { exiting?: boolean }): void;
 }
 
 /**
