@@ -14,6 +14,10 @@ await rm(new URL('../../dist', import.meta.url), { recursive: true, force: true 
 // The program twice: dist/main.cjs, all of it, and dist/plain.cjs, the same entry with PLAT_PLAIN_BUNDLE set, which
 // leaves out commander and every command but the plain forms main.ts runs without it (src/dispatch.ts). bin/plat.js
 // loads the second for those: half the text to read and compile on the starts scripts make most (~2 %).
+// The MCP SDK that `plat mcp` alone uses (with zod and ajv, ~420 KB) is a bundle of its own, dist/mcp-sdk.cjs, which
+// src/commands/mcp-load.ts requires on use: inside dist/main.cjs it would be text every start reads and parses;
+// left as ES modules in node_modules it costs plat mcp ~150 ms of loading, against ~30 ms as one CommonJS file.
+const MCP_SDK_FILE = 'mcp-sdk.cjs';
 const program = {
   entryPoints: ['src/main.ts'],
   bundle: true,
@@ -35,7 +39,7 @@ for (const [name, plainOnly] of [['main', false], ['plain', true]]) {
   await build({
     ...program,
     outfile,
-    define: { PLAT_VERSION: JSON.stringify(pkg.version), PLAT_PLAIN_BUNDLE: String(plainOnly) },
+    define: { PLAT_VERSION: JSON.stringify(pkg.version), PLAT_PLAIN_BUNDLE: String(plainOnly), PLAT_MCP_SDK_FILE: JSON.stringify(MCP_SDK_FILE) },
   });
   // bin/plat.js reads the bundle as latin1, which is a plain copy into a one-byte string where utf8 must be decoded
   // (~1 ms per start for 580 KB). esbuild already escapes non-ASCII in strings; what it keeps verbatim (a comment's
@@ -46,6 +50,18 @@ for (const [name, plainOnly] of [['main', false], ['plain', true]]) {
     await writeFile(new URL(`../../${outfile}`, import.meta.url), ascii);
   }
 }
+
+await build({
+  entryPoints: ['src/commands/mcp-sdk.ts'],
+  outfile: `dist/${MCP_SDK_FILE}`,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+});
 
 // The Node library (`import { createClient } from '<package>'`): a second entry, ES modules, with the package's
 // dependencies left as imports (npm installs them beside it) and a `require` for the few built-ins the session
