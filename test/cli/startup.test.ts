@@ -2,8 +2,8 @@
  * The start-up tricks must keep working, or plat silently gets slower: the V8 code cache of bin/plat.js, the
  * bundle's latin1 read (it must be ASCII), chalk initialised on first use, commander with node:child_process deferred (src/build/build.mjs), chalk
  * without its terminal detection (node:tty), standard streams built only when used (main.ts, io.ts), and no
- * node:fs/promises on the token path (store/atomic.ts). Each would break without an error, so each is checked from
- * outside, on the built CLI.
+ * node:fs/promises on the token path (store/atomic.ts), and the MCP SDK in a bundle of its own that only plat mcp
+ * loads. Each would break without an error, so each is checked from outside, on the built CLI.
  */
 import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -137,5 +137,31 @@ describe('modules plat does not load at start-up', () => {
       expect(touched, `plat ${args.join(' ')}`).toEqual([]);
       expect(loaded.filter((m) => /^NativeModule (fs\/promises|internal\/fs\/promises|readline|internal\/readline\/interface|os|perf_hooks)$/.test(m)), `plat ${args.join(' ')}`).toEqual([]);
     }
+  });
+});
+
+describe('the MCP SDK, which plat mcp alone uses', () => {
+  it('is a bundle of its own (dist/mcp-sdk.cjs): dist/main.cjs and dist/plain.cjs hold none of it', async () => {
+    const read = (bundle: string) => readFile(path.join(repoRoot, 'dist', `${bundle}.cjs`), 'latin1');
+    const [sdk, main, plain] = [await read('mcp-sdk'), await read('main'), await read('plain')];
+    for (const module of ['node_modules/@modelcontextprotocol/sdk/', 'node_modules/zod/']) {
+      expect(sdk).toContain(`// ${module}`);
+      expect(main).not.toContain(`// ${module}`);
+      expect(plain).not.toContain(`// ${module}`);
+    }
+    // ...and no plat module: one copy of each (the secrets plat knows, its error classes) lives in dist/main.cjs.
+    expect(sdk).not.toMatch(/^\/\/ src\/(?!commands\/mcp-sdk\.ts)/m);
+  });
+
+  it('is loaded by plat mcp, and by no other command', async () => {
+    const sdkBundle = path.join(repoRoot, 'dist', 'mcp-sdk.cjs');
+    for (const args of [['status'], ['op', '--help'], ['mcp', '--help'], ['call', 'GET', '/api/courses', '--base-url', platform.baseUrl]]) {
+      const { required } = await runPlatProbed(home, args);
+      expect(required, `plat ${args.join(' ')}`).not.toContain(sdkBundle);
+    }
+    // stdin closes at once: the server starts, answers nothing and ends.
+    const mcp = await runPlatProbed(home, ['mcp', '--base-url', platform.baseUrl]);
+    expect(mcp.code, mcp.stderr).toBe(0);
+    expect(mcp.required).toContain(sdkBundle);
   });
 });
