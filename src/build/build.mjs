@@ -14,9 +14,9 @@ await rm(new URL('../../dist', import.meta.url), { recursive: true, force: true 
 // The program twice: dist/main.cjs, all of it, and dist/plain.cjs, the same entry with PLAT_PLAIN_BUNDLE set, which
 // leaves out commander and every command but the plain forms main.ts runs without it (src/dispatch.ts). bin/plat.js
 // loads the second for those: half the text to read and compile on the starts scripts make most (~2 %).
-// The MCP SDK that `plat mcp` alone uses (with zod and ajv, ~420 KB) is a bundle of its own, dist/mcp-sdk.cjs, which
+// The MCP SDK that `plat mcp` alone uses (with zod, ~320 KB) is a bundle of its own, dist/mcp-sdk.cjs, which
 // src/commands/mcp-load.ts requires on use: inside dist/main.cjs it would be text every start reads and parses;
-// left as ES modules in node_modules it costs plat mcp ~150 ms of loading, against ~30 ms as one CommonJS file.
+// left as ES modules in node_modules it costs plat mcp ~150-250 ms of loading, against ~25 ms as one CommonJS file.
 const MCP_SDK_FILE = 'mcp-sdk.cjs';
 const program = {
   entryPoints: ['src/main.ts'],
@@ -54,6 +54,7 @@ for (const [name, plainOnly] of [['main', false], ['plain', true]]) {
 await build({
   entryPoints: ['src/commands/mcp-sdk.ts'],
   outfile: `dist/${MCP_SDK_FILE}`,
+  plugins: [mcpWithoutAjv()],
   bundle: true,
   format: 'cjs',
   platform: 'node',
@@ -120,6 +121,24 @@ function chalkWithoutDetection() {
       b.onResolve({ filter: /^#supports-color$/ }, () => ({ path: 'supports-color-stub', namespace: 'plat-stub' }));
       b.onLoad({ filter: /.*/, namespace: 'plat-stub' }, () => ({
         contents: 'export default { stdout: false, stderr: false };',
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * The MCP SDK's Server validates elicitation answers (server → client questions) with ajv and ajv-formats, and builds
+ * that validator in its constructor. plat mcp asks no such question (mcp-sdk.ts hands the Server a validator that
+ * refuses), so the SDK's ajv provider is replaced by a stub: ~250 KB less for plat mcp to read and compile, and no
+ * Ajv instance built at start. test/cli/startup.test.ts fails if ajv comes back into dist/mcp-sdk.cjs.
+ */
+function mcpWithoutAjv() {
+  return {
+    name: 'mcp-without-ajv',
+    setup(b) {
+      b.onLoad({ filter: /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/ }, () => ({
+        contents: "export class AjvJsonSchemaValidator { getValidator() { throw new Error('plat mcp validates no elicitation: it asks for none'); } }",
         loader: 'js',
       }));
     },

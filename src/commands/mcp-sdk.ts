@@ -1,7 +1,7 @@
 /**
  * The MCP TypeScript SDK behind one narrow function: an MCP server on a pair of streams that answers tools/list
  * and tools/call with what `plat mcp` gives it. The build makes this module a bundle of its own (dist/mcp-sdk.cjs,
- * src/build/build.mjs): the SDK and what it brings (zod, ajv) are ~600 KB that no other command reads, parses or
+ * src/build/build.mjs): the SDK and what it brings (zod) are ~320 KB that no other command reads, parses or
  * compiles. It imports nothing of plat's, so that bundle holds no second copy of any plat module; only mcp-load.ts
  * loads it.
  */
@@ -29,7 +29,11 @@ export interface RunningServer {
 }
 
 export async function startStdioServer(options: StdioServerOptions): Promise<RunningServer> {
-  const server = new Server({ name: options.name, version: options.version }, { capabilities: { tools: {} }, instructions: options.instructions });
+  const server = new Server(
+    { name: options.name, version: options.version },
+    // The validator is the SDK's for elicitation answers; plat mcp asks the client nothing (the build leaves ajv out).
+    { capabilities: { tools: {} }, instructions: options.instructions, jsonSchemaValidator: { getValidator: refuseElicitation } },
+  );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await options.listTools() }));
   server.setRequestHandler(CallToolRequestSchema, (request) => options.callTool(request.params.name, request.params.arguments ?? {}));
   server.onerror = options.onError;
@@ -38,4 +42,8 @@ export async function startStdioServer(options: StdioServerOptions): Promise<Run
   });
   await server.connect(new StdioServerTransport(options.stdin, options.stdout));
   return { close: () => server.close(), closed };
+}
+
+function refuseElicitation(): never {
+  throw new Error('plat mcp validates no elicitation: it asks for none');
 }

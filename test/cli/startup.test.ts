@@ -149,6 +149,9 @@ describe('the MCP SDK, which plat mcp alone uses', () => {
       expect(main).not.toContain(`// ${module}`);
       expect(plain).not.toContain(`// ${module}`);
     }
+    // The SDK's ajv provider (elicitation answers, which plat mcp never asks for) is stubbed at build time.
+    expect(sdk).not.toContain('// node_modules/ajv/');
+    expect(sdk).not.toContain('// node_modules/ajv-formats/');
     // ...and no plat module: one copy of each (the secrets plat knows, its error classes) lives in dist/main.cjs.
     expect(sdk).not.toMatch(/^\/\/ src\/(?!commands\/mcp-sdk\.ts)/m);
   });
