@@ -129,7 +129,7 @@ export function toolName(op: { operationId: string | null; method: string; path:
 }
 
 function mcpName(text: string): string {
-  return text.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[_.-]+|[_.-]+$/g, '').slice(0, 64);
+  return text.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/_{2,}/g, '_').replace(/^[_.-]+|[_.-]+$/g, '').slice(0, 64);
 }
 
 function operationTool(ctx: Context, name: string, op: OperationDetail & { operationId: string }, held: readonly string[] | undefined): OperationTool {

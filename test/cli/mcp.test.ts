@@ -7,6 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCleanError, platBin } from '../helpers/cli.js';
@@ -318,9 +319,16 @@ describe('a hostile API description', () => {
     expect(depth).toBeLessThanOrEqual(8);
     expect(JSON.stringify(properties.deep)).not.toContain('x-note');
     // The renamed parameter still reaches the platform under its own name.
-    platform.stats.reset();
+    const seen: string[] = [];
+    platform.override('/api/courses', (req, res) => {
+      seen.push(req.url!);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"courses":[]}');
+      return true;
+    });
     const result = await call(served, hostile.name, { filter_status: 'active' });
     expect(result.isError, text(result)).toBeFalsy();
+    expect(seen).toEqual(['/api/courses?filter%5Bstatus%5D=active']);
   });
 });
 
@@ -343,6 +351,19 @@ describe('the server process', () => {
     expect(answers[2].result.tools.length).toBeGreaterThan(2);
     expect(result.stderr).toMatch(/^plat mcp: /);
     expectCleanError(result);
+  });
+
+  it('ends quietly (0) when the host closes the pipe it reads answers from', async () => {
+    await login();
+    const child = spawn(process.execPath, [platBin, 'mcp'], { env: home.env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout.destroy();
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`);
+    expect(await exited).toBe(0);
+    expect(stderr).toBe('');
+    child.stdin.destroy();
   });
 
   it('needs a platform to serve: without one it says so before starting (exit 2)', async () => {
