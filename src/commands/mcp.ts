@@ -37,16 +37,15 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   selectOperations(index, { allowWrite, only });
   const { startStdioServer } = await loadMcpSdk();
 
-  let tools: Tool[] | undefined;
   /** The tools as of now: the description (re-read once its cached copy is an hour old) and the session's scopes. */
   const currentTools = async (): Promise<Tool[]> => {
     index = await refreshedIndex(ctx, baseUrl, index);
-    tools = buildTools(ctx, index, { allowWrite, only, held: await heldScopes(ctx) });
-    return tools;
+    return buildTools(ctx, index, { allowWrite, only, held: await heldScopes(ctx) });
   };
   const callTool = async (name: string, args: Record<string, unknown>) => {
     try {
-      const tool = (tools ?? (await currentTools())).find((t) => t.name === name) ?? (await currentTools()).find((t) => t.name === name);
+      // As of now, not as of the last tools/list: a scope the person added since (plat login --add-scope) counts.
+      const tool = (await currentTools()).find((t) => t.name === name);
       if (!tool) return errorResult(new PlatError(`There is no tool "${sanitize(name, 64)}": tools/list names them.`));
       return await runTool(ctx, tool, args);
     } catch (error) {

@@ -210,6 +210,11 @@ describe('tools/call', () => {
     const forbidden = await call(served, 'call', { method: 'GET', path: '/api/students' });
     expect(forbidden.isError).toBe(true);
     expect(text(forbidden)).toMatch(/^GET \/api\/students needs the scope "students:read", which this session does not have\. Run: plat login --add-scope students:read/);
+    // The person runs what the tool named; the running server then calls the operation (no restart, no re-listing).
+    await signIn(home, platform, ['--add-scope', 'students:read']);
+    const allowed = await call(served, 'listStudents');
+    expect(allowed.isError, text(allowed)).toBeFalsy();
+    expect(allowed.structuredContent).toMatchObject({ anonymous: false, students: expect.any(Array) });
   });
 
   it('a huge response is cut at 256 KiB with a note saying so', async () => {
