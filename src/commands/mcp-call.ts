@@ -171,8 +171,9 @@ async function send(ctx: Context, client: Client, request: ApiRequest): Promise<
   const failure = responseError(ctx, request, response);
   if (failure) {
     const { bytes } = await readBody(response, request, ERROR_BODY_BYTES);
+    const sentence = /[.!?]$/.test(failure.message) ? failure.message : `${failure.message}.`;
     const said = bytes.length > 0 ? ` The platform answered: ${bytes.toString('utf8')}` : '';
-    return { isError: true, content: [{ type: 'text', text: safeText(`${failure.message}${said}`, failure.message.length + 2200) }] };
+    return { isError: true, content: [{ type: 'text', text: safeText(`${sentence}${said}`, sentence.length + 2200) }] };
   }
   if (request.method === 'HEAD') {
     response.body.resume();
@@ -184,6 +185,8 @@ async function send(ctx: Context, client: Client, request: ApiRequest): Promise<
     return textResult(`${headLine(response)}${location ? ` to ${location}` : ''}: plat does not follow redirects (no token follows one). Call the new path if it is on the platform.`);
   }
   const { bytes, cut } = await readBody(response, request, MAX_RESULT_BYTES);
+  // An empty answer (204, a 201 without a body) still says what happened.
+  if (bytes.length === 0) return textResult(`${headLine(response)} (no body)`);
   const text = bytes.toString('utf8');
   if (cut) {
     const length = Number(header(response, 'content-length'));

@@ -159,6 +159,17 @@ describe('tools/call', () => {
     expect(text(extra)).toMatch(/^getCourse takes no argument "bogus"; it takes courseId, include, Accept-Language, paginate\.$/);
   });
 
+  it('an error status is a tool error with plat\'s sentence and the start of what the platform said; an empty body says its status', async () => {
+    await login();
+    const served = await serve();
+    const failed = await call(served, 'status', { code: 500 });
+    expect(failed.isError).toBe(true);
+    expect(text(failed)).toBe('HTTP 500 Internal Server Error: GET /api/status/500. The platform answered: {"status":500}');
+    const empty = await call(served, 'status', { code: 204 });
+    expect(empty.isError).toBeFalsy();
+    expect(text(empty)).toBe('HTTP 204 No Content (no body)');
+  });
+
   it('whoami says who signed in and with which scopes', async () => {
     await login();
     const served = await serve();
