@@ -71,6 +71,8 @@ export interface ToolOptions {
   only?: string[];
   /** The scopes the session holds; undefined when plat cannot know (PLAT_TOKEN, no session). */
   held?: readonly string[];
+  /** Where a warning goes (the server says each once); default stderr. */
+  warn?: (text: string) => void;
 }
 
 /** What the MCP annotations say for a method. MCP takes a missing destructiveHint as true, so POST says false. */
@@ -115,7 +117,7 @@ export function buildTools(ctx: Context, index: FullApiIndex, options: ToolOptio
   const tools: Tool[] = [whoamiTool(unique('whoami'), index), callTool(unique('call'), index, options.allowWrite)];
   const operations = selectOperations(index, options);
   if (operations.length > MAX_TOOLS) {
-    ctx.io.warn(`The platform's API description lists ${operations.length} operations; plat mcp offers the first ${MAX_TOOLS}. Name the ones you need with --for.`);
+    (options.warn ?? ctx.io.warn)(`The platform's API description lists ${operations.length} operations; plat mcp offers the first ${MAX_TOOLS}. Name the ones you need with --for.`);
   }
   for (const op of operations.slice(0, MAX_TOOLS)) tools.push(operationTool(ctx, unique(toolName(op)), op, options.held));
   return tools;

@@ -10,7 +10,7 @@
  * failure: each is a tool error.
  */
 import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
-import type { FullApiIndex } from '../catalogue/openapi.js';
+import { API_TTL_MS, type FullApiIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
 import { scrubKnownSecrets } from '../redact.js';
@@ -38,9 +38,21 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   const { startStdioServer } = await loadMcpSdk();
 
   /** The tools as of now: the description (re-read once its cached copy is an hour old) and the session's scopes. */
+  let indexCheckedAt = ctx.now();
+  const said = new Set<string>();
+  const warnOnce = (text: string) => {
+    if (said.has(text)) return;
+    said.add(text);
+    ctx.io.warn(text);
+  };
   const currentTools = async (): Promise<Tool[]> => {
-    index = await refreshedIndex(ctx, baseUrl, index);
-    return buildTools(ctx, index, { allowWrite, only, held: await heldScopes(ctx) });
+    // The description is asked for again once its copy is an hour old (API_TTL_MS), and then at most once an hour
+    // while the platform cannot give it: a tool call never waits on a download that failed a minute ago.
+    if (ctx.now() - indexCheckedAt > API_TTL_MS) {
+      indexCheckedAt = ctx.now();
+      index = await refreshedIndex(ctx, baseUrl, index);
+    }
+    return buildTools(ctx, index, { allowWrite, only, held: await heldScopes(ctx), warn: warnOnce });
   };
   const callTool = async (name: string, args: Record<string, unknown>) => {
     try {

@@ -316,7 +316,8 @@ describe('a hostile API description', () => {
     const served = await serve();
     const { tools } = await served.client.listTools();
     expect(tools.length).toBe(302);
-    expect(served.stderr()).toContain('lists 401 operations; plat mcp offers the first 300. Name the ones you need with --for.');
+    await served.client.listTools();
+    expect(served.stderr().split('lists 401 operations; plat mcp offers the first 300. Name the ones you need with --for.')).toHaveLength(2);
     for (const tool of tools) {
       expect(tool.name).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
       expect(tool.description!.length).toBeLessThanOrEqual(1201);
