@@ -268,6 +268,7 @@ describe('tools/call', () => {
       body: new URLSearchParams({ token: refreshToken, client_id: (await readProfile(home)).client.clientId }),
     });
     expect(revoked.status).toBe(200);
+    platform.stats.reset();
     const first = await call(served, 'listCourses');
     expect(first.isError).toBe(true);
     expect(text(first)).toMatch(/refresh token was rejected.*Run plat login to sign in again\./);
@@ -277,6 +278,11 @@ describe('tools/call', () => {
       expect(text(again), name).toMatch(/ended: the server rejected its refresh token\. Sign in again with plat login/);
     }
     expect((await served.client.listTools()).tools.length).toBeGreaterThan(2);
+    // It said how to sign in, and did not try to: no authorization request, no registration, no code exchange.
+    expect(platform.stats.count('GET /oauth/authorize')).toBe(0);
+    expect(platform.stats.count('register')).toBe(0);
+    expect(platform.stats.count('token:authorization_code')).toBe(0);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
   });
 });
 
