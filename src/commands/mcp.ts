@@ -65,6 +65,14 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     }
   };
 
+  // Requests being answered: a host that writes its last request and closes stdin still gets the answer.
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(answer: Promise<T>): Promise<T> => {
+    inFlight.add(answer);
+    void answer.finally(() => inFlight.delete(answer)).catch(() => undefined);
+    return answer;
+  };
+
   const server = await startStdioServer({
     name: 'plat',
     version: ctx.version,
@@ -75,8 +83,8 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     stdin: ctx.io.stdin,
     // stdout belongs to the protocol; io's stdout ends plat quietly when the host closes the pipe (main.ts).
     stdout: ctx.io.stdout,
-    listTools: async () => (await currentTools()).map(listed),
-    callTool,
+    listTools: () => track(currentTools().then((list) => list.map(listed))),
+    callTool: (name, args) => track(callTool(name, args)),
     onError: (error) => ctx.io.note(`plat mcp: ${scrubKnownSecrets(sanitize(error?.message ?? error, 300))}`),
   });
   // The host closing stdin is the end of the session (the SDK's transport does not watch for it); so is Ctrl-C.
@@ -88,7 +96,14 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
       ctx.signal.addEventListener('abort', () => resolve(), { once: true });
     }),
   ]);
+  while (inFlight.size > 0 && !ctx.signal.aborted) await Promise.race([Promise.allSettled([...inFlight]), aborted(ctx.signal)]);
+  // The SDK writes an answer a tick after its handler settles.
+  await new Promise((resolve) => setImmediate(resolve));
   await server.close().catch(() => undefined);
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 async function refreshedIndex(ctx: Context, baseUrl: string, index: FullApiIndex): Promise<FullApiIndex> {

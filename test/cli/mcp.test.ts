@@ -356,7 +356,7 @@ describe('a hostile API description', () => {
 });
 
 describe('the server process', () => {
-  it('skips a malformed line, answers the next request, and exits quietly (0) when the host closes stdin', async () => {
+  it('skips a malformed line, refuses malformed requests, answers the next ones, and exits quietly (0) when the host closes stdin', async () => {
     await login();
     const lines = [
       'this is not JSON-RPC',
@@ -364,11 +364,19 @@ describe('the server process', () => {
       JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
       JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'no-such-tool', arguments: {} } }),
       JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { arguments: 'not an object' } }),
+      JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'no/such/method' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'call', arguments: { method: 'GET', path: '/api/courses' } } }),
     ];
     const result = await home.run(['mcp'], { stdin: `${lines.join('\n')}\n` });
     expect(result.code, result.stderr).toBe(0);
     const answers = result.stdout.trim().split('\n').map((line) => JSON.parse(line)).sort((a, b) => a.id - b.id);
-    expect(answers.map((a) => a.id)).toEqual([1, 2, 3]);
+    expect(answers.map((a) => a.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    // Requests the protocol refuses are JSON-RPC errors; the one after them is answered.
+    expect(answers[3].error).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
+    expect(answers[3].error.message).not.toMatch(/\n\s+at /);
+    expect(answers[4].error).toMatchObject({ code: -32601 });
+    expect(answers[5].result.structuredContent).toMatchObject({ anonymous: false });
     expect(answers[0].result.serverInfo).toMatchObject({ name: 'plat' });
     expect(answers[1].result).toMatchObject({ isError: true, content: [{ text: 'There is no tool "no-such-tool": tools/list names them.' }] });
     expect(answers[2].result.tools.length).toBeGreaterThan(2);
