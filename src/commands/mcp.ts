@@ -37,7 +37,6 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   selectOperations(index, { allowWrite, only });
   const { startStdioServer } = await loadMcpSdk();
 
-  /** The tools as of now: the description (re-read once its cached copy is an hour old) and the session's scopes. */
   let indexCheckedAt = ctx.now();
   const said = new Set<string>();
   const warnOnce = (text: string) => {
@@ -45,6 +44,7 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     said.add(text);
     ctx.io.warn(text);
   };
+  /** The tools as of now: the API description and the scopes the session holds now. */
   const currentTools = async (): Promise<Tool[]> => {
     // The description is asked for again once its copy is an hour old (API_TTL_MS), and then at most once an hour
     // while the platform cannot give it: a tool call never waits on a download that failed a minute ago.
