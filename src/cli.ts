@@ -441,7 +441,8 @@ config dir (ETag revalidation after that); a document that cannot be read never 
         ) + `\n\n${MCP_HOSTS}`,
       )
       .action(async (flags, command: Command) => {
-        const { run } = await import('./commands/mcp.js');
+        const { loadMcpCommand } = await import('./commands/mcp-load.js');
+        const { run } = await loadMcpCommand();
         await run(ctxFor(command), flags);
       }),
   );

@@ -1,9 +1,7 @@
 /**
  * The MCP TypeScript SDK behind one narrow function: an MCP server on a pair of streams that answers tools/list
- * and tools/call with what `plat mcp` gives it. The build makes this module a bundle of its own (dist/mcp-sdk.cjs,
- * src/build/build.mjs): the SDK and what it brings (zod) are ~320 KB that no other command reads, parses or
- * compiles. It imports nothing of plat's, so that bundle holds no second copy of any plat module; only mcp-load.ts
- * loads it.
+ * and tools/call with what `plat mcp` gives it. With the command it is built into dist/mcp.cjs (mcp-load.ts): the
+ * SDK and what it brings (zod) are ~320 KB that no other command reads, parses or compiles.
  */
 import type { Readable, Writable } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';

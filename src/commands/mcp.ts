@@ -1,6 +1,6 @@
 /**
  * `plat mcp`: the platform's API for AI agents, as a Model Context Protocol server on stdin/stdout (the MCP
- * TypeScript SDK, loaded by this command alone: mcp-load.ts). The tools (mcp-tools.ts) come from the platform's API
+ * TypeScript SDK, mcp-sdk.ts; this command and the SDK are a bundle of their own, mcp-load.ts). The tools (mcp-tools.ts) come from the platform's API
  * description and act as the person signed in to the profile, within the scopes they granted; each call goes
  * through the session's one authenticated path (mcp-call.ts). The server never opens a browser, never signs in and
  * never steps up: a tool that needs that says which command the person must run.
@@ -18,7 +18,7 @@ import { bindSession } from '../session/binding.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
 import { sanitize } from '../text.js';
 import { errorResult, runTool } from './mcp-call.js';
-import { loadMcpSdk } from './mcp-load.js';
+import { startStdioServer } from './mcp-sdk.js';
 import { buildTools, listed, selectOperations, type Tool } from './mcp-tools.js';
 
 export interface McpFlags {
@@ -35,7 +35,6 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   // stderr with the contract's exit code instead of as a server that offers nothing.
   let index = await getFullApiIndex(ctx, baseUrl);
   selectOperations(index, { allowWrite, only });
-  const { startStdioServer } = await loadMcpSdk();
 
   let indexCheckedAt = ctx.now();
   const said = new Set<string>();

@@ -146,7 +146,7 @@ export function expectCleanError(result: PlatResult): void {
 /**
  * Runs plat with a probe that records which standard streams it builds (Node builds process.stdin/stderr on first
  * access, 2–3 ms each), the built-in modules it loads and the files it require()s (the shim, a bundle loaded on
- * use such as dist/mcp-sdk.cjs), without touching either stream itself (fs.writeSync).
+ * use such as dist/mcp.cjs), without touching either stream itself (fs.writeSync).
  */
 export async function runPlatProbed(home: Home, args: string[]): Promise<PlatResult & { touched: string[]; loaded: string[]; required: string[] }> {
   const probe = path.join(home.dir, 'probe-streams.cjs');
