@@ -404,6 +404,16 @@ describe('the server process', () => {
     expect(result.stderr).toContain('No platform to talk to');
   });
 
+  it('with PLAT_TOKEN: its token, on the platform named, no scope marked (plat cannot know them)', async () => {
+    await login();
+    const { accessToken } = await readStoredSession(home);
+    const served = await serve([], { PLAT_TOKEN: accessToken, PLAT_BASE_URL: platform.baseUrl, PLAT_CONFIG_DIR: `${home.dir}/other` });
+    const { tools } = await served.client.listTools();
+    expect(tools.find((t) => t.name === 'listStudents')!.description).not.toContain('lacks');
+    const result = await call(served, 'getCourse', { courseId: 'course-101' });
+    expect(result.structuredContent).toMatchObject({ authenticated: true });
+  });
+
   it('not signed in: it starts, and each tool says how to sign in', async () => {
     const served = await serve(['--base-url', platform.baseUrl]);
     const result = await call(served, 'listCourses');
