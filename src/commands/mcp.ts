@@ -36,6 +36,10 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   let index = await getFullApiIndex(ctx, baseUrl);
   selectOperations(index, { allowWrite, only });
 
+  if (ctx.io.stdinIsTTY) {
+    // Someone ran it by hand: it waits for an agent host's JSON-RPC, which is not typed at a terminal.
+    ctx.io.note('plat mcp serves the Model Context Protocol on stdin/stdout for an agent host, which starts it itself: plat mcp --help shows how to configure one. Ctrl-C ends it.');
+  }
   let indexCheckedAt = ctx.now();
   const said = new Set<string>();
   const warnOnce = (text: string) => {

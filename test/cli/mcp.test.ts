@@ -397,6 +397,22 @@ describe('the server process', () => {
     child.stdin.destroy();
   });
 
+  it('run by hand at a terminal, it says what it is for', async () => {
+    const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    // util-linux script gives plat a terminal for stdin; the pipe closing after the note ends it.
+    const child = spawn('script', ['-qec', `${process.execPath} ${platBin} mcp --base-url ${platform.baseUrl}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    const noted = new Promise<void>((resolve) => {
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        if (out.includes('Ctrl-C ends it.')) resolve();
+      });
+    });
+    await noted;
+    child.kill('SIGKILL');
+    expect(out).toContain('plat mcp serves the Model Context Protocol on stdin/stdout for an agent host, which starts it itself: plat mcp --help shows how to configure one.');
+  });
+
   it('needs a platform to serve: without one it says so before starting (exit 2)', async () => {
     const result = await home.run(['mcp']);
     expect(result.code).toBe(2);
