@@ -199,7 +199,7 @@ describe('tools/call', () => {
     expect(text(write)).toBe('POST changes data, and plat mcp runs read-only: the person must start it with --allow-write to allow that.');
   });
 
-  it('with --allow-write, a POST operation sends its body checked against the schema', async () => {
+  it('with --allow-write, a POST operation sends its body checked against the schema; PUT, PATCH, DELETE and call with a body', async () => {
     await login('courses:read courses:write');
     const served = await serve(['--allow-write']);
     const created = await call(served, 'createCourse', { body: { title: 'Algebra', seats: 30 } });
@@ -208,6 +208,14 @@ describe('tools/call', () => {
     const refused = await call(served, 'createCourse', { body: { seats: 'many' } });
     expect(refused.isError).toBe(true);
     expect(text(refused)).toMatch(/^The request body does not match what createCourse takes/);
+    // Each method's operation, and call with a body.
+    for (const [name, method] of [['echoPut', 'PUT'], ['echoPatch', 'PATCH'], ['echoDelete', 'DELETE'], ['echoPost', 'POST']] as const) {
+      const echoed = await call(served, name, {});
+      expect(echoed.isError, text(echoed)).toBeFalsy();
+      expect(echoed.structuredContent, name).toMatchObject({ method });
+    }
+    const posted = await call(served, 'call', { method: 'POST', path: '/api/echo', body: { a: 1 } });
+    expect(posted.structuredContent).toMatchObject({ method: 'POST', body: '{"a":1}' });
   });
 
   it('a scope the session lacks: the operation tool refuses before sending, and the server\'s 403 says the same', async () => {
