@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCleanError, platBin } from '../helpers/cli.js';
+import { keyring } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
@@ -443,5 +444,21 @@ describe('the server process', () => {
     const result = await call(served, 'listCourses');
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/^Not logged in\. Run: plat login --base-url/);
+  });
+});
+
+describe.skipIf(keyring.skip)(keyring.title('plat mcp with the session in the OS keychain'), () => {
+  it('reads the session from the keychain for each call, and no secret reaches the transcript', async () => {
+    keyring.require();
+    const env = { PLAT_TOKEN_STORE: undefined };
+    await signIn(home, platform, ['--scope', 'courses:read'], env);
+    expect((await readProfile(home)).tokenStore).toBe('keychain');
+    const served = await serve([], env);
+    for (let i = 0; i < 2; i++) {
+      const result = await call(served, 'getCourse', { courseId: 'course-101' });
+      expect(result.structuredContent, text(result)).toMatchObject({ authenticated: true });
+    }
+    expect((await call(served, 'whoami')).structuredContent).toMatchObject({ profile: 'default' });
+    expect(served.stderr()).not.toMatch(/warning/);
   });
 });
