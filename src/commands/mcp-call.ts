@@ -209,7 +209,16 @@ async function send(ctx: Context, client: Client, request: ApiRequest): Promise<
 }
 
 async function pages(ctx: Context, client: Client, request: ApiRequest): Promise<ToolResult> {
-  const list = new Pages(ctx, client, request, { ...PAGE_LIMITS, maxPageBytes: MAX_RESULT_BYTES * 4 });
+  // --paginate follows a next link off the platform without the token; an agent's tools call nowhere else at all.
+  const origin = request.url.origin;
+  const onPlatform: Client = {
+    ...client,
+    send: (page) =>
+      page.url.origin === origin
+        ? client.send(page)
+        : Promise.reject(new ToolError(`The list's next page is on ${sanitize(page.url.origin, 100)}, not on the platform: plat mcp calls nothing else, so it stops there.`)),
+  };
+  const list = new Pages(ctx, onPlatform, request, { ...PAGE_LIMITS, maxPageBytes: MAX_RESULT_BYTES * 4 });
   const items: unknown[] = [];
   let count = 0;
   for await (const page of list) {

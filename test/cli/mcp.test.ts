@@ -8,6 +8,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCleanError, platBin } from '../helpers/cli.js';
@@ -196,6 +198,22 @@ describe('tools/call', () => {
       expect(text(refused)).toMatch(/nothing off the platform's origin is called|not on the platform's origin/);
     }
     expect(platform.stats.events).toEqual([]);
+    // A list whose next page is elsewhere stops there (--paginate would follow it without the token).
+    const elsewhere = createServer((_req, res) => res.end('[]'));
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    let visited = 0;
+    elsewhere.on('request', () => visited++);
+    const offsite = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/more`;
+    platform.override('/api/offsite', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ items: [1, 2], next: offsite }));
+      return true;
+    });
+    const stopped = await call(served, 'call', { method: 'GET', path: '/api/offsite', paginate: true });
+    elsewhere.close();
+    expect(stopped.isError).toBe(true);
+    expect(text(stopped)).toMatch(/^The list's next page is on http:\/\/127\.0\.0\.1:\d+, not on the platform: plat mcp calls nothing else, so it stops there\.$/);
+    expect(visited).toBe(0);
     const write = await call(served, 'call', { method: 'POST', path: '/api/echo', body: { a: 1 } });
     expect(text(write)).toBe('POST changes data, and plat mcp runs read-only: the person must start it with --allow-write to allow that.');
   });
