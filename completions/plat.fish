@@ -18,6 +18,8 @@ function __plat_takes_value
             contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
             contains -- $argv[2] --refresh -i --include --anonymous --paginate --ndjson --slurp -h --help; and return 1
             string match -q -- '--*' $argv[2]; and return 0
+        case batch
+            contains -- $argv[2] --concurrency --rate --journal --jq; and return 0
         case mcp
             contains -- $argv[2] --for; and return 0
     end
@@ -177,6 +179,16 @@ complete -c plat -n '__plat_arg op 0' -x -a '(__plat_query operations)' -d 'the 
 complete -c plat -n __plat_needs_command -a scopes -d 'list the scopes the platform offers and which your session holds; plan the least set some operations need'
 complete -c plat -n '__plat_arg scopes 0' -x -a 'plan' -d 'plan: the least set of scopes covering the operations named after it'
 complete -c plat -n '__plat_using scopes' -x -a '(__plat_query operations)' -d 'operations from plat op'
+complete -c plat -n __plat_needs_command -a batch -d 'send many requests from NDJSON lines: parallel over one session, paced, resumable with a journal'
+complete -c plat -n '__plat_using batch' -l concurrency -d 'requests in flight at once (default: 4)' -x
+complete -c plat -n '__plat_using batch' -l rate -d 'at most this many requests a second, e.g. 20/s' -x
+complete -c plat -n '__plat_using batch' -l journal -d 'record each line\'s outcome; a rerun with the same journal skips what succeeded' -x
+complete -c plat -n '__plat_using batch' -l idempotency-key -d 'send a stable Idempotency-Key per line (kept in the journal), so a line in flight when a run died can be sent again'
+complete -c plat -n '__plat_using batch' -l ordered -d 'print results in input order (default: as they complete)'
+complete -c plat -n '__plat_using batch' -l fail-fast -d 'stop at the first failed line'
+complete -c plat -n '__plat_using batch' -l check -d 'check every line and stop; nothing is sent'
+complete -c plat -n '__plat_using batch' -l jq -d 'filter each result with jq' -x
+complete -c plat -n '__plat_arg batch 0' -r -F -d 'NDJSON requests, one a line (- or none: stdin)'
 complete -c plat -n __plat_needs_command -a discover -d 'show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'
 complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata again instead of using the cached copy (kept for an hour)'
 complete -c plat -n __plat_needs_command -a mcp -d 'serve the API to AI agents: a Model Context Protocol server on stdin/stdout, as you and within your scopes'
@@ -185,7 +197,7 @@ complete -c plat -n '__plat_using mcp' -l allow-write -d 'also offer operations 
 complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
 complete -c plat -n __plat_needs_command -a help -d 'show help for a command'
-complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call op scopes discover mcp completion' -d 'the command'
+complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call op scopes batch discover mcp completion' -d 'the command'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_flags)'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_values)'
 complete -c plat -l version -d 'print the version'

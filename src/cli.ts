@@ -413,6 +413,38 @@ config dir (ETag revalidation after that); a document that cannot be read never 
       }),
   );
 
+  lazily(program.command('batch').description('send many requests from NDJSON lines: parallel over one session, paced, resumable with a journal'), (cmd) =>
+    cmd
+      .addArgument(completes(new Argument('[file]', 'NDJSON requests, one a line (- or none: stdin)'), 'files'))
+      .option('--concurrency <n>', 'requests in flight at once (default: 4)')
+      .option('--rate <r/s>', 'at most this many requests a second, e.g. 20/s')
+      .option('--journal <file>', "record each line's outcome; a rerun with the same journal skips what succeeded")
+      .option('--idempotency-key', 'send a stable Idempotency-Key per line (kept in the journal), so a line in flight when a run died can be sent again')
+      .option('--ordered', 'print results in input order (default: as they complete)')
+      .option('--fail-fast', 'stop at the first failed line')
+      .option('--check', 'check every line and stop; nothing is sent')
+      .option('--jq <expr>', 'filter each result with jq')
+      .addHelpText(
+        'after',
+        examples(
+          "plat batch enrol.ndjson --concurrency 8 --journal enrol.journal",
+          "jq -c '{op: \"enrolStudent\", params: {course: .course}, body: {student: .id}}' students.json | plat batch - --check",
+          "plat batch orders.ndjson --jq 'select(.ok | not)'          # only the failures",
+        ) +
+          `
+
+Each line is {"id"?, "method", "path", "query"?, "headers"?, "body"?} or {"id"?, "op", "params"?, "body"?} (checked
+against the platform's /openapi.json as plat op checks). Every line is checked before anything is sent. Each
+result is one line: {"id", "line", "status", "ok", "body" | "error"}. A 429 or 503 with Retry-After pauses every
+worker. Exit 0 when every line succeeded, 1 when any failed, 4 when the session ended (the journal says where),
+130 on Ctrl-C (after the journal is written).`,
+      )
+      .action(async (file: string | undefined, flags, command: Command) => {
+        const { run } = await import('./commands/batch.js');
+        await run(ctxFor(command), file, flags);
+      }),
+  );
+
   lazily(program.command('discover').description('show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'), (cmd) =>
     cmd
       .option('--refresh', 'fetch the metadata again instead of using the cached copy (kept for an hour)')

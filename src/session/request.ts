@@ -31,6 +31,18 @@ export interface ApiRequest {
   retries?: number;
   /** Overall deadline of one attempt, body included; default DEFAULT_DEADLINE_MS. */
   timeoutMs?: number;
+  /**
+   * A shared pace (plat batch's governor): awaited before every attempt, and told of every 429/503 wait instead of
+   * this request sleeping alone, so that one server's "slow down" pauses every request that shares the governor.
+   */
+  governor?: RequestGovernor;
+}
+
+export interface RequestGovernor {
+  /** Resolves when an attempt may go out (no pause in force, the rate allows it). */
+  turn(): Promise<void>;
+  /** The server asked for a pause of `ms`: every request waiting on turn() waits it out. */
+  pause(ms: number): void;
 }
 
 export interface ApiResponse extends HttpResponse {
@@ -88,9 +100,9 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
     notes.add(text);
     ctx.io.note(text);
   };
-
-  /** The token for this URL, fresh; undefined when none may go there. */
-  const tokenFor = async (url: URL, force = false): Promise<TokenSource | undefined> => {
+  /** Token choices one at a time: requests sent in parallel (plat batch) share one refresh instead of racing. */
+  let turn: Promise<unknown> = Promise.resolve();
+  const tokenFor = async (url: URL, refused?: string): Promise<TokenSource | undefined> => {
     if (options.auth === 'anonymous') return undefined;
     if (url.origin !== origin) {
       if (binding.kind !== 'none') noteOnce(`${url.origin} is not the platform's origin: calling it without your token.`);
@@ -101,9 +113,18 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
       return undefined;
     }
     if (active) {
-      const fresh = await freshToken(ctx, active, force);
-      active = fresh;
-      source = fresh;
+      const choose = async () => {
+        const current = active!;
+        // A forced refresh (after a 401) only while the refused token is still the current one: a request whose 401
+        // came back after another already refreshed uses the new token instead of refreshing again.
+        const fresh = await freshToken(ctx, current, refused !== undefined && refused === current.session.accessToken);
+        active = fresh;
+        source = fresh;
+        return fresh;
+      };
+      const chosen = turn.then(choose);
+      turn = chosen.catch(() => undefined);
+      return chosen;
     }
     return source;
   };
@@ -117,7 +138,7 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
       const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
       if (!challenge?.error || challenge.error === 'invalid_token') {
         response.body.destroy();
-        token = await tokenFor(request.url, true);
+        token = await tokenFor(request.url, token.token);
         response = await sendWithRetries(ctx, { ...request, method }, token, replayable);
       }
     }
@@ -139,6 +160,7 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
   if (token) headers.authorization = `Bearer ${token.token}`;
   for (let attempt = 0; ; attempt++) {
     let response: HttpResponse;
+    await request.governor?.turn();
     try {
       response = await http.request({
         method: request.method,
@@ -163,6 +185,11 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
       const wait = retryDelay(header(response, 'retry-after'), attempt, ctx.now());
       if (wait !== undefined) {
         response.body.destroy();
+        if (request.governor) {
+          // Everyone sharing the governor waits; turn() at the top of the loop is this request's wait.
+          request.governor.pause(wait);
+          continue;
+        }
         ctx.io.note(`${what()}: HTTP ${response.status}; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
         await sleep(wait, ctx.signal);
         continue;

@@ -81,6 +81,14 @@ export interface Knobs {
    * allows a server not to rotate). Default true: every refresh rotates.
    */
   rotateRefreshTokens: boolean;
+  /** Every API request (/api/…, not the OAuth endpoints) is answered this many milliseconds later. Default 0. */
+  apiLatencyMs: number;
+  /**
+   * More than `perSecond` API requests in one second are answered 429 with `Retry-After: retryAfterSeconds`; from
+   * then the server counts a pause (stats key "throttled", one event each) that long, and answers anything arriving
+   * inside it 429 too (stats key "during-pause"). null (default) = no limit.
+   */
+  apiThrottle: { perSecond: number; retryAfterSeconds: number } | null;
 }
 
 export interface PlatformEvent {

@@ -46,6 +46,10 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {number | undefined} deviceCodeTtl  seconds a device code lives; undefined = 600
  * @property {number} deviceSlowDown  answer this many device-code polls that would be authorization_pending with
  *   slow_down instead (oidc-provider never says slow_down; RFC 8628 §3.5 has servers say it)
+ * @property {number} apiLatencyMs  every API request (/api/…, not the OAuth endpoints) is answered this much later
+ * @property {{ perSecond: number, retryAfterSeconds: number } | null} apiThrottle  more than `perSecond` API requests
+ *   in one second are answered 429 with Retry-After, and the server counts a pause (stats key "throttled") from then
+ *   for that long; a request that arrives inside a pause is answered 429 too (and counted as "during-pause")
  */
 
 /**
@@ -80,6 +84,8 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     deviceCodeTtl: undefined,
     deviceSlowDown: 0,
     rotateRefreshTokens: true,
+    apiLatencyMs: 0,
+    apiThrottle: null,
   };
 }
 
@@ -319,12 +325,40 @@ export async function startPlatform(options = {}) {
    * @param {import('node:http').IncomingMessage} req
    * @param {import('node:http').ServerResponse} res
    */
+  /** The throttle's state: the current one-second window and the pause the last 429 asked for. */
+  const throttle = { windowStart: 0, inWindow: 0, pausedUntil: 0 };
+  /** @param {{ perSecond: number, retryAfterSeconds: number }} limit @returns {boolean} true = answer 429 */
+  function throttled(limit) {
+    const now = Date.now();
+    if (now < throttle.pausedUntil) {
+      stats.bump('during-pause');
+      return true;
+    }
+    if (now - throttle.windowStart >= 1000) {
+      throttle.windowStart = now;
+      throttle.inWindow = 0;
+    }
+    throttle.inWindow++;
+    if (throttle.inWindow <= limit.perSecond) return false;
+    throttle.pausedUntil = now + limit.retryAfterSeconds * 1000;
+    stats.bump('throttled');
+    return true;
+  }
+
   async function route(req, res) {
     const url = new URL(req.url ?? '/', baseUrl);
     const { pathname } = url;
     const method = req.method ?? 'GET';
     stats.bump(`${method} ${pathname}`, method, pathname);
     if (method === 'POST' && pathname === '/api/oauth/register') stats.bump('register', method, pathname);
+
+    if (pathname.startsWith('/api/') && !pathname.startsWith('/api/oauth/')) {
+      if (knobs.apiThrottle && throttled(knobs.apiThrottle)) {
+        req.resume();
+        return sendJson(res, 429, { error: 'rate_limited' }, { 'retry-after': String(knobs.apiThrottle.retryAfterSeconds) });
+      }
+      if (knobs.apiLatencyMs > 0) await new Promise((resolve) => setTimeout(resolve, knobs.apiLatencyMs));
+    }
 
     for (const [prefix, handler] of [...overrides].reverse()) {
       if (pathname.startsWith(prefix) && (await handler(req, res))) return;
@@ -405,6 +439,7 @@ export async function startPlatform(options = {}) {
       lists.reset();
       overrides = [];
       stats.reset();
+      Object.assign(throttle, { windowStart: 0, inWindow: 0, pausedUntil: 0 });
     },
     /** @param {string} authorizeUrl @param {{ deny?: boolean }} [opts] */
     async approve(authorizeUrl, opts = {}) {

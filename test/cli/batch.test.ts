@@ -1,0 +1,172 @@
+// plat batch through the built CLI against the reference platform: the line and result shapes, line-numbered
+// checks before anything is sent, completion and input order, one shared session (one refresh for 8 workers), one
+// governor (no request arrives while the server's pause is in force), --fail-fast, --jq and the exit codes.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { expectCleanError, type PlatResult } from '../helpers/cli.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
+
+const platform = usePlatform();
+const home = useHome();
+
+async function loggedIn(ttlSeconds = 3600) {
+  platform.knobs.accessTokenTtl = ttlSeconds;
+  const result = await home.login(platform, ['--scope', 'courses:read courses:write']);
+  expect(result.code, result.stderr).toBe(0);
+  platform.stats.reset();
+}
+
+const ndjson = (lines: unknown[]) => lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n';
+const results = (result: PlatResult) =>
+  result.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { id: string | number; line: number; status: number | null; ok: boolean; body?: any; error?: string });
+const apiRequests = () => platform.stats.events.filter((e) => e.path.startsWith('/api/') && !e.path.startsWith('/api/oauth/'));
+
+describe('plat batch: lines in, results out', () => {
+  it('raw and op lines: one result per line with id, line, status, ok and body; exit 0', async () => {
+    await loggedIn();
+    const input = ndjson([
+      { id: 'all', method: 'GET', path: '/api/courses' },
+      { method: 'POST', path: '/api/courses', body: { title: 'Algebra' } },
+      '',
+      { id: 7, op: 'getCourse', params: { courseId: 'course-101', include: 'lessons' } },
+      { op: 'createCourse', body: { title: 'Geometry' } },
+    ]);
+    const result = await home.run(['batch', '-', '--ordered'], { stdin: input });
+    expect(result.code, result.stderr).toBe(0);
+    const out = results(result);
+    expect(out.map((r) => [r.id, r.line, r.status, r.ok])).toEqual([
+      ['all', 1, 200, true],
+      [2, 2, 201, true],
+      [7, 4, 200, true],
+      [5, 5, 201, true],
+    ]);
+    expect(out[0]!.body.courses).toHaveLength(3);
+    expect(out[1]!.body.course.title).toBe('Algebra');
+    expect(out[2]!.body.course.lessons).toEqual([]);
+    expect(out[3]!.body.course.title).toBe('Geometry');
+    expect(result.stderr).toMatch(/4 succeeded, 0 failed/);
+  });
+
+  it('bad lines are listed with their numbers and nothing is sent (exit 2); --check checks and stops', async () => {
+    await loggedIn();
+    const input = ndjson([
+      { method: 'GET', path: '/api/courses' },
+      '{not json',
+      { method: 'GET' },
+      { op: 'getCourse', params: { nope: 1 } },
+      { op: 'createCourse', body: { seats: 3 } },
+      { method: 'GET', path: '/api/courses', extra: true },
+    ]);
+    const result = await home.run(['batch', '-'], { stdin: input });
+    expect(result.code).toBe(2);
+    expectCleanError(result);
+    expect(result.stderr).toMatch(/5 lines are not a request/);
+    for (const n of [2, 3, 4, 5, 6]) expect(result.stderr).toMatch(new RegExp(`line ${n}: `));
+    expect(result.stderr).not.toMatch(/line 1: /);
+    expect(result.stdout).toBe('');
+    expect(apiRequests()).toEqual([]);
+
+    const file = path.join(home.dir, 'good.ndjson');
+    await writeFile(file, ndjson([{ method: 'GET', path: '/api/courses' }, { op: 'listCourses' }]));
+    const check = await home.run(['batch', file, '--check']);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stderr).toMatch(/2 requests checked/);
+    expect(apiRequests()).toEqual([]);
+  });
+
+  it('completion order by default, input order with --ordered', async () => {
+    await loggedIn();
+    // Line 1 is slow (the server answers it late); the rest are quick.
+    platform.override('/api/status/', async (req, res) => {
+      if (req.url?.includes('slow=1')) await new Promise((r) => setTimeout(r, 400));
+      return false;
+    });
+    const lines = [{ method: 'GET', path: '/api/status/200', query: { slow: 1 } }, ...Array.from({ length: 5 }, () => ({ method: 'GET', path: '/api/status/200' }))];
+    const unordered = await home.run(['batch', '-', '--concurrency', '4'], { stdin: ndjson(lines) });
+    expect(unordered.code, unordered.stderr).toBe(0);
+    expect(results(unordered).map((r) => r.line).at(-1)).toBe(1);
+    const ordered = await home.run(['batch', '-', '--concurrency', '4', '--ordered'], { stdin: ndjson(lines) });
+    expect(ordered.code, ordered.stderr).toBe(0);
+    expect(results(ordered).map((r) => r.line)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('a failed line: ok false with the server status, exit 1; --fail-fast stops taking lines; --jq filters each result', async () => {
+    await loggedIn();
+    const lines = [{ method: 'GET', path: '/api/status/404' }, ...Array.from({ length: 20 }, () => ({ method: 'GET', path: '/api/status/200' }))];
+    const all = await home.run(['batch', '-', '--concurrency', '1'], { stdin: ndjson(lines) });
+    expect(all.code).toBe(1);
+    expectCleanError(all);
+    expect(results(all)).toHaveLength(21);
+    expect(results(all)[0]).toMatchObject({ line: 1, status: 404, ok: false });
+
+    platform.stats.reset();
+    const fast = await home.run(['batch', '-', '--concurrency', '1', '--fail-fast'], { stdin: ndjson(lines) });
+    expect(fast.code).toBe(1);
+    expect(fast.stderr).toMatch(/--fail-fast/);
+    expect(results(fast)).toHaveLength(1);
+    expect(apiRequests().length).toBeLessThanOrEqual(2);
+
+    const jq = await home.run(['batch', '-', '--concurrency', '1', '--jq', 'select(.ok | not) | .line'], { stdin: ndjson(lines) });
+    expect(jq.code).toBe(1);
+    expect(jq.stdout).toBe('1\n');
+  });
+});
+
+describe('plat batch: one session, one governor', () => {
+  it('8 workers share one refresh of an expiring token', async () => {
+    await loggedIn(2);
+    await new Promise((r) => setTimeout(r, 1500)); // now within its last second: due for refresh
+    platform.knobs.accessTokenTtl = 3600;
+    const lines = Array.from({ length: 40 }, () => ({ method: 'GET', path: '/api/courses' }));
+    const result = await home.run(['batch', '-', '--concurrency', '8'], { stdin: ndjson(lines) });
+    expect(result.code, result.stderr).toBe(0);
+    expect(results(result).every((r) => r.ok)).toBe(true);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+  });
+
+  it('a 429 with Retry-After pauses every worker: no request arrives inside the pause', async () => {
+    await loggedIn();
+    platform.knobs.apiThrottle = { perSecond: 10, retryAfterSeconds: 1 };
+    const lines = Array.from({ length: 40 }, () => ({ method: 'GET', path: '/api/status/200' }));
+    const result = await home.run(['batch', '-', '--concurrency', '8'], { stdin: ndjson(lines) });
+    expect(result.code, result.stderr).toBe(0);
+    expect(results(result)).toHaveLength(40);
+    expect(results(result).every((r) => r.ok)).toBe(true);
+    const pauses = platform.stats.events.filter((e) => e.key === 'throttled');
+    expect(pauses.length).toBeGreaterThan(0);
+    const arrivals = apiRequests();
+    console.log(platform.stats.events.map((e) => `${e.at - pauses[0]!.at} ${e.key}`).join('\n'));
+    for (const pause of pauses) {
+      // Requests already on the wire when the 429 went out may still land in its first moments; none sent after.
+      const inside = arrivals.filter((e) => e.at > pause.at + 150 && e.at < pause.at + 1000);
+      expect(inside, `arrivals inside the pause from ${pause.at}`).toEqual([]);
+    }
+    expect(result.stderr).toMatch(/pauses? asked by the server/);
+  });
+
+  it('--rate caps the pace', async () => {
+    await loggedIn();
+    const lines = Array.from({ length: 11 }, () => ({ method: 'GET', path: '/api/status/200' }));
+    const started = Date.now();
+    const result = await home.run(['batch', '-', '--concurrency', '8', '--rate', '20/s'], { stdin: ndjson(lines) });
+    expect(result.code, result.stderr).toBe(0);
+    const arrivals = apiRequests().map((e) => e.at);
+    expect(arrivals).toHaveLength(11);
+    // 11 requests at 20/s span at least 10 intervals of 50 ms.
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(450);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+  });
+
+  it('a usage error for a bad --concurrency or --rate, before anything is read', async () => {
+    const bad = await home.run(['batch', '-', '--concurrency', '0'], { stdin: '' });
+    expect(bad.code).toBe(2);
+    expectCleanError(bad);
+    const rate = await home.run(['batch', '-', '--rate', 'fast'], { stdin: '' });
+    expect(rate.code).toBe(2);
+    expect(rate.stderr).toMatch(/--rate expects/);
+  });
+});
