@@ -81,7 +81,7 @@ describe('plat batch: lines in, results out', () => {
   it('completion order by default, input order with --ordered', async () => {
     await loggedIn();
     // Line 1 is slow (the server answers it late); the rest are quick.
-    platform.override('/api/status/', async (req, res) => {
+    platform.override('/api/status/', async (req) => {
       if (req.url?.includes('slow=1')) await new Promise((r) => setTimeout(r, 400));
       return false;
     });
@@ -139,7 +139,6 @@ describe('plat batch: one session, one governor', () => {
     const pauses = platform.stats.events.filter((e) => e.key === 'throttled');
     expect(pauses.length).toBeGreaterThan(0);
     const arrivals = apiRequests();
-    console.log(platform.stats.events.map((e) => `${e.at - pauses[0]!.at} ${e.key}`).join('\n'));
     for (const pause of pauses) {
       // Requests already on the wire when the 429 went out may still land in its first moments; none sent after.
       const inside = arrivals.filter((e) => e.at > pause.at + 150 && e.at < pause.at + 1000);

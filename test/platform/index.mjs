@@ -115,10 +115,11 @@ function createStats() {
  * @param {import('node:http').ServerResponse} res
  * @param {number} status
  * @param {unknown} body
+ * @param {Record<string, string>} [headers]
  */
-function sendJson(res, status, body) {
+function sendJson(res, status, body, headers = {}) {
   const text = `${JSON.stringify(body, null, 2)}\n`;
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
 
