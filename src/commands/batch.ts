@@ -242,7 +242,11 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
   const pace = seconds > 0 ? `, ${Math.round((succeeded + failed - unknown) / seconds)}/s` : '';
   ctx.io.note(`plat batch: ${parts.join(', ')} in ${seconds.toFixed(1)} s${pace}.`);
   const where = options.journal ? ` The journal ${options.journal} records where it stopped; run the same command again to go on.` : '';
-  if (ctx.signal.aborted) throw new InterruptedError(`Interrupted.${where}`);
+  if (ctx.signal.aborted) {
+    // main.ts says "Interrupted." itself; where to go on from is this command's to say.
+    if (where) ctx.io.note(where.trim());
+    throw new InterruptedError();
+  }
   if (batch.sessionEnded) throw new AuthError(`${batch.sessionEnded.message}${where}`);
   if (batch.stoppedEarly) throw new PlatError(`Stopped at the first failure (--fail-fast).${where}`);
   if (failed > 0) throw new ExitStatus(1);

@@ -1,10 +1,12 @@
 // plat batch through the built CLI against the reference platform: the line and result shapes, line-numbered
 // checks before anything is sent, completion and input order, one shared session (one refresh for 8 workers), one
 // governor (no request arrives while the server's pause is in force), --fail-fast, --jq and the exit codes.
-import { writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectCleanError, type PlatResult } from '../helpers/cli.js';
+import { expectCleanError, platBin, type PlatResult } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();
@@ -167,5 +169,163 @@ describe('plat batch: one session, one governor', () => {
     const rate = await home.run(['batch', '-', '--rate', 'fast'], { stdin: '' });
     expect(rate.code).toBe(2);
     expect(rate.stderr).toMatch(/--rate expects/);
+  });
+});
+
+/**
+ * A ledger on the reference platform that counts each student it is asked to enrol, as a real API would create a
+ * record per POST; a request whose Idempotency-Key it has seen gets the first answer again and counts nothing.
+ * `onArrival` lets a test act at the n-th request (SIGKILL the run).
+ */
+function ledger(onArrival?: (total: number) => void) {
+  const counts = new Map<number, number>();
+  const keys = new Map<string, string>();
+  const keySeen = new Map<string, number>();
+  let total = 0;
+  platform.override('/api/ledger', async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    total++;
+    onArrival?.(total);
+    const key = req.headers['idempotency-key'] as string | undefined;
+    if (key) keySeen.set(key, (keySeen.get(key) ?? 0) + 1);
+    await new Promise((r) => setTimeout(r, 20));
+    if (key && keys.has(key)) {
+      res.writeHead(201, { 'content-type': 'application/json' }).end(keys.get(key));
+      return true;
+    }
+    const { student } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { student: number };
+    counts.set(student, (counts.get(student) ?? 0) + 1);
+    const answer = JSON.stringify({ enrolled: student });
+    if (key) keys.set(key, answer);
+    res.writeHead(201, { 'content-type': 'application/json' }).end(answer);
+    return true;
+  });
+  return { counts, keySeen, total: () => total };
+}
+
+/** plat batch as its own process; `book.onKill` SIGKILLs it (the ledger calls it at the chosen request). */
+function runUntilKilled(args: string[], book: { onKill?: () => void }, signal: NodeJS.Signals = 'SIGKILL') {
+  const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  const child = spawn(process.execPath, [platBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  book.onKill = () => child.kill(signal);
+  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+}
+
+describe('plat batch --journal: resumable, exactly once', () => {
+  const students = 120;
+  const input = () => ndjson(Array.from({ length: students }, (_, i) => ({ id: `s${i + 1}`, method: 'POST', path: '/api/ledger', body: { student: i + 1 } })));
+
+  it('SIGKILL at a random point, rerun with the journal and --idempotency-key: the server counts every student once', async () => {
+    await loggedIn();
+    const file = path.join(home.dir, 'enrol.ndjson');
+    const journal = path.join(home.dir, 'enrol.journal');
+    await writeFile(file, input());
+    const killAt = 10 + Math.floor(Math.random() * 90);
+    const book: { onKill?: () => void } = {};
+    const book2 = ledger((total) => total === killAt && book.onKill?.());
+    const args = ['batch', file, '--journal', journal, '--idempotency-key', '--concurrency', '8'];
+    const first = await runUntilKilled(args, book);
+    expect(first.signal, `killed at request ${killAt}`).toBe('SIGKILL');
+    const doneFirst = book2.counts.size;
+    expect(doneFirst).toBeLessThan(students);
+
+    const second = await home.run(args, { timeoutMs: 60_000 });
+    expect(second.code, second.stderr).toBe(0);
+    // Every student exactly once, though some requests were sent in both runs.
+    expect([...book2.counts.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: students }, (_, i) => i + 1));
+    expect([...book2.counts.values()].every((n) => n === 1), `counts: ${JSON.stringify([...book2.counts])}`).toBe(true);
+    // The rerun skipped what the journal says succeeded, and sent the in-flight ones again with the same key.
+    const resent = [...book2.keySeen.values()].filter((n) => n > 1).length;
+    expect(resent, 'lines in flight at the kill were sent again').toBeGreaterThan(0);
+    expect(book2.total()).toBe(students + resent);
+    expect(second.stderr).toMatch(/skipped \(done in an earlier run\)/);
+    const text = await readFile(journal, 'utf8');
+    expect(text.split('\n')[0]).toBe('{"plat-batch-journal":1}');
+  });
+
+  it('without --idempotency-key a POST that was in flight is reported unknown, not sent again (exit 1)', async () => {
+    await loggedIn();
+    const file = path.join(home.dir, 'enrol.ndjson');
+    const journal = path.join(home.dir, 'enrol.journal');
+    await writeFile(file, input());
+    const book: { onKill?: () => void } = {};
+    const book2 = ledger((total) => total === 30 && book.onKill?.());
+    const args = ['batch', file, '--journal', journal, '--concurrency', '8'];
+    expect((await runUntilKilled(args, book)).signal).toBe('SIGKILL');
+
+    const second = await home.run(args, { timeoutMs: 60_000 });
+    expect(second.code).toBe(1);
+    expectCleanError(second);
+    const unknown = results(second).filter((r) => r.status === null);
+    expect(unknown.length).toBeGreaterThan(0);
+    for (const r of unknown) expect(r.error).toMatch(/^unknown: line \d+ \(POST\) was in flight/);
+    // Nobody twice; the unknown ones at most once (the first run may or may not have reached the server).
+    expect([...book2.counts.values()].every((n) => n === 1)).toBe(true);
+    expect(book2.counts.size).toBeGreaterThanOrEqual(students - unknown.length);
+  });
+
+  it('a journal written for other input is refused', async () => {
+    await loggedIn();
+    ledger();
+    const file = path.join(home.dir, 'a.ndjson');
+    const journal = path.join(home.dir, 'a.journal');
+    await writeFile(file, input());
+    expect((await home.run(['batch', file, '--journal', journal])).code).toBe(0);
+    await writeFile(file, ndjson([{ method: 'POST', path: '/api/ledger', body: { student: 999 } }]));
+    const again = await home.run(['batch', file, '--journal', journal]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/was written for other input: line 1/);
+  });
+});
+
+describe('plat batch: how a run ends', () => {
+  const lines = (n: number) => ndjson(Array.from({ length: n }, (_, i) => ({ method: 'POST', path: '/api/ledger', body: { student: i + 1 } })));
+
+  it('Ctrl-C: exit 130 after the journal is written; a rerun goes on from there', async () => {
+    await loggedIn();
+    const file = path.join(home.dir, 'in.ndjson');
+    const journal = path.join(home.dir, 'in.journal');
+    await writeFile(file, lines(100));
+    const book: { onKill?: () => void } = {};
+    const seen = ledger((total) => total === 20 && book.onKill?.());
+    const args = ['batch', file, '--journal', journal, '--idempotency-key', '--concurrency', '4'];
+    const first = await runUntilKilled(args, book, 'SIGINT');
+    expect(first.code, first.stderr).toBe(130);
+    expect(first.stderr).toMatch(/The journal .* records where it stopped/);
+    expect(first.stderr).toMatch(/Interrupted\./);
+    const recorded = (await readFile(journal, 'utf8')).trim().split('\n').slice(1).map((l) => JSON.parse(l) as { ok?: boolean });
+    expect(recorded.filter((r) => r.ok === true).length).toBe(results(first as PlatResult).filter((r) => r.ok).length);
+    const second = await home.run(args, { timeoutMs: 60_000 });
+    expect(second.code, second.stderr).toBe(0);
+    expect(seen.counts.size).toBe(100);
+    expect([...seen.counts.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('the session ends mid-run (refresh refused): exit 4, the journal says where', async () => {
+    await loggedIn(2);
+    ledger();
+    // From now on the token endpoint refuses the refresh token, as a server does after a revocation.
+    platform.override('/api/oauth/token', async (req, res) => {
+      req.resume();
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant', error_description: 'revoked' }));
+      return true;
+    });
+    const file = path.join(home.dir, 'in.ndjson');
+    const journal = path.join(home.dir, 'in.journal');
+    await writeFile(file, lines(400));
+    const result = await home.run(['batch', file, '--journal', journal, '--concurrency', '1'], { timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(4);
+    expectCleanError(result);
+    expect(result.stderr).toMatch(/records where it stopped/);
+    const done = results(result).length;
+    expect(done).toBeGreaterThan(0);
+    expect(done).toBeLessThan(400);
   });
 });
