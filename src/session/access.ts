@@ -39,11 +39,18 @@ export async function loadSession(ctx: Context, profile?: Profile, options: { lo
   const p = profile ?? (await loadProfile(ctx));
   if (!p.loggedIn || !p.baseUrl) return undefined;
   const store = await ctx.tokenStore(p.tokenStore);
-  const session = await store.get(p.name);
+  let session: StoredSession | undefined;
+  try {
+    session = await store.get(p.name);
+    // A store that cannot tell "gone" from "out of reach" (a locked keychain) throws here instead.
+    if (!session) await store.assertWritable?.(p.name);
+  } catch (error) {
+    // Out of reach is not logged out: exit 4, and the profile stays as it is.
+    const { unreachableStoreError } = await import('./store-reach.js');
+    throw (await unreachableStoreError(ctx, p, error)) ?? error;
+  }
   if (session) rememberSecrets(session.accessToken, session.refreshToken, session.idToken, session.clientSecret);
   if (!session) {
-    // A store that cannot tell "gone" from "out of reach" (a locked keychain) throws here instead.
-    await store.assertWritable?.(p.name);
     if (!options.locked) await reconcileProfile(ctx, p.name);
     return undefined;
   }

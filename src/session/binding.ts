@@ -16,7 +16,7 @@ import { suggestCommand } from './suggest.js';
 export type Binding =
   | { kind: 'env'; token: string; baseUrl: string | undefined; profile: Profile }
   | { kind: 'session'; baseUrl: string; profile: Profile; active: ActiveSession }
-  | { kind: 'none'; reason: NoSession; baseUrl: string | undefined; profile: Profile };
+  | { kind: 'none'; reason: NoSession; baseUrl: string | undefined; profile: Profile; newProfile?: string };
 
 /**
  * `not-logged-in`: nothing stored. `other-platform`: the profile is signed in to another base URL than the one
@@ -34,11 +34,14 @@ export async function bindSession(ctx: Context, given?: Profile): Promise<Bindin
     return { kind: 'env', token: fromEnv, baseUrl, profile };
   }
   if (named && profile.baseUrl && named !== profile.baseUrl && (profile.loggedIn || profile.sessionEnded)) {
-    return { kind: 'none', reason: 'other-platform', baseUrl, profile };
+    // The login to suggest is under a profile of its own: signing this one in there would move it (and end its session).
+    const { freshProfileName } = await import('./platform-profile.js');
+    return { kind: 'none', reason: 'other-platform', baseUrl, profile, newProfile: await freshProfileName(ctx, named) };
   }
   if (profile.sessionEnded && !profile.loggedIn) return { kind: 'none', reason: 'ended', baseUrl, profile };
-  const active = await loadSession(ctx, profile);
-  if (!active) return { kind: 'none', reason: 'not-logged-in', baseUrl, profile };
+  const found = await loadSession(ctx, profile);
+  if (!found) return { kind: 'none', reason: 'not-logged-in', baseUrl, profile };
+  const active = ctx.env.PLAT_TOKEN_STORE ? await (await import('./store-move.js')).moveToRequestedStore(ctx, found) : found;
   return { kind: 'session', baseUrl: active.profile.baseUrl!, profile: active.profile, active };
 }
 
@@ -49,7 +52,7 @@ export function noSessionError(ctx: Context, binding: Extract<Binding, { kind: '
   if (binding.reason === 'other-platform') {
     return new AuthError(
       `Profile ${name} is signed in to ${profile.baseUrl}, not to ${baseUrl}, so its tokens are not used there. ` +
-        `Use the profile that belongs to ${baseUrl} (--profile), or sign this one in there: ${suggestCommand(ctx, ['login'], { profile: name, baseUrl })}`,
+        `No profile is signed in there; sign in to it under a profile of its own: ${suggestCommand(ctx, ['login'], { profile: binding.newProfile ?? name, baseUrl })}`,
     );
   }
   if (binding.reason === 'ended') {
@@ -65,7 +68,10 @@ export function noSessionError(ctx: Context, binding: Extract<Binding, { kind: '
 /** A one-line note for a call that goes out without the session's token, saying why. */
 export function anonymousNote(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): string {
   if (binding.reason === 'other-platform') {
-    return `Profile ${binding.profile.name} is signed in to ${binding.profile.baseUrl}, not ${binding.baseUrl}: calling ${binding.baseUrl} anonymously.`;
+    return (
+      `Profile ${binding.profile.name} is signed in to ${binding.profile.baseUrl}, not ${binding.baseUrl}: calling ${binding.baseUrl} anonymously. ` +
+      `No profile is signed in there; run ${suggestCommand(ctx, ['login'], { profile: binding.newProfile ?? binding.profile.name, baseUrl: binding.baseUrl })} to call it as yourself.`
+    );
   }
   return `Not logged in: calling anonymously. Run ${suggestCommand(ctx, ['login'], { profile: binding.profile.name, baseUrl: binding.profile.baseUrl ? undefined : binding.baseUrl })} to call as yourself.`;
 }

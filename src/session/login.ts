@@ -53,6 +53,8 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   if (moving && profile.loggedIn) {
     io.note(`Profile ${profile.name} is signed in to ${profile.baseUrl}; signing in to ${baseUrl} replaces that session, which plat then revokes.`);
   }
+  // A login nobody can approve fails now, before anything is registered, rather than waiting out --timeout.
+  (await import('./finish-ways.js')).assertLoginCanFinish(ctx, options, profile.name, baseUrl);
   // Tokens that cannot be stored are lost after consent: find out before anyone is asked to approve.
   await (await ctx.profiles()).assertWritable(profile.name);
   if (ctx.env.PLAT_TOKEN_STORE?.trim().toLowerCase() === 'keychain') await (await ctx.tokenStore()).assertWritable?.(profile.name);
