@@ -9,7 +9,7 @@ import type { ClientCredentials } from '../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../store/types.js';
 import { rememberSecrets } from '../redact.js';
 import { loadProfile, notLoggedIn } from './profile.js';
-import { suggestCommand } from './suggest.js';
+import { loginAgainCommand, suggestCommand } from './suggest.js';
 import { noRefreshTokenError } from './no-refresh-token.js';
 
 export interface ActiveSession {
@@ -148,7 +148,7 @@ export async function refreshSession(
       // A dead refresh token ends the session; a network failure (any other error) keeps it for the next try.
       if (error instanceof RefreshRejectedError) {
         await endSession(ctx, current, { ended: 'the server rejected its refresh token' });
-        throw new AuthError(`${error.message} Run ${suggestCommand(ctx, ['login'], { profile: current.profile.name })} to sign in again.`, { cause: error });
+        throw new AuthError(`${error.message} Run ${loginAgainCommand(ctx, current.profile)} to sign in again.`, { cause: error });
       }
       if (error instanceof ClientRejectedError) {
         // The client itself is refused: the session cannot be refreshed any more. A registration plat made is

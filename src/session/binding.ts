@@ -11,7 +11,7 @@ import type { Profile } from '../store/types.js';
 import { lastsAtLeast, loadSession, needsRefresh, refreshSession, type ActiveSession } from './access.js';
 import { usableUntilExpiry } from './no-refresh-token.js';
 import { explicitBaseUrl, loadProfile, notLoggedIn } from './profile.js';
-import { suggestCommand } from './suggest.js';
+import { loginAgainCommand, suggestCommand } from './suggest.js';
 
 export type Binding =
   | { kind: 'env'; token: string; baseUrl: string | undefined; profile: Profile }
@@ -59,7 +59,7 @@ export function noSessionError(ctx: Context, binding: Extract<Binding, { kind: '
     const ended = profile.sessionEnded!;
     return new AuthError(
       `The session of profile ${name} at ${profile.baseUrl} ended: ${ended.reason}. ` +
-        `Sign in again with ${suggestCommand(ctx, ['login'], { profile: name })}, or run ${suggestCommand(ctx, ['logout'], { profile: name })} to use the platform anonymously.`,
+        `Sign in again with ${loginAgainCommand(ctx, profile)}, or run ${suggestCommand(ctx, ['logout'], { profile: name })} to use the platform anonymously.`,
     );
   }
   return notLoggedIn(ctx, profile, baseUrl);

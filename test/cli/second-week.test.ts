@@ -2,11 +2,13 @@
  * Issue 24, "a second week with plat": several profiles on two platforms, cron and CI, gh habits. Each test runs
  * the command as the user typed it, and a hint plat prints is pasted and run.
  */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectCleanError } from '../helpers/cli.js';
 import { approving, signIn } from '../helpers/consent.js';
 import { keyring } from '../helpers/components.js';
-import { readProfile } from '../helpers/state.js';
+import { readProfile, readStoredSession } from '../helpers/state.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const school = usePlatform();
@@ -169,5 +171,203 @@ describe('CI and non-interactive runs', () => {
     expect(piped.stderr).toMatch(/No answer from the browser within 1 s/);
     const forwarded = await home.run(['login', '--no-browser', '--port', String(40_000 + Math.floor(Math.random() * 20_000)), '--base-url', school.baseUrl, '--timeout', '1'], { env: { CI: 'true' }, stdinDevNull: true });
     expect(forwarded.stderr).toMatch(/No answer from the browser within 1 s/);
+  });
+});
+
+describe('hints that work when pasted', () => {
+  it('the ended-session hint carries the scopes the profile had: pasted, the next call works (no exit 5, no second round)', async () => {
+    school.knobs.accessTokenTtl = 2;
+    await signIn(home, school, ['--profile', 'short', '--scope', 'courses:read']);
+    const { refreshToken } = await readStoredSession(home, 'short');
+    const revoked = await fetch(`${school.baseUrl}/api/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: refreshToken, client_id: (await readProfile(home, 'short')).client.clientId }),
+    });
+    expect(revoked.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    school.knobs.accessTokenTtl = 3600;
+    const first = await home.run(['call', '--profile', 'short', 'GET', '/api/courses']);
+    expect(first.code).toBe(4);
+    expect(first.stderr).toContain('Run plat login --profile short --scope courses:read to sign in again.');
+    const ended = await home.run(['call', '--profile', 'short', 'GET', '/api/courses']);
+    expect(ended.code).toBe(4);
+    const hint = pasted(ended.stderr, /Sign in again with (plat login [^,]+),/);
+    expect(hint).toEqual(['login', '--profile', 'short', '--scope', 'courses:read']);
+    const consent = approving(school);
+    const again = await home.run(hint, { onStderr: consent.onStderr, env: { DISPLAY: undefined } });
+    expect(again.code, again.stderr).toBe(0);
+    const call = await home.run(['call', '--profile', 'short', 'GET', '/api/courses']);
+    expect(call.code, call.stderr).toBe(0);
+    expect(JSON.parse(call.stdout).anonymous).toBe(false);
+  });
+
+  it('plat exec --min-ttl 900 -- ./job: the job gets a token that lasts at least 900 s', async () => {
+    school.knobs.accessTokenTtl = 600;
+    await signIn(home, school, ['--scope', 'courses:read']);
+    school.knobs.accessTokenTtl = 3600;
+    const before = (await home.run(['token'])).stdout.trim();
+    const job = path.join(home.dir, 'job');
+    await writeFile(job, '#!/bin/sh\nprintf %s "$PLAT_TOKEN"\n', { mode: 0o755 });
+    const result = await home.run(['exec', '--min-ttl', '900', '--', './job'], { cwd: home.dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toBe(before);
+    expect((await readStoredSession(home)).accessToken).toBe(result.stdout);
+    expect((await readStoredSession(home)).expiresAt - Date.now()).toBeGreaterThan(900_000);
+    expect((await home.run(['exec', '--help'])).stdout).toContain('--min-ttl <seconds>');
+    const bad = await home.run(['exec', '--min-ttl', 'soon', '--', './job']);
+    expect(bad.code).toBe(2);
+  });
+
+  it('every unknown word gets the same closest-match sentence: switch pear, scopes pln, scopes plan listStudent, login --for listStudent', async () => {
+    await signIn(home, school, ['--profile', 'pears']);
+    expect((await home.run(['switch', 'pears'])).code).toBe(0);
+    const sw = await home.run(['switch', 'pear']);
+    expect(sw.code).toBe(2);
+    expect(sw.stderr).toBe('error: There is no profile pear. Did you mean pears? To create it, sign in: plat login --profile pear\n');
+
+    const pln = await home.run(['scopes', 'pln']);
+    expect(pln.code).toBe(2);
+    expect(pln.stderr).toMatch(/^error: plat scopes has no subcommand "pln"\. Did you mean plan\?/);
+
+    const plan = await home.run(['scopes', 'plan', 'listStudent']);
+    expect(plan.code).toBe(2);
+    expect(plan.stderr).toMatch(/^error: The platform's API has no operation "listStudent"\. Did you mean listStudents\?/);
+    const forLogin = await home.run(['login', '--for', 'listStudent', '--no-browser']);
+    expect(forLogin.code).toBe(2);
+    expect(forLogin.stderr).toMatch(/^error: The platform's API has no operation "listStudent"\. Did you mean listStudents\?/);
+  });
+
+  it('login --for after a logout asks for the planned scopes again, and the operation then works', async () => {
+    await signIn(home, school, ['--for', 'listStudents']);
+    expect((await home.run(['logout'])).code).toBe(0);
+    const consent = approving(school);
+    const again = await home.run(['login', '--no-browser', '--for', 'listStudents'], { onStderr: consent.onStderr });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/Scopes: .*students:read/);
+    const op = await home.run(['op', 'listStudents']);
+    expect(op.code, op.stderr).toBe(0);
+    // After logout --forget the profile is gone: login --for makes it again instead of calling it a typo.
+    expect((await home.run(['logout', '--profile', 'default', '--forget'])).code).toBe(0);
+    await signIn(home, school, ['--profile', 'work', '--for', 'listStudents']);
+    expect((await readProfile(home, 'work')).scopes).toContain('students:read');
+  });
+});
+
+describe('operations', () => {
+  /** The platform's own document, with one operation that says `security: []` (public). */
+  async function withPublicOperation(): Promise<void> {
+    const doc = (await (await fetch(`${school.baseUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    doc.paths['/api/echo'] = { ...(doc.paths['/api/echo'] ?? {}), get: { operationId: 'publicEcho', summary: 'Echo, open to all', security: [], responses: { 200: { description: 'OK' } } } };
+    school.override('/openapi.json', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(doc));
+      return true;
+    });
+  }
+
+  it('security: [] is public: planned as needing no scope, described so, and run without a token', async () => {
+    await withPublicOperation();
+    await signIn(home, school, ['--scope', 'courses:read']);
+    const plan = await home.run(['scopes', 'plan', 'publicEcho']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toBe('No scopes: these operations need none.\n');
+    expect(plan.stderr).not.toMatch(/credential other than/);
+    const help = await home.run(['op', 'publicEcho', '--help']);
+    expect(help.stdout).toContain('Scopes: none (a token is not needed).');
+    const run = await home.run(['op', 'publicEcho']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ authenticated: false });
+    expect(JSON.parse(run.stdout).headers.authorization).toBeUndefined();
+    // login --for a public operation alone: nothing to plan beyond the sign-in itself.
+    const consent = approving(school);
+    const login = await home.run(['login', '--no-browser', '--profile', 'open', '--base-url', school.baseUrl, '--for', 'publicEcho'], { onStderr: consent.onStderr });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toContain('publicEcho need no scope.');
+  });
+});
+
+describe('gh habits', () => {
+  it('plat api /api/courses | jq: a GET that prints the body (not the operations table); -X, fields, -q, -i, -H, --input, --paginate', async () => {
+    await signIn(home, school, ['--scope', 'courses:read,courses:write']);
+    const get = await home.run(['api', '/api/courses']);
+    expect(get.code, get.stderr).toBe(0);
+    expect(JSON.parse(get.stdout)).toMatchObject({ anonymous: false });
+    expect(get.stdout).toBe((await home.run(['call', 'GET', '/api/courses'])).stdout);
+
+    // Fields switch to POST with a JSON body, as in gh; -X GET keeps them as query parameters.
+    const post = await home.run(['api', '/api/echo', '-f', 'title=Algebra', '-F', 'seats=30', '-H', 'X-Trace: 1']);
+    expect(post.code, post.stderr).toBe(0);
+    expect(JSON.parse(post.stdout)).toMatchObject({ method: 'POST', body: '{"title":"Algebra","seats":30}', headers: { 'x-trace': '1' } });
+    const query = await home.run(['api', '-X', 'GET', '/api/echo', '-f', 'q=algebra', '-q', '.query.q']);
+    expect(query.stdout).toBe('algebra\n');
+    const put = await home.run(['api', '--method', 'put', '/api/echo', '--input', '-', '-i'], { stdin: '{"a":1}' });
+    expect(put.code, put.stderr).toBe(0);
+    expect(put.stdout).toMatch(/^HTTP\/1\.1 200 /);
+    expect(put.stdout).toContain('"method":"PUT"');
+
+    const pages = await home.run(['api', '/api/lists/link', '--paginate', '-q', '.[].id']);
+    expect(pages.code, pages.stderr).toBe(0);
+    expect(pages.stdout.trim().split('\n').length).toBeGreaterThan(1);
+    // The listing is plat op's alone.
+    expect((await home.run(['api'])).code).toBe(2);
+    expect((await home.run(['op'])).stdout).toMatch(/listCourses\s+GET\s+\/api\/courses/);
+  });
+
+  it('plat call /api/courses: add the method; -X POST and -q are answered with plat call\'s spelling, which then works', async () => {
+    await signIn(home, school, ['--scope', 'courses:read']);
+    const noMethod = await home.run(['call', '/api/courses']);
+    expect(noMethod.code).toBe(2);
+    expect(noMethod.stderr).toBe('error: plat call needs the method before the path: add it, as in plat call GET /api/courses (or plat api /api/courses, GET by default).\n');
+    expect((await home.run(pasted(noMethod.stderr, /as in (plat call [^(]+) \(/))).code).toBe(0);
+
+    const x = await home.run(['call', '-X', 'POST', '/api/echo']);
+    expect(x.code).toBe(2);
+    expect(x.stderr).toBe('error: plat call takes the method as its first word, not -X: plat call POST /api/echo (or plat api -X POST /api/echo, gh\'s shape).\n');
+    const fixed = await home.run(pasted(x.stderr, /not -X: (plat call [^(]+) \(/));
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(JSON.parse(fixed.stdout).method).toBe('POST');
+
+    const q = await home.run(['call', 'GET', '/api/courses', '-q', '.anonymous']);
+    expect(q.code).toBe(2);
+    expect(q.stderr).toBe('error: plat call spells -q as --jq: plat call GET /api/courses --jq .anonymous (plat api takes -q too).\n');
+    const jq = await home.run(pasted(q.stderr, /as --jq: (plat call .+) \(plat api/));
+    expect(jq.stdout).toBe('false\n');
+  });
+
+  it("--paginate --jq '.items[]' says jq sees all pages' items as one array (gh filters each page), in the error and in --help", async () => {
+    const result = await home.run(['call', 'GET', '/api/lists/cursor', '--paginate', '--jq', '.data[]', '--anonymous'], { env: { PLAT_BASE_URL: school.baseUrl } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: --jq failed on the response: Cannot index array with .*data.*\. With --paginate, --jq gets one array of every page's items \(not each page, as gh api's does\): write \.\[\] where gh takes \.items\[\]/);
+    for (const command of ['call', 'api']) {
+      const help = (await home.run([command, '--help'])).stdout;
+      expect(help, command).toMatch(/not\s+each\s+page\s+as\s+(in\s+)?gh/);
+    }
+  });
+});
+
+describe('plat op on a terminal', () => {
+  it('fits the table to the terminal width: summaries cut or left out, scopes whole (wrapped between scopes); piped, rows stay whole', async () => {
+    const { onTerminal } = await import('../ui/shells.js');
+    const { platBin } = await import('../helpers/cli.js');
+    const plat = `'${process.execPath}' '${platBin}' op --base-url ${school.baseUrl}`;
+    const shown = await onTerminal(`stty cols 100 rows 40; ${plat}`, { ...home.env, NO_COLOR: '1' });
+    expect(shown.code).toBe(0);
+    const lines = shown.output.replace(/\r/g, '').split('\n');
+    const table = lines.slice(0, lines.findIndex((line) => /operations? in /.test(line)));
+    expect(table.length).toBeGreaterThan(5);
+    for (const line of table) expect([...line].length, line).toBeLessThanOrEqual(100);
+    // Scopes whole: a long list goes on under itself, broken between scopes, never inside one.
+    const enrolments = table.findIndex((line) => line.startsWith('listEnrolments'));
+    expect(`${table[enrolments]!.trimEnd()} ${table[enrolments + 1]!.trim()}`).toMatch(/\scourses:read students:read \| members:read$/);
+    for (const line of table) expect(line).not.toMatch(/\b(courses|students|members):$/m);
+    // A wider terminal keeps the summaries, cut to fit.
+    const wide = await onTerminal(`stty cols 150 rows 40; ${plat}`, { ...home.env, NO_COLOR: '1' });
+    const wideTable = wide.output.replace(/\r/g, '').split('\n').filter((line) => /^\w+\s+(GET|POST|PUT|PATCH|DELETE)\s/.test(line));
+    for (const line of wideTable) expect([...line].length, line).toBeLessThanOrEqual(150);
+    expect(wide.output).toMatch(/^listCourses\s+GET\s+\/api\/courses\s+List courses\s+courses:read$/m);
+    const piped = await home.run(['op', '--base-url', school.baseUrl]);
+    expect(piped.stdout).not.toMatch(/…/);
+    expect(Math.max(...piped.stdout.split('\n').map((line) => line.length))).toBeGreaterThan(100);
   });
 });

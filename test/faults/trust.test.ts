@@ -250,7 +250,7 @@ describe('nothing a server sends drives the terminal or the shell', () => {
       res.end(JSON.stringify({ openapi: '3.0.3', info: { title: 'T\u001b[2J', version: '1' }, paths: { '/api/x\u001b[2J': { get: { summary: 'S\u009b31m' } } } }));
       return true;
     });
-    for (const args of [['scopes'], ['discover'], ['api']]) {
+    for (const args of [['scopes'], ['discover'], ['op']]) {
       const result = await home.run([...args, '--base-url', platform.baseUrl]);
       expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
       expect(result.stdout + result.stderr, args.join(' ')).not.toMatch(ESCAPES);

@@ -29,6 +29,8 @@ export interface RunOptions {
   keepStdinOpen?: boolean;
   /** stdin is /dev/null (`plat … </dev/null`, as cron and CI runners start programs), not a pipe. */
   stdinDevNull?: boolean;
+  /** The working directory (default: the test's). */
+  cwd?: string;
   /** Called with the growing stderr; lets a test react (approve consent, send a signal). */
   onStderr?: (stderr: string, child: ChildProcess) => void;
   timeoutMs?: number;
@@ -101,6 +103,7 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
     const otherUser = options.uid !== undefined && options.uid !== process.getuid?.();
     const child = spawn(process.execPath, [otherUser ? readablePlatBin(repoRoot) : platBin, ...args], {
       env: env as NodeJS.ProcessEnv,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
       stdio: [options.stdinDevNull ? 'ignore' : 'pipe', 'pipe', 'pipe'] as ('ignore' | 'pipe')[],
       ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
     });

@@ -83,7 +83,7 @@ describe('--json shapes', () => {
     const base = ['--base-url', platform.baseUrl, '--json'];
     expectJson(await home.run(['scopes', ...base]), SCOPES);
     expectJson(await home.run(['scopes', '--json']), SCOPES);
-    expectJson(await home.run(['api', ...base]), API);
+    expectJson(await home.run(['op', ...base]), API);
     expectJson(await home.run(['op', ...base]), API);
     expectJson(await home.run(['scopes', 'plan', 'listEnrolments', 'getSchoolReport', ...base]), SCOPE_PLAN);
     expectJson(await home.run(['discover', ...base]), DISCOVER);

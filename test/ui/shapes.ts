@@ -136,7 +136,7 @@ export const SCOPE_PLAN = object({
   unstated: arrayOf('string'),
 });
 
-/** `plat op --json`, `plat api --json` */
+/** `plat op --json` */
 export const API = object({
   baseUrl: 'url',
   source: 'url',
