@@ -371,3 +371,22 @@ describe('plat op on a terminal', () => {
     expect(Math.max(...piped.stdout.split('\n').map((line) => line.length))).toBeGreaterThan(100);
   });
 });
+
+describe('documentation', () => {
+  it("the README's way to approve the sandbox's consent page without a browser works as printed", async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { execFile } = await import('node:child_process');
+    const { repoRoot } = await import('../helpers/cli.js');
+    const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
+    const line = readme.split('\n').find((l) => l.startsWith('PLAT_BROWSER="node test/platform/approve-browser.mjs"'));
+    expect(line).toBeDefined();
+    const command = line!.replace('<that URL>', school.baseUrl).replace(/^PLAT_BROWSER="node /, `PLAT_BROWSER="'${process.execPath}' `).replace(' node bin/plat.js', ` '${process.execPath}' bin/plat.js`);
+    const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile('sh', ['-c', command], { cwd: repoRoot, env: { ...home.env, DISPLAY: undefined } as NodeJS.ProcessEnv, timeout: 20_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^Logged in to /);
+  });
+});
