@@ -1,9 +1,10 @@
 /**
  * How a login can finish, decided before anything is discovered, registered or listened for: a browser plat opens
- * on this machine, a browser elsewhere that reaches the listener through a forwarded --port, or the address the
- * browser ended on pasted on stdin (a terminal, or a pipe something writes to). A run with none of them (CI=true,
- * no display, stdin from /dev/null) would wait out --timeout and register a client on every attempt: it fails at
- * once instead, naming the ways that work. (Issue 25 adds the device flow to this list.)
+ * on this machine; a person at a terminal who sees the address (and opens it, or pastes where the browser ended);
+ * a browser elsewhere that reaches the listener through a forwarded --port; or the address pasted on stdin from a
+ * pipe something writes to. A run with none of them (CI=true, no display, stderr a log, stdin from /dev/null) would
+ * wait out --timeout and register a client on every attempt: it fails at once instead, naming the ways that work.
+ * (Issue 25 adds the device flow to this list.)
  */
 import { fstatSync } from 'node:fs';
 import type { Context } from '../context.js';
@@ -12,11 +13,12 @@ import { noLocalBrowser } from './consent.js';
 import type { LoginOptions } from './login-options.js';
 import { suggestCommand } from './suggest.js';
 
-export type FinishWay = 'browser' | 'forwarded-port' | 'paste';
+export type FinishWay = 'browser' | 'terminal' | 'forwarded-port' | 'paste';
 
 export function waysToFinish(ctx: Context, options: Pick<LoginOptions, 'browser' | 'port'>): FinishWay[] {
   const ways: FinishWay[] = [];
   if (options.browser && !noBrowserHere(ctx)) ways.push('browser');
+  if (ctx.io.stderrIsTTY) ways.push('terminal');
   if (options.port !== undefined) ways.push('forwarded-port');
   if (canPaste(ctx)) ways.push('paste');
   return ways;
@@ -27,8 +29,9 @@ export function assertLoginCanFinish(ctx: Context, options: Pick<LoginOptions, '
   if (waysToFinish(ctx, options).length > 0) return;
   const why = [
     options.browser ? (noBrowserHere(ctx) ?? 'no browser') : '--no-browser',
-    'stdin is not a terminal or a pipe to paste the address into',
-  ].join(', and ');
+    'no terminal shows the address',
+    'stdin is not a pipe to paste the address into',
+  ].join(', ');
   throw new AuthError(
     `This login cannot finish here: nobody can approve it (${why}), so plat did not start it. ` +
       `For CI and jobs, pass a token in PLAT_TOKEN (plat uses it instead of a session, never stores it); ` +

@@ -53,8 +53,6 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   if (moving && profile.loggedIn) {
     io.note(`Profile ${profile.name} is signed in to ${profile.baseUrl}; signing in to ${baseUrl} replaces that session, which plat then revokes.`);
   }
-  // A login nobody can approve fails now, before anything is registered, rather than waiting out --timeout.
-  (await import('./finish-ways.js')).assertLoginCanFinish(ctx, options, profile.name, baseUrl);
   // Tokens that cannot be stored are lost after consent: find out before anyone is asked to approve.
   await (await ctx.profiles()).assertWritable(profile.name);
   if (ctx.env.PLAT_TOKEN_STORE?.trim().toLowerCase() === 'keychain') await (await ctx.tokenStore()).assertWritable?.(profile.name);
@@ -74,6 +72,8 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   const stdin = readStdinLines(io.stdin);
   try {
     const secret = choice.kind === 'registered' && choice.secretOnStdin ? await readSecret(stdin, ctx.signal) : undefined;
+    // A login nobody can approve fails now, before anything is discovered or registered, not after --timeout.
+    (await import('./finish-ways.js')).assertLoginCanFinish(ctx, options, profile.name, baseUrl);
     let discovery = await getDiscovery(ctx, baseUrl);
     const stored = profile.client?.issuer === discovery.issuer ? profile.client : undefined;
     const documentClient = metadataUrl ?? (choice.kind === 'auto' && stored && isMetadataDocumentClient(stored) ? stored.clientId : undefined);

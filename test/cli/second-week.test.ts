@@ -10,6 +10,7 @@ import { approving, signIn } from '../helpers/consent.js';
 import { keyring } from '../helpers/components.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { freePort } from '../interop/glewlwyd.js';
 
 const school = usePlatform();
 const district = usePlatform();
@@ -169,7 +170,7 @@ describe('CI and non-interactive runs', () => {
     // stdin a pipe: the address can be pasted (test/login covers the paste itself); it waits, then times out.
     const piped = await home.run(['login', '--no-browser', '--base-url', school.baseUrl, '--timeout', '1'], { env: { CI: 'true' } });
     expect(piped.stderr).toMatch(/No answer from the browser within 1 s/);
-    const forwarded = await home.run(['login', '--no-browser', '--port', String(40_000 + Math.floor(Math.random() * 20_000)), '--base-url', school.baseUrl, '--timeout', '1'], { env: { CI: 'true' }, stdinDevNull: true });
+    const forwarded = await home.run(['login', '--no-browser', '--port', String(await freePort()), '--base-url', school.baseUrl, '--timeout', '1'], { env: { CI: 'true' }, stdinDevNull: true });
     expect(forwarded.stderr).toMatch(/No answer from the browser within 1 s/);
   });
 });
