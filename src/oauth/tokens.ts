@@ -149,7 +149,8 @@ export class RefreshRejectedError extends AuthError {
 /** RFC 6749 Appendix A: access and refresh tokens are VSCHAR, printable ASCII. Anything else is refused whole. */
 const VSCHAR = /^[\x20-\x7e]+$/;
 
-function toSession(result: oauth.TokenEndpointResponse, now: number, requestedScopes: string[]): TokenSet {
+/** A checked token response as plat keeps it (shared by the code, refresh and device grants). */
+export function toSession(result: oauth.TokenEndpointResponse, now: number, requestedScopes: string[]): TokenSet {
   for (const [name, value] of [['access_token', result.access_token], ['refresh_token', result.refresh_token]] as const) {
     if (value !== undefined && (typeof value !== 'string' || !VSCHAR.test(value))) {
       throw new PlatError(
@@ -180,7 +181,7 @@ function toSession(result: oauth.TokenEndpointResponse, now: number, requestedSc
  */
 export class RevocationRefusedError extends PlatError {
   constructor(
-    readonly reason: 'client' | 'token_type' | 'token',
+    readonly reason: 'client' | 'token_type' | 'token' | 'missing',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -208,8 +209,11 @@ export async function revokeToken(
     const body = oauthErrorOf(error) ?? (await challengedError(error));
     const status = body?.status ?? statusOfFailure(error);
     const detail = body ? ` (${body.error}${body.description ? `: ${body.description}` : ''})` : '';
+    if (status === 404 || status === 405 || status === 501) {
+      throw new RevocationRefusedError('missing', `The server has no revocation endpoint at ${endpoint.origin}${endpoint.pathname} (HTTP ${status}).`, { cause: error });
+    }
     if (status === 401 || body?.error === 'invalid_client') {
-      throw new RevocationRefusedError('client', `The server does not let plat's client revoke tokens${detail || ` (HTTP ${status})`}.`, { cause: error });
+      throw new RevocationRefusedError('client', `The server refused to let plat's client revoke tokens: it answered HTTP ${status ?? 400}${detail}.`, { cause: error });
     }
     if (body?.error === 'unsupported_token_type') {
       throw new RevocationRefusedError('token_type', `The server does not revoke ${which} tokens${detail}.`, { cause: error });

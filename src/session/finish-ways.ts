@@ -4,7 +4,7 @@
  * a browser elsewhere that reaches the listener through a forwarded --port; or the address pasted on stdin from a
  * pipe something writes to. A run with none of them (CI=true, no display, stderr a log, stdin from /dev/null) would
  * wait out --timeout and register a client on every attempt: it fails at once instead, naming the ways that work.
- * (Issue 25 adds the device flow to this list.)
+ * `--device` always counts: its code may be read and typed on any device, wherever plat's stderr is shown.
  */
 import { fstatSync } from 'node:fs';
 import type { Context } from '../context.js';
@@ -13,10 +13,13 @@ import { noLocalBrowser } from './consent.js';
 import type { LoginOptions } from './login-options.js';
 import { suggestCommand } from './suggest.js';
 
-export type FinishWay = 'browser' | 'terminal' | 'forwarded-port' | 'paste';
+export type FinishWay = 'device' | 'browser' | 'terminal' | 'forwarded-port' | 'paste';
 
-export function waysToFinish(ctx: Context, options: Pick<LoginOptions, 'browser' | 'port'>): FinishWay[] {
+type WayOptions = Pick<LoginOptions, 'browser' | 'port' | 'device'>;
+
+export function waysToFinish(ctx: Context, options: WayOptions): FinishWay[] {
   const ways: FinishWay[] = [];
+  if (options.device) ways.push('device');
   if (options.browser && !noBrowserHere(ctx)) ways.push('browser');
   if (ctx.io.stderrIsTTY) ways.push('terminal');
   if (options.port !== undefined) ways.push('forwarded-port');
@@ -25,7 +28,7 @@ export function waysToFinish(ctx: Context, options: Pick<LoginOptions, 'browser'
 }
 
 /** Fails (exit 4) when the login could only wait for its timeout. */
-export function assertLoginCanFinish(ctx: Context, options: Pick<LoginOptions, 'browser' | 'port'>, profile: string, baseUrl: string): void {
+export function assertLoginCanFinish(ctx: Context, options: WayOptions, profile: string, baseUrl: string): void {
   if (waysToFinish(ctx, options).length > 0) return;
   const why = [
     options.browser ? (noBrowserHere(ctx) ?? 'no browser') : '--no-browser',
@@ -36,6 +39,7 @@ export function assertLoginCanFinish(ctx: Context, options: Pick<LoginOptions, '
     `This login cannot finish here: nobody can approve it (${why}), so plat did not start it. ` +
       `For CI and jobs, pass a token in PLAT_TOKEN (plat uses it instead of a session, never stores it); ` +
       `to keep a session on this machine, sign in from a terminal (${suggestCommand(ctx, ['login'], { profile, baseUrl })}), ` +
+      `use the device flow where the server offers it (${suggestCommand(ctx, ['login', '--device'], { profile, baseUrl })}: a code to type on any device), ` +
       `or approve from a browser on another machine with ${suggestCommand(ctx, ['login', '--no-browser', '--port', '8765'], { profile, baseUrl })} and ssh -L 8765:127.0.0.1:8765 to this host.`,
   );
 }

@@ -27,11 +27,17 @@ export interface ClientRegistration {
    * server's metadata prefers: in the form, or with HTTP Basic where only client_secret_basic is listed).
    */
   authMethod: 'none' | 'client_secret_post';
+  /** The secret method the server assigned to a client plat registered (RFC 7591 §3.2.1); absent: as the metadata prefers. */
+  secretMethod?: 'client_secret_post' | 'client_secret_basic';
+  /** When the server said that registered secret expires, epoch ms; absent: never. */
+  secretExpiresAt?: number;
   /** The issuer this client is registered at: a registration is reused only at the same issuer. */
   issuer: string;
   redirectUris: string[];
   /** The scopes plat registered it for (RFC 7591 `scope`); absent for older registrations and pre-registered clients. */
   scopes?: string[];
+  /** The grant types plat registered it for (RFC 7591 `grant_types`); absent for older registrations and pre-registered clients. */
+  grantTypes?: string[];
   /** true when plat registered it itself (RFC 7591), false for a pre-registered integration. */
   dynamic: boolean;
   registeredAt: number;
@@ -48,7 +54,14 @@ export interface Profile {
   name: string;
   baseUrl?: string;
   issuer?: string;
+  /** The RFC 8707 resource the session's tokens are bound to (sent on login and refresh). */
   resource?: string;
+  /** true when plat chose `resource` itself (the API's protected-resource metadata names it), not --resource. */
+  resourceByDefault?: boolean;
+  /** The issuer that refused the default resource with invalid_target: plat no longer sends it there. */
+  resourceRefusedBy?: string;
+  /** How the session was signed in: `device` for the device flow (a step-up asks the same way); absent: the browser. */
+  loginMethod?: 'device';
   client?: ClientRegistration;
   user?: ProfileUser;
   scopes?: string[];
@@ -82,6 +95,11 @@ export interface TokenStore {
    * that must store in this store asks anyone to approve.
    */
   assertWritable?(profile: string): Promise<void>;
+  /**
+   * Lets go of what the store keeps open between operations (a one-shot process's keychain bus connections):
+   * closed, or with `exiting` left to end with the process. The store stays usable; it opens anew if asked again.
+   */
+  release?(options?: { exiting?: boolean }): void;
 }
 
 /**
