@@ -16,7 +16,13 @@ import { loginAgainCommand, suggestCommand } from './suggest.js';
 export type Binding =
   | { kind: 'env'; token: string; baseUrl: string | undefined; profile: Profile }
   | { kind: 'session'; baseUrl: string; profile: Profile; active: ActiveSession }
-  | { kind: 'none'; reason: NoSession; baseUrl: string | undefined; profile: Profile; newProfile?: string };
+  | { kind: 'none'; reason: NoSession; baseUrl: string | undefined; profile: Profile; elsewhere?: PlatformProfiles };
+
+/** For `other-platform`: the profiles signed in to the platform named, or else a name for a new one there. */
+export interface PlatformProfiles {
+  holders: string[];
+  newProfile: string;
+}
 
 /**
  * `not-logged-in`: nothing stored. `other-platform`: the profile is signed in to another base URL than the one
@@ -34,9 +40,11 @@ export async function bindSession(ctx: Context, given?: Profile): Promise<Bindin
     return { kind: 'env', token: fromEnv, baseUrl, profile };
   }
   if (named && profile.baseUrl && named !== profile.baseUrl && (profile.loggedIn || profile.sessionEnded)) {
-    // The login to suggest is under a profile of its own: signing this one in there would move it (and end its session).
-    const { freshProfileName } = await import('./platform-profile.js');
-    return { kind: 'none', reason: 'other-platform', baseUrl, profile, newProfile: await freshProfileName(ctx, named) };
+    // The ways out: a profile signed in there already (this one was named explicitly), or a login under a profile of
+    // its own (signing this one in there would move it, and end its session).
+    const { freshProfileName, signedInTo } = await import('./platform-profile.js');
+    const holders = (await signedInTo(ctx, named)).map((p) => p.name);
+    return { kind: 'none', reason: 'other-platform', baseUrl, profile, elsewhere: { holders, newProfile: await freshProfileName(ctx, named) } };
   }
   if (profile.sessionEnded && !profile.loggedIn) return { kind: 'none', reason: 'ended', baseUrl, profile };
   const found = await loadSession(ctx, profile);
@@ -50,10 +58,7 @@ export function noSessionError(ctx: Context, binding: Extract<Binding, { kind: '
   const { profile, baseUrl } = binding;
   const name = profile.name;
   if (binding.reason === 'other-platform') {
-    return new AuthError(
-      `Profile ${name} is signed in to ${profile.baseUrl}, not to ${baseUrl}, so its tokens are not used there. ` +
-        `No profile is signed in there; sign in to it under a profile of its own: ${suggestCommand(ctx, ['login'], { profile: binding.newProfile ?? name, baseUrl })}`,
-    );
+    return new AuthError(`Profile ${name} is signed in to ${profile.baseUrl}, not to ${baseUrl}, so its tokens are not used there. ${otherWay(ctx, binding)}`);
   }
   if (binding.reason === 'ended') {
     const ended = profile.sessionEnded!;
@@ -65,13 +70,19 @@ export function noSessionError(ctx: Context, binding: Extract<Binding, { kind: '
   return notLoggedIn(ctx, profile, baseUrl);
 }
 
+/** How to act as yourself at the other platform: the profiles signed in there, or a login under a new profile. */
+function otherWay(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): string {
+  const { holders = [], newProfile = binding.profile.name } = binding.elsewhere ?? {};
+  if (holders.length > 0) {
+    return `${holders.length === 1 ? `Profile ${holders[0]} is` : `Profiles ${holders.join(', ')} are`} signed in there: use --profile ${holders[0]}.`;
+  }
+  return `No profile is signed in there; sign in to it under a profile of its own: ${suggestCommand(ctx, ['login'], { profile: newProfile, baseUrl: binding.baseUrl })}`;
+}
+
 /** A one-line note for a call that goes out without the session's token, saying why. */
 export function anonymousNote(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): string {
   if (binding.reason === 'other-platform') {
-    return (
-      `Profile ${binding.profile.name} is signed in to ${binding.profile.baseUrl}, not ${binding.baseUrl}: calling ${binding.baseUrl} anonymously. ` +
-      `No profile is signed in there; run ${suggestCommand(ctx, ['login'], { profile: binding.newProfile ?? binding.profile.name, baseUrl: binding.baseUrl })} to call it as yourself.`
-    );
+    return `Profile ${binding.profile.name} is signed in to ${binding.profile.baseUrl}, not ${binding.baseUrl}: calling ${binding.baseUrl} anonymously. ${otherWay(ctx, binding)}`;
   }
   return `Not logged in: calling anonymously. Run ${suggestCommand(ctx, ['login'], { profile: binding.profile.name, baseUrl: binding.profile.baseUrl ? undefined : binding.baseUrl })} to call as yourself.`;
 }

@@ -80,8 +80,15 @@ describe('sessions that must not be lost or misdirected', () => {
     for (const args of [['token', '--profile', 'b'], ['whoami', '--profile', 'b'], ['op', '--profile', 'b']]) {
       expect((await home.run(args, { env: { PLAT_BASE_URL: school.baseUrl } })).code).toBe(2);
     }
-    // Agreeing is fine, and the explicit --base-url is the user's word on which platform.
+    // Agreeing is fine.
     expect((await home.run(['token', '--profile', 'b'], { env: { PLAT_BASE_URL: district.baseUrl } })).code).toBe(0);
+    // Both as flags, disagreeing: the profile's tokens stay home, and the profile signed in there is named.
+    await signIn(home, school, ['--profile', 'a']);
+    const both = await home.run(['token', '--profile', 'b', '--base-url', school.baseUrl]);
+    expect(both.code).toBe(4);
+    expect(both.stderr).toBe(
+      `error: Profile b is signed in to ${district.baseUrl}, not to ${school.baseUrl}, so its tokens are not used there. Profile a is signed in there: use --profile a.\n`,
+    );
   });
 
   it('--base-url naming the platform exactly one other profile is signed in to uses that profile, and says so', async () => {
