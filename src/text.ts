@@ -4,12 +4,14 @@
  */
 
 /**
- * C0 controls (ESC, CR, BEL, …), DEL, C1 controls (U+0080–U+009F, among them the one-byte CSI U+009B) and the
- * bidirectional overrides that reorder what a terminal shows (Trojan Source). Any of them in a name, a reason
- * phrase, a header or a metadata value could move the cursor, retitle the window or hide text.
+ * C0 controls (ESC, CR, BEL, …), DEL, C1 controls (U+0080–U+009F, among them the one-byte CSI U+009B), every
+ * bidirectional control that reorders what a terminal shows (Trojan Source: the embeddings and overrides
+ * U+202A–U+202E, the isolates U+2066–U+2069, and the marks U+200E, U+200F and U+061C) and the Unicode line and
+ * paragraph separators. Any of them in a name, a reason phrase, a header or a metadata value could move the
+ * cursor, retitle the window, hide text or show it in another order than it is.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/g;
-const UNSAFE_KEEP_NEWLINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/g;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
+const UNSAFE_KEEP_NEWLINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
 
 /**
  * A server-supplied string made safe to print: unsafe characters become a space, the result is trimmed and bounded

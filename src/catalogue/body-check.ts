@@ -23,7 +23,10 @@ const SHOWN = 5;
  */
 export async function bodyProblems(schema: Json, body: unknown): Promise<string[]> {
   const { default: Ajv2020 } = await importPackage<{ default: new (options: object) => AjvInstance }>('ajv/dist/2020.js');
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false, allowUnionTypes: true });
+  // The schema's patterns run on RE2 (pattern.ts): ajv's default, V8's RegExp, backtracks on a hostile one.
+  const { ajvRegExp, loadPatternEngine } = await import('./pattern.js');
+  const regExp = ajvRegExp(await loadPatternEngine());
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false, allowUnionTypes: true, code: { regExp } });
   let validate: ReturnType<AjvInstance['compile']>;
   try {
     validate = ajv.compile(forDraft2020(schema));

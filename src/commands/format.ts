@@ -26,7 +26,9 @@ export function userJson(user: ProfileUser | undefined): { sub: string; name?: s
 }
 
 export function iso(epochMs: number | undefined): string | null {
-  return epochMs === undefined ? null : new Date(epochMs).toISOString();
+  // A stored number no Date can hold (a server's, from before plat capped lifetimes) prints as unknown, not a crash.
+  if (epochMs === undefined || !Number.isFinite(new Date(epochMs).getTime())) return null;
+  return new Date(epochMs).toISOString();
 }
 
 /** "in 59 minutes" / "3 minutes ago" — approximate on purpose, the absolute time is printed beside it. */

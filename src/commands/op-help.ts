@@ -13,7 +13,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 
 export function renderOpHelp(op: OperationDetail & { operationId: string }): string {
   const lines: string[] = [];
-  lines.push(`Usage: plat op ${op.operationId}${op.parameters.map((p) => (p.required ? ` --${p.name} <${valueName(p)}>` : '')).join('')}${op.parameters.some((p) => !p.required) ? ' [parameters]' : ''}${op.body ? ' [-f/-F fields | --input file]' : ''}`);
+  lines.push(`Usage: plat op ${sanitize(op.operationId, 100)}${op.parameters.map((p) => (p.required ? ` --${p.name} <${valueName(p)}>` : '')).join('')}${op.parameters.some((p) => !p.required) ? ' [parameters]' : ''}${op.body ? ' [-f/-F fields | --input file]' : ''}`);
   lines.push('');
   lines.push(`${op.method} ${sanitize(op.path)}${op.summary ? ` — ${sanitize(op.summary)}` : ''}`);
   if (op.description && op.description !== op.summary) lines.push('', ...sanitize(op.description, 2000, { multiline: true }).split('\n').map((l) => l.trimEnd()));
@@ -54,7 +54,7 @@ export function scopesText(security: string[][] | null): string {
 function valueName(p: ParamSpec): string {
   const schema = p.schema;
   if (Array.isArray(schema.enum) && schema.enum.length > 0 && schema.enum.length <= 6) return schema.enum.map((v) => sanitize(String(v), 40)).join('|');
-  return typeOf(schema) ?? 'value';
+  return sanitize(typeOf(schema) ?? 'value', 40) || 'value';
 }
 
 function defaultOf(schema: Json): string | undefined {
