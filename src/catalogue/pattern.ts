@@ -49,6 +49,8 @@ export function loadPatternEngine(): Promise<PatternEngine> {
 export function ajvRegExp(engine: PatternEngine): (pattern: string, flags: string) => { test(value: string): boolean } {
   return (pattern) => {
     const test = engine(pattern);
-    return { test: test ?? (() => true) };
+    // ajv keys compiled patterns by toString(): without one, every pattern would share the key "[object Object]"
+    // and the first compiled would silently stand for all (the check passed everything).
+    return { test: test ?? (() => true), toString: () => pattern };
   };
 }
