@@ -32,7 +32,7 @@ import { minorGc } from '../stream-out.js';
  */
 const GC_EVERY_CHARS = 64 * 1024;
 /** --ndjson writes (and --jq filters) a page's items this many characters at a time. */
-const NDJSON_BATCH_CHARS = 1024 * 1024;
+const NDJSON_BATCH_CHARS = 64 * 1024;
 
 
 

@@ -3,7 +3,7 @@
  * unmodified (pretty JSON only on a TTY). Token choice, the origin rule, refresh and retries live in
  * session/request.ts; this file parses flags and renders.
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { ScopeError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
@@ -101,8 +101,7 @@ async function render(ctx: Context, request: PreparedRequest, response: ApiRespo
         }
         return;
       }
-      const { Readable: Streams } = await import('node:stream');
-      body = Streams.from(head.all());
+      body = Readable.from(head.all());
     }
     // Straight through with backpressure: memory stays flat whatever the size.
     await (await import('../stream-out.js')).streamToStdout(body, io.stdout);
