@@ -60,7 +60,7 @@ async function checkFlags(ctx: Context, method: string, flags: CallFlags) {
   let jq: JqProgram | undefined;
   if (flags.jq !== undefined) {
     const { compileJq } = await import('../jq.js');
-    jq = await compileJq(flags.jq, { pretty: ctx.io.stdoutIsTTY && !flags.ndjson });
+    jq = await compileJq(flags.jq, { pretty: ctx.io.stdoutIsTTY && !flags.ndjson, signal: ctx.signal });
   }
   return { options, jq };
 }
@@ -145,7 +145,7 @@ async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, j
     const type = sanitize(header(response, 'content-type') ?? 'no content type', 100);
     throw new PlatError(`The response to ${request.method} ${sanitize(request.url.pathname, 120)} is not JSON (${type}): --jq needs JSON.`);
   }
-  await out.write(jq.apply(text));
+  await out.write(await jq.apply(text));
 }
 
 /** The default and --slurp without --jq: `[`, then items (or pages) as they arrive, and `]` only at the end. */
@@ -186,7 +186,7 @@ async function streamNdjson(pages: Pages, jq: JqProgram | undefined, out: Output
     let chars = 0;
     const flush = async () => {
       if (batch.length === 0) return;
-      const text = jq ? jq.applyEach(`[${batch.join(',')}]`) : `${batch.join('\n')}\n`;
+      const text = jq ? await jq.applyEach(`[${batch.join(',')}]`) : `${batch.join('\n')}\n`;
       out.written += jq ? 1 : batch.length;
       batch = [];
       chars = 0;
@@ -215,7 +215,7 @@ async function filterAll(pages: Pages, mode: 'items' | 'slurp', jq: JqProgram, o
     if (chars > MAX_JQ_INPUT_CHARS) throw jqInputTooLarge(`The merged ${mode === 'slurp' ? 'pages' : 'items'} (by page ${page.number})`);
     parts.push(part);
   }
-  await out.write(jq.apply(`[${parts.join(',')}]`));
+  await out.write(await jq.apply(`[${parts.join(',')}]`));
 }
 
 /** stdout with backpressure (a slow reader slows the paging instead of filling memory), collecting as it goes. */

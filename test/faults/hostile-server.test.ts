@@ -145,6 +145,17 @@ describe('memory stays bounded whatever the server sends', () => {
     expect(result.peakKiB).toBeLessThan(150 * 1024);
   });
 
+  it('jq busy on a server’s 7.5 MiB for many seconds: Ctrl-C still ends the command within a second (jq runs on a worker)', async () => {
+    const body = `{"items":[${Array(Math.floor((7.5 * MiB) / 8)).fill('{"i":1}').join(',')}]}`;
+    hostile.on('/api/slow-jq', (_req, res) => json(res, 200, body));
+    const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/slow-jq`, '--jq', '[.items[] | tostring | ascii_downcase] | sort | length'], {
+      interruptAfterMs: 2_500,
+      timeoutMs: 30_000,
+    });
+    expect(result.afterInterruptMs, 'ended within a second of Ctrl-C').toBeLessThan(1_000);
+    expectFailure(result, 130, /Interrupted/, { stdout: true });
+  }, 40_000);
+
   it('--paginate --jq over merged items past 8 MiB: refused by the page where it passes', async () => {
     const page = (n: number) => JSON.stringify({ items: Array(150_000).fill({ i: n }), next: n < 9 ? `/api/pages-${n + 1}` : null });
     hostile.on('/api/pages-', (req, res) => json(res, 200, page(Number(req.url!.slice('/api/pages-'.length)))));
