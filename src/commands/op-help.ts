@@ -7,6 +7,7 @@ import type { OperationDetail } from '../catalogue/openapi.js';
 import type { ParamSpec } from '../catalogue/operation-shape.js';
 import { expectation, typeOf } from '../catalogue/param-check.js';
 import { commandLine, sanitize } from '../text.js';
+import { largest } from './table.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -24,7 +25,7 @@ export function renderOpHelp(op: OperationDetail & { operationId: string }): str
       const facts = [p.in, p.required ? 'required' : undefined, defaultOf(p.schema)].filter(Boolean).join(', ');
       return [`--${p.name} <${valueName(p)}>`, `${facts}${p.description ? `. ${sanitize(p.description, 200)}` : ''}`];
     });
-    lines.push(...columns(rows));
+    for (const line of columns(rows)) lines.push(line);
   }
 
   if (op.body) {
@@ -76,7 +77,7 @@ function fieldsOf(schema: Json | null): string[][] {
 }
 
 function columns(rows: string[][]): string[] {
-  const width = Math.min(36, Math.max(...rows.map((r) => r[0]!.length)));
+  const width = Math.min(36, largest(rows.map((r) => r[0]!.length)));
   return rows.map(([left, right]) => `  ${left!.padEnd(width)}  ${right}`.trimEnd());
 }
 

@@ -8,8 +8,9 @@ export function table(unsafeRows: string[][], styles: Style[] = []): string {
   if (unsafeRows.length === 0) return '';
   // Cells come from servers (paths, summaries, scope names): made safe before they are measured and painted.
   const rows = unsafeRows.map((row) => row.map((cell) => sanitize(cell, 0)));
-  const columns = Math.max(...rows.map((r) => r.length));
-  const widths = Array.from({ length: columns }, (_, c) => Math.max(...rows.map((r) => [...(r[c] ?? '')].length)));
+  // Loops, not Math.max(...rows): a description of 200,000 operations would pass more arguments than a call takes.
+  const columns = largest(rows.map((r) => r.length));
+  const widths = Array.from({ length: columns }, (_, c) => largest(rows.map((r) => [...(r[c] ?? '')].length)));
   return rows
     .map((full) => {
       let end = full.length;
@@ -25,6 +26,13 @@ export function table(unsafeRows: string[][], styles: Style[] = []): string {
     })
     .join('\n')
     .concat('\n');
+}
+
+/** The largest of `values` (0 for none), for lists of any length. */
+export function largest(values: number[]): number {
+  let max = 0;
+  for (const v of values) if (v > max) max = v;
+  return max;
 }
 
 /** "just now" / "3 minutes ago": how old a cached document is. */

@@ -14,11 +14,13 @@ import {
   backtrackingPatterns,
   CATASTROPHIC_PATTERN,
   CROWDED_PATH,
+  manyOperations,
   manyParametersInOneSegment,
   multiplyingReferences,
   serveDescription,
   TERMINAL_CONTROLS,
   terminalControls,
+  wideBody,
 } from './hostile-descriptions.js';
 
 const platform = usePlatform();
@@ -96,6 +98,24 @@ describe('references that multiply have one budget for the whole description', (
     for (const file of await readdir(cache)) total += (await stat(path.join(cache, file))).size;
     expect(total).toBeLessThan(8 * 1000 * 1000);
   }, 40_000);
+});
+
+describe('a description’s size never blocks or crashes a command', () => {
+  it('200,000 operations: the listing is printed (no "Maximum call stack size exceeded" from one call per row)', async () => {
+    serveDescription(platform, manyOperations(200_000));
+    const result = await home.run(['op'], { ...interruptible, interruptAfterMs: 15_000, timeoutMs: 30_000, discardStdout: true });
+    expectNoHang(result);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('200000 operations');
+  }, 40_000);
+
+  it('a body schema of 6,000 patterned properties is left to the server rather than compiled for seconds by ajv', async () => {
+    serveDescription(platform, wideBody(6_000));
+    const result = await home.run(['op', 'createWide', '-f', 'p1=z'], interruptible);
+    expectNoHang(result);
+    expect(result.ms).toBeLessThan(3_000);
+    expect(platform.stats.count('POST /api/courses')).toBe(1);
+  });
 });
 
 describe('nothing from a description drives the terminal', () => {

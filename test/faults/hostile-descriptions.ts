@@ -58,6 +58,20 @@ export function multiplyingReferences(operations: number): Json {
   return document(paths, { schemas });
 }
 
+/** `count` operations, each as small as a description allows: a listing longer than a function's arguments. */
+export function manyOperations(count: number): Json {
+  const paths: Json = {};
+  for (let i = 0; i < count; i++) paths[`/a${i}`] = { get: { operationId: `o${i}` } };
+  return document(paths);
+}
+
+/** A body of `count` string properties, each with a pattern and an enum: ajv's compile time grows faster than it. */
+export function wideBody(count: number): Json {
+  const properties: Json = {};
+  for (let i = 0; i < count; i++) properties[`p${i}`] = { type: 'string', pattern: `^a${i}$`, enum: ['x', 'y'] };
+  return document({ '/api/courses': { post: { operationId: 'createWide', requestBody: { content: { 'application/json': { schema: { type: 'object', properties } } } } } } });
+}
+
 /** Everything a terminal would act on: CSI, OSC (a window title), BEL, the one-byte CSI, and bidirectional controls. */
 export const TERMINAL_CONTROLS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
