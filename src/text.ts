@@ -25,6 +25,17 @@ export function sanitize(text: unknown, max = 200, options: { multiline?: boolea
   return max > 0 && s.length > max ? `${s.slice(0, max)}…` : s;
 }
 
+/**
+ * JSON text plat re-rendered for a terminal (a pretty-printed body, items under --paginate), with the characters
+ * JSON.stringify leaves raw but a terminal acts on — C1 controls such as the one-byte CSI U+009B, bidirectional
+ * controls, line separators — written as \uXXXX escapes: the same JSON value, shown inert. (JSON.stringify already
+ * escapes C0 controls such as ESC.) These characters can only stand inside strings, so the text stays valid JSON.
+ */
+const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+export function escapeJsonForTerminal(json: string): string {
+  return json.replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** True when the text holds nothing `sanitize` would change (before trimming and bounding). */
 export function isPrintable(text: string): boolean {
   return !new RegExp(UNSAFE.source).test(text);

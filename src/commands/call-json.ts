@@ -16,7 +16,7 @@ import { parseJsonPath, parseNextHint } from '../session/page-detect.js';
 import { Pages, type Page } from '../session/paginate.js';
 import { header, openApiClient, type ApiClient, type ApiRequest } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
-import { sanitize } from '../text.js';
+import { escapeJsonForTerminal, sanitize } from '../text.js';
 import { assertRegularFile, bodyOf, parseRetry, prepareRequest, type CallFlags, type PreparedRequest } from './call-request.js';
 import { parsePositiveInt } from './options.js';
 import { minorGc } from '../stream-out.js';
@@ -94,7 +94,7 @@ async function send(
   const pages = new Pages(ctx, client, request, { ...options, wholeBodies: mode === 'slurp' });
   try {
     if (jq && mode !== 'ndjson') await filterAll(pages, mode, jq, out);
-    else if (mode === 'ndjson') await streamNdjson(pages, jq, out);
+    else if (mode === 'ndjson') await streamNdjson(pages, jq, out, io.stdoutIsTTY);
     else await streamArray(pages, mode, io.stdoutIsTTY, out);
   } catch (error) {
     if (error instanceof PlatError && out.openArray) {
@@ -150,7 +150,8 @@ async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, j
 
 /** The default and --slurp without --jq: `[`, then items (or pages) as they arrive, and `]` only at the end. */
 async function streamArray(pages: Pages, mode: 'items' | 'slurp', pretty: boolean, out: Output) {
-  const render = pretty ? (v: unknown) => `  ${JSON.stringify(v, null, 2).replace(/\n/g, '\n  ')}` : (v: unknown) => JSON.stringify(v);
+  // On a terminal (pretty), what a terminal would act on inside the server's strings is written as \u escapes.
+  const render = pretty ? (v: unknown) => `  ${escapeJsonForTerminal(JSON.stringify(v, null, 2)).replace(/\n/g, '\n  ')}` : (v: unknown) => JSON.stringify(v);
   for await (const page of pages) {
     const values = mode === 'slurp' ? [page.body] : page.items;
     // In batches: a page of millions of items is never one string of them all.
@@ -178,7 +179,7 @@ async function streamArray(pages: Pages, mode: 'items' | 'slurp', pretty: boolea
 }
 
 /** --ndjson: one compact item per line (or, with --jq, the filter's output for each item), page by page. */
-async function streamNdjson(pages: Pages, jq: JqProgram | undefined, out: Output) {
+async function streamNdjson(pages: Pages, jq: JqProgram | undefined, out: Output, terminal: boolean) {
   for await (const page of pages) {
     // In batches: a page of millions of tiny items is never turned into one string of them all (nor, with --jq,
     // handed to jq past what it takes at once).
@@ -186,7 +187,7 @@ async function streamNdjson(pages: Pages, jq: JqProgram | undefined, out: Output
     let chars = 0;
     const flush = async () => {
       if (batch.length === 0) return;
-      const text = jq ? await jq.applyEach(`[${batch.join(',')}]`) : `${batch.join('\n')}\n`;
+      const text = jq ? await jq.applyEach(`[${batch.join(',')}]`) : `${terminal ? escapeJsonForTerminal(batch.join('\n')) : batch.join('\n')}\n`;
       out.written += jq ? 1 : batch.length;
       batch = [];
       chars = 0;

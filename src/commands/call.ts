@@ -10,7 +10,7 @@ import { bodyReadError } from '../http/body-error.js';
 import { openApiClient, type ApiClient, type ApiResponse } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
 import { suggestCommand } from '../session/suggest.js';
-import { sanitize } from '../text.js';
+import { escapeJsonForTerminal, sanitize } from '../text.js';
 import { assertRegularFile, prepareRequest, toApiRequest, type CallFlags, type PreparedRequest } from './call-request.js';
 
 
@@ -95,7 +95,7 @@ async function render(ctx: Context, request: PreparedRequest, response: ApiRespo
       if (!head.more) {
         const text = Buffer.concat(head.chunks).toString('utf8');
         try {
-          io.out(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
+          io.out(`${escapeJsonForTerminal(JSON.stringify(JSON.parse(text), null, 2))}\n`);
         } catch {
           io.out(text);
         }

@@ -222,6 +222,16 @@ describe('the terminal', () => {
     expect(out.replace(/\r\n/g, '\n').trimEnd()).toBe(body);
   }, 30_000);
 
+  it('JSON that plat pretty-prints or pages on a terminal shows a server’s C1 and bidirectional controls as \\u escapes', async () => {
+    hostile.on('/api/controls', (_req, res) => json(res, 200, JSON.stringify([{ t: 'a\u009b31mb\u202ec\u2028d' }])));
+    for (const args of [[], ['--paginate'], ['--paginate', '--ndjson']]) {
+      const { code, out } = await onTerminal(['call', 'GET', `${hostile.baseUrl}/api/controls`, ...args]);
+      expect(code).toBe(0);
+      expect(out).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2028]/);
+      expect(out).toContain('a\\u009b31mb\\u202ec\\u2028d');
+    }
+  });
+
   it('a small JSON body without Content-Length is still pretty on a terminal', async () => {
     hostile.on('/api/small', (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
