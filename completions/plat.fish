@@ -109,6 +109,7 @@ complete -c plat -f
 complete -c plat -n __plat_needs_command -a login -d 'sign in: discover the server, register plat, approve in the browser, store the tokens'
 complete -c plat -n '__plat_using login' -l scope -d 'scope to request besides openid profile email (always asked for); repeat, or separate with spaces or commas' -x -a '(__plat_query scopes)'
 complete -c plat -n '__plat_using login' -l add-scope -d 'keep the scopes already granted and add these (step-up)' -x -a '(__plat_query scopes)'
+complete -c plat -n '__plat_using login' -l device -d 'sign in with a code on any device (RFC 8628 device flow), where the server offers it'
 complete -c plat -n '__plat_using login' -l no-browser -d 'do not open a browser; print the address only'
 complete -c plat -n '__plat_using login' -l port -d 'port of the local callback listener on 127.0.0.1 (default: a free one)' -x
 complete -c plat -n '__plat_using login' -l resource -d 'resource indicator (RFC 8707) to bind the tokens to' -x
@@ -188,4 +189,5 @@ complete -c plat -l profile -d 'which stored session to use (env: PLAT_PROFILE; 
 complete -c plat -l json -d 'machine-readable output on stdout'
 complete -c plat -l verbose -d 'HTTP trace on stderr, secrets redacted (env: PLAT_DEBUG=1)'
 complete -c plat -l no-color -d 'never colour output (also NO_COLOR; FORCE_COLOR forces it)'
+complete -c plat -l no-prompt -d 'never ask a question, e.g. to step up on a missing scope (env: PLAT_NO_PROMPT=1)'
 complete -c plat -s h -l help -d 'show help'

@@ -125,6 +125,7 @@ describe('plat status', () => {
   });
 
   it('exits 4 with --check when the server refuses the token', async () => {
+    school.knobs.protectedResourceMetadata = 'missing'; // an API publishing no RFC 9728 document: tokens not bound to it, so UserInfo answers
     await signIn(home, school, ['--profile', 'school']);
     const token = (await home.run(['token', '--profile', 'school'])).stdout.trim();
     // The token stops working at the server (revoked elsewhere), while plat still holds it.
@@ -162,6 +163,18 @@ describe('plat logout --forget', () => {
     school.stats.reset();
     await signIn(home, school, ['--profile', 'school']);
     expect(school.stats.count('register')).toBe(1);
+  });
+
+  it('--profile X keeps the current-profile choice when another profile is current', async () => {
+    await signIn(home, school, ['--profile', 'kept-current']);
+    await signIn(home, district, ['--profile', 'forgotten-other']);
+    expect((await home.run(['switch', 'kept-current'])).code).toBe(0);
+    const result = await home.run(['logout', '--forget', '--profile', 'forgotten-other']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/Forgot profile forgotten-other/);
+    expect((await readFile(path.join(home.configDir, 'current-profile'), 'utf8')).trim()).toBe('kept-current');
+    const status = JSON.parse((await home.run(['status', '--json'])).stdout);
+    expect(status.profiles.filter((p: { current: boolean }) => p.current).map((p: { profile: string }) => p.profile)).toEqual(['kept-current']);
   });
 
   it('--json says forgotten', async () => {
