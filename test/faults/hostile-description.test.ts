@@ -17,6 +17,7 @@ import {
   manyOperations,
   manyParametersInOneSegment,
   multiplyingReferences,
+  scopeMaze,
   serveDescription,
   TERMINAL_CONTROLS,
   terminalControls,
@@ -115,6 +116,17 @@ describe('a description’s size never blocks or crashes a command', () => {
     expectNoHang(result);
     expect(result.ms).toBeLessThan(3_000);
     expect(platform.stats.count('POST /api/courses')).toBe(1);
+  });
+});
+
+describe('the least set of scopes has a bound on its work', () => {
+  it('plat scopes plan over 200 alternatives of 40 scopes per operation: an answer at once (77 s of search before)', async () => {
+    serveDescription(platform, scopeMaze());
+    const result = await home.run(['scopes', 'plan', 'maze0', 'maze1', 'maze2', 'maze3', '--json'], interruptible);
+    expectNoHang(result);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.ms).toBeLessThan(3_000);
+    expect((JSON.parse(result.stdout) as { scopes: string[] }).scopes).toHaveLength(160);
   });
 });
 

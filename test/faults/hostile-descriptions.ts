@@ -72,6 +72,19 @@ export function wideBody(count: number): Json {
   return document({ '/api/courses': { post: { operationId: 'createWide', requestBody: { content: { 'application/json': { schema: { type: 'object', properties } } } } } } });
 }
 
+/**
+ * Four operations, each with 200 alternative security requirements of 40 scopes of their own: the exact least
+ * cover has 200^4 branches, and nothing prunes them.
+ */
+export function scopeMaze(): Json {
+  const paths: Json = {};
+  for (let op = 0; op < 4; op++) {
+    const security = Array.from({ length: 200 }, (_, a) => ({ oauth: Array.from({ length: 40 }, (_, i) => `s${op}.${a}.${i}`) }));
+    paths[`/api/maze${op}`] = { get: { operationId: `maze${op}`, security } };
+  }
+  return document(paths, { securitySchemes: { oauth: { type: 'oauth2', flows: {} } } });
+}
+
 /** Everything a terminal would act on: CSI, OSC (a window title), BEL, the one-byte CSI, and bidirectional controls. */
 export const TERMINAL_CONTROLS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
