@@ -142,7 +142,7 @@ async function checkAll(input: Input, context: LineContext): Promise<number> {
 interface SendOptions {
   concurrency: number;
   rate?: number;
-  jq?: { apply(json: string): string };
+  jq?: { apply(json: string): Promise<string> | string };
   journal?: string;
   idempotencyKey?: boolean;
   ordered?: boolean;
@@ -228,7 +228,7 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
     for await (const result of batch.results) {
       if (result.ok) succeeded++;
       else failed++;
-      write(ctx, render(result, options.jq));
+      write(ctx, await render(result, options.jq));
     }
   } finally {
     progress?.stop();
@@ -252,12 +252,12 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
   if (failed > 0) throw new ExitStatus(1);
 }
 
-function render(result: BatchResult, jq: SendOptions['jq']): string {
+async function render(result: BatchResult, jq: SendOptions['jq']): Promise<string> {
   const shape: Record<string, unknown> = { id: result.id, line: result.line, status: result.status, ok: result.ok };
   if (result.error !== undefined) shape.error = result.error;
   else if (result.body !== undefined) shape.body = result.body;
   const json = JSON.stringify(shape);
-  return jq ? jq.apply(json) : `${json}\n`;
+  return jq ? await jq.apply(json) : `${json}\n`;
 }
 
 function write(ctx: Context, text: string): void {

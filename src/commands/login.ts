@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { login } from '../session/login.js';
-import { noRefreshTokenNote } from '../session/no-refresh-token.js';
+import { cappedLifetimeNote, noRefreshTokenNote } from '../session/no-refresh-token.js';
 import { describeUser, expiryText, iso, printJson, userJson } from './format.js';
 import { parsePositiveInt } from './options.js';
 import type { ClientChoice } from '../session/login-options.js';
@@ -59,6 +59,8 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     device: flags.device,
   });
   const { profile, session } = result;
+  const capped = cappedLifetimeNote(session);
+  if (capped) ctx.io.note(capped);
   if (ctx.globals.json) {
     printJson(ctx.io, {
       profile: profile.name,
@@ -88,7 +90,8 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
 async function plannedScopes(ctx: Context, values: string[]): Promise<string[]> {
   const { getApiIndex } = await import('../catalogue/fetch-openapi.js');
   const { parseOperationIds, planFor } = await import('./scopes-plan.js');
-  const profile = await loadProfile(ctx);
+  // login creates profiles: --for on a new one is planned against the base URL given.
+  const profile = await loadProfile(ctx, { mayBeNew: true });
   const baseUrl = requireBaseUrl(ctx, profile);
   const held = profile.loggedIn && profile.baseUrl === baseUrl ? (profile.scopes ?? []) : [];
   const ids = parseOperationIds(values);

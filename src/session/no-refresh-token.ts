@@ -6,7 +6,7 @@
 import type { Context } from '../context.js';
 import { AuthError, PlatError } from '../errors.js';
 import type { Profile, StoredSession } from '../store/types.js';
-import { suggestCommand } from './suggest.js';
+import { loginAgainCommand } from './suggest.js';
 
 /** "14:05" in local time, with the date when it is not today: the moment a person will look at the clock for. */
 export function clockTime(epochMs: number, now: number): string {
@@ -27,10 +27,16 @@ export function noRefreshTokenNote(session: StoredSession, now: number): string 
   return `This server issued no refresh token: the session ends at ${clockTime(session.expiresAt, now)}; run plat login again then.`;
 }
 
+/** Said at login and refresh when the server's expires_in was past what plat keeps. */
+export function cappedLifetimeNote(session: StoredSession): string | undefined {
+  if (!session.lifetimeCapped) return undefined;
+  return 'The server said the access token lasts longer than a year; plat keeps it as expiring in a year (it refreshes or asks for a login then).';
+}
+
 /** Why a session without a refresh token cannot be refreshed, true to whether its token still works. */
 export function noRefreshTokenError(ctx: Context, profile: Profile, session: StoredSession): PlatError {
   const now = ctx.now();
-  const login = suggestCommand(ctx, ['login'], { profile: profile.name });
+  const login = loginAgainCommand(ctx, { name: profile.name, scopes: session.scopes });
   if (session.expiresAt !== undefined && session.expiresAt > now) {
     const minutes = Math.max(1, Math.round((session.expiresAt - now) / 60_000));
     return new PlatError(
