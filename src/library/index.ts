@@ -9,6 +9,7 @@ import { getAccessToken } from '../session/binding.js';
 import { parseJsonPath, parseNextHint } from '../session/page-detect.js';
 import { paginateItems } from '../session/paginate.js';
 import { openApiClient, resolveApiUrl, type ApiRequest } from '../session/request.js';
+import { batch as batchRequests } from './batch.js';
 import { libraryContext, librarySettings, type LibrarySettings } from './context.js';
 import { libraryFetch } from './fetch.js';
 
@@ -52,6 +53,7 @@ export const createClient: typeof Public.createClient = (options = {}) => {
       };
     },
     paginate: (path, paginateOptions) => paginate(settings, path, paginateOptions),
+    batch: (requests, batchOptions) => batchRequests(settings, requests, batchOptions),
   };
 };
 

@@ -44,6 +44,46 @@ export interface PaginateOptions {
   next?: string;
 }
 
+/** One request of client.batch(): `plat batch`'s request line. */
+export interface BatchRequest {
+  /** Reported back in its result; default its 1-based position. */
+  id?: string | number;
+  method: string;
+  /** Resolved against baseUrl, as client.fetch's path. */
+  path: string;
+  query?: Record<string, string | number | boolean | Array<string | number | boolean>>;
+  headers?: Record<string, string>;
+  /** Sent as JSON (a string with a non-JSON content-type header: as it is). */
+  body?: unknown;
+}
+
+export interface BatchOptions {
+  /** Requests in flight at once; default 4. */
+  concurrency?: number;
+  /** At most this many requests a second. */
+  ratePerSecond?: number;
+  /** Yield results in input order (default: as they complete). */
+  ordered?: boolean;
+  /** Stop taking requests at the first failure. */
+  failFast?: boolean;
+  /** Aborting stops the batch: no more requests start, those in flight end. */
+  signal?: AbortSignal;
+}
+
+/** `plat batch`'s result line. */
+export interface BatchResult {
+  id: string | number;
+  /** 1-based position of the request. */
+  line: number;
+  /** null when no response came (a network failure). */
+  status: number | null;
+  /** A 2xx status. */
+  ok: boolean;
+  /** The response body: parsed JSON, else text. */
+  body?: unknown;
+  error?: string;
+}
+
 export interface PlatClient {
   /** The profile this client uses. */
   readonly profile: string;
@@ -58,6 +98,12 @@ export interface PlatClient {
   paginate<T = unknown>(path: string, options?: PaginateOptions): AsyncIterableIterator<T>;
   /** A valid access token and what plat knows about it. */
   token(options?: TokenOptions): Promise<TokenInfo>;
+  /**
+   * Many requests over this client's one session, `concurrency` at a time (one refresh for all of them); a 429 or
+   * 503 with Retry-After pauses every one. Yields a result per request as each completes; rejects with an AuthError
+   * (after the results so far) when the session ends. The same engine as `plat batch`.
+   */
+  batch(requests: Iterable<BatchRequest> | AsyncIterable<BatchRequest>, options?: BatchOptions): AsyncIterableIterator<BatchResult>;
 }
 
 /**

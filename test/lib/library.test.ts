@@ -359,3 +359,36 @@ describe('client.paginate', () => {
     expect(run.json?.result, run.stderr + run.stdout).toMatchObject({ ids: 10, error: { isPlatError: true, exitCode: 1, message: expect.stringMatching(/Page 2: HTTP 500/) } });
   });
 });
+
+describe('client.batch', () => {
+  it("sends every request over the session, N at a time, and yields plat batch's results (in order when asked)", async () => {
+    await loggedIn();
+    platform.knobs.apiLatencyMs = 30;
+    const run = await program(`
+      const client = createClient();
+      function* requests() {
+        for (let i = 1; i <= 12; i++) yield { id: 'r' + i, method: 'GET', path: i === 5 ? '/api/status/404' : '/api/courses' };
+      }
+      const out = [];
+      const started = Date.now();
+      for await (const result of client.batch(requests(), { concurrency: 4, ordered: true })) out.push({ id: result.id, line: result.line, status: result.status, ok: result.ok, sub: result.body?.sub });
+      return { out, ms: Date.now() - started };
+    `);
+    const { out, ms } = run.json?.result ?? {};
+    expect(out, run.stderr + run.stdout).toHaveLength(12);
+    expect(out.map((r: { line: number }) => r.line)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(out[0]).toEqual({ id: 'r1', line: 1, status: 200, ok: true, sub: 'user-ada' });
+    expect(out[4]).toMatchObject({ id: 'r5', status: 404, ok: false });
+    // 12 requests of 30 ms each, 4 at a time: about 3 rounds, not 12.
+    expect(ms).toBeLessThan(12 * 30);
+    expect(platform.stats.count('GET /api/courses')).toBe(11);
+  });
+
+  it('a bad request is a UsageError', async () => {
+    await loggedIn();
+    const run = await program(`
+      for await (const _ of createClient().batch([{ method: 'GET' }])) {}
+    `);
+    expect(run.json?.error, run.stderr + run.stdout).toMatchObject({ isUsageError: true, message: expect.stringMatching(/request 1: path must be/) });
+  });
+});
