@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { benchMcpStartup } from './mcp.mjs';
 import { benchPagination } from './pages.mjs';
 import { benchHostile } from './hostile.mjs';
+import { benchBatch } from './batch.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const plat = path.join(root, 'bin', 'plat.js');
@@ -27,6 +28,8 @@ const startupOnly = process.argv.includes('--startup-only'); // a quick look: no
 // Only the hostile-server rows, merged into the results.json there is (the rest of it untouched).
 const hostileOnly = process.argv.includes('--hostile-only');
 class HostileOnly extends Error {}
+// Only the plat batch rows, merged into the results.json there is (the rest of it untouched).
+const batchOnly = process.argv.includes('--batch-only');
 class StartupOnly extends Error {}
 
 // The keychain rows need a Secret Service that is nobody's real keychain: run this script again under
@@ -74,6 +77,18 @@ try {
     throw new HostileOnly();
   }
   await login();
+  if (batchOnly) {
+    const previous = JSON.parse(await readFile(path.join(root, 'test', 'bench', 'results.json'), 'utf8'));
+    const isBatchRow = (r) => r.figure.includes('plat batch');
+    const token = (await capture(process.execPath, [plat, 'token'])).trim();
+    const batchRows = [];
+    previous.batch = await benchBatch({ platform, plat, token, measure, rows: batchRows, dir, env: stores.file });
+    previous.rows = [...previous.rows.filter((r) => !isBatchRow(r)), ...batchRows];
+    previous.batchMeasuredAt = new Date().toISOString();
+    await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(previous, null, 2)}\n`);
+    results.rows = batchRows;
+    throw new HostileOnly();
+  }
   if (keychainReady) {
     env = stores.keychain;
     await login();
@@ -134,6 +149,7 @@ try {
 
   results.pagination = await benchPagination({ platform, plat, token, measure, median, rows: results.rows, runs: quick ? 3 : undefined });
   results.hostile = await benchHostile({ plat, measure, rows: results.rows, env: stores.file });
+  results.batch = await benchBatch({ platform, plat, token, measure, rows: results.rows, dir, env: stores.file, runs: quick ? 1 : undefined });
 
   platform.stats.reset();
   await login();
@@ -147,7 +163,7 @@ try {
 }
 
 printTable();
-if (!startupOnly && !hostileOnly) await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+if (!startupOnly && !hostileOnly && !batchOnly) await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
 /** Re-runs this script on a private D-Bus session with a fresh, unlocked gnome-keyring; its exit code. */
 async function underPrivateKeyring() {
@@ -306,7 +322,9 @@ function measure(file, args, options = {}) {
 
 async function login() {
   await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [plat, 'login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    // stdin a pipe, as the tests' login has it: plat login --no-browser starts only where the address can be pasted back.
+    const child = spawn(process.execPath, [plat, 'login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    child.stdin.end();
     let err = '';
     let started = false;
     child.stderr.on('data', (d) => {

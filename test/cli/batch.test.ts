@@ -2,7 +2,7 @@
 // checks before anything is sent, completion and input order, one shared session (one refresh for 8 workers), one
 // governor (no request arrives while the server's pause is in force), --fail-fast, --jq and the exit codes.
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -327,5 +327,33 @@ describe('plat batch: how a run ends', () => {
     const done = results(result).length;
     expect(done).toBeGreaterThan(0);
     expect(done).toBeLessThan(400);
+  });
+});
+
+describe("the README's bulk job", () => {
+  it('runs end to end as written: CSV → NDJSON → --check → a governed, journalled run → a rerun that skips it all', async () => {
+    await loggedIn();
+    const readme = await readFile(path.join(platBin, '..', '..', 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### Bulk jobs (`plat batch`)'));
+    const script = /```\n([\s\S]*?)```/.exec(section)![1]!;
+    await mkdir(path.join(home.dir, 'bin'), { recursive: true });
+    await writeFile(path.join(home.dir, 'bin', 'plat'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(platBin)} "$@"\n`, { mode: 0o755 });
+    await writeFile(path.join(home.dir, 'courses.csv'), 'title,seats\nAlgebra,30\nGeometry,25\nStatistics,40\n');
+    const env = Object.fromEntries(Object.entries({ ...home.env, PATH: `${path.join(home.dir, 'bin')}:${process.env.PATH}` }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn('sh', ['-c', script], { cwd: home.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    // Nothing failed, so the --jq filter printed nothing but the script's own echo.
+    expect(run.stdout, run.stderr).toBe('exit 0\n');
+    expect(run.stderr).toMatch(/3 requests checked/);
+    expect(run.stderr).toMatch(/3 succeeded, 0 failed in/);
+    expect(run.stderr).toMatch(/0 succeeded, 0 failed, 3 skipped \(done in an earlier run\)/);
+    // Each course created once: the rerun sent nothing.
+    expect(platform.stats.count('POST /api/courses')).toBe(3);
   });
 });
