@@ -77,6 +77,7 @@ export function runBatch(ctx: Context, client: ApiClient, items: AsyncIterable<B
   let sessionEnded: AuthError | undefined;
   let stoppedEarly = false;
   let failure: unknown;
+  let allDone = false;
 
   // Output: completion order in `ready`; with `ordered`, results wait in `held` until every earlier one is out.
   const ready: BatchResult[] = [];
@@ -175,10 +176,9 @@ export function runBatch(ctx: Context, client: ApiClient, items: AsyncIterable<B
     // With a stop, later lines may never come: what is held in order goes out as far as it is complete.
     for (const seq of [...held.keys()].sort((a, b) => a - b)) ready.push(held.get(seq)!);
     held.clear();
+    allDone = true;
     signalConsumer();
   });
-  let allDone = false;
-  void finished.then(() => (allDone = true));
 
   async function* results(): AsyncGenerator<BatchResult> {
     try {
@@ -190,7 +190,9 @@ export function runBatch(ctx: Context, client: ApiClient, items: AsyncIterable<B
           continue;
         }
         if (allDone) break;
-        await Promise.race([new Promise<void>((resolve) => (wake = resolve)), finished]);
+        // Woken by the next result or by the end. Not a race with `finished`: every race would add a reaction to that
+        // one long-pending promise, one per wait, and memory would grow with the number of lines.
+        await new Promise<void>((resolve) => (wake = resolve));
       }
       if (failure) throw failure;
     } finally {
