@@ -357,3 +357,26 @@ describe("the README's bulk job", () => {
     expect(platform.stats.count('POST /api/courses')).toBe(3);
   });
 });
+
+describe('plat batch: progress', () => {
+  it('a progress line on a terminal; nothing but the summary on a pipe', async () => {
+    await loggedIn();
+    platform.knobs.apiLatencyMs = 100;
+    const file = path.join(home.dir, 'slow.ndjson');
+    await writeFile(file, ndjson(Array.from({ length: 20 }, () => ({ method: 'GET', path: '/api/status/200' }))));
+    const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(platBin)} batch ${JSON.stringify(file)} --concurrency 2 > /dev/null`;
+    const terminal = await new Promise<string>((resolve) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.on('close', () => resolve(out));
+    });
+    expect(terminal).toMatch(/\d+\/20 done · 0 failed · \d+\/s · ETA \d+ s/);
+    expect(terminal).toMatch(/20 succeeded, 0 failed/);
+    const piped = await home.run(['batch', file, '--concurrency', '2']);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stderr).not.toMatch(/done ·|\r/);
+    expect(piped.stderr).toMatch(/20 succeeded, 0 failed/);
+  });
+});
