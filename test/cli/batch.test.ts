@@ -130,6 +130,34 @@ describe('plat batch: one session, one governor', () => {
     expect(platform.stats.count('token:refresh_token')).toBe(1);
   });
 
+  it('when the server refuses the token mid-run, 8 workers that all got 401 share one refresh, and every line succeeds', async () => {
+    await loggedIn();
+    let seen = 0;
+    let refused: string | undefined;
+    let refusals = 0;
+    // After 16 requests the server stops taking the token they carried (as after a key rotation): 401 invalid_token.
+    platform.override('/api/status/', async (req, res) => {
+      seen++;
+      const auth = req.headers.authorization;
+      if (seen === 16) refused = auth;
+      await new Promise((r) => setTimeout(r, 20));
+      // Checked after the wait, so every request in flight with that token is refused at about the same moment.
+      if (refused !== undefined && auth === refused) {
+        refusals++;
+        req.resume();
+        res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' }).end('{"error":"invalid_token"}');
+        return true;
+      }
+      return false;
+    });
+    const lines = Array.from({ length: 80 }, () => ({ method: 'GET', path: '/api/status/200' }));
+    const result = await home.run(['batch', '-', '--concurrency', '8'], { stdin: ndjson(lines) });
+    expect(result.code, result.stderr).toBe(0);
+    expect(results(result).every((r) => r.ok)).toBe(true);
+    expect(refusals, 'requests refused with the old token').toBeGreaterThan(1);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+  });
+
   it('a 429 with Retry-After pauses every worker: no request arrives inside the pause', async () => {
     await loggedIn();
     platform.knobs.apiThrottle = { perSecond: 10, retryAfterSeconds: 1 };
