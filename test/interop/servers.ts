@@ -1,6 +1,6 @@
 /**
- * Independent authorization servers for the interop suite: each is a real implementation from Debian, started by
- * the test itself on 127.0.0.1 as a child process that prints `{"port": N}` when it listens. `state()` reads the
+ * Independent authorization servers for the interop suite: each is a real implementation (from Debian or npm),
+ * started by the test itself on 127.0.0.1 as a child process that prints `{"port": N, ...}` when it listens. `state()` reads the
  * server's own records (registrations, tokens and whether they are revoked) through a test-only route, so a test
  * can see rotation and revocation where they happen, not only what plat says about them.
  */
@@ -18,7 +18,13 @@ export interface InteropServer {
   baseUrl: string;
   /** The issuer: on the same origin, under a path of its own. */
   issuer: string;
+  /** The server's ready line as it printed it. */
+  ready: ReadyLine;
+  /** From spawning the process to its ready line. */
+  startupMs: number;
   state(): Promise<Record<string, any>>;
+  /** What the server wrote on stderr: for a failing test's message. */
+  log(): string;
   close(): Promise<void>;
 }
 
@@ -44,42 +50,72 @@ export function skipUnless(available: boolean, install: string): boolean {
   return true;
 }
 
-/** Starts `script` (relative to test/interop) with Debian's python3 and waits for it to listen. */
-export async function startPythonServer(script: string, options: Record<string, unknown>, issuerPath: string, env: Record<string, string> = {}): Promise<InteropServer> {
-  const child = spawn(PYTHON, [path.join(here, script), JSON.stringify(options)], {
+/** What a server printed on its ready line: `port` (the API origin's) and anything else it wants the test to know. */
+export type ReadyLine = { port: number; issuer?: string } & Record<string, unknown>;
+
+export interface StartOptions {
+  /** The issuer's path on the API origin, for a server whose ready line names no issuer. */
+  issuerPath?: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * Starts any child process that serves on 127.0.0.1 and prints one JSON line `{"port": N, ...}` on stdout when it
+ * listens (Python or Node alike), and waits for that line. `issuer` on the line wins over `issuerPath`.
+ */
+export async function startServer(command: string, args: string[], options: StartOptions = {}): Promise<InteropServer> {
+  const name = path.relative(here, args[0] ?? command);
+  const started = performance.now();
+  const child = spawn(command, args, {
     // stdin stays open: the server exits when it closes, so a test runner that dies leaves no server behind.
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env },
+    env: { ...process.env, ...options.env },
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const port = await new Promise<number>((resolve, reject) => {
+  const ready = await new Promise<ReadyLine>((resolve, reject) => {
     let stdout = '';
-    const timer = setTimeout(() => reject(new Error(`${script} did not start within 20 s:\n${stderr}`)), 20_000);
+    const timer = setTimeout(() => {
+      void stop(child);
+      reject(new Error(`${name} did not start within 20 s:\n${stderr}`));
+    }, 20_000);
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
-      const line = /^\{"port": ?(\d+)\}$/m.exec(stdout);
+      const line = /^(\{"port": ?\d+.*\})$/m.exec(stdout);
       if (line) {
         clearTimeout(timer);
-        resolve(Number(line[1]));
+        resolve(JSON.parse(line[1]!) as ReadyLine);
       }
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${script} exited (${code}) before listening:\n${stderr}`));
+      reject(new Error(`${name} exited (${code}) before listening:\n${stderr}`));
     });
   });
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const baseUrl = `http://127.0.0.1:${ready.port}`;
   return {
     baseUrl,
-    issuer: `${baseUrl}${issuerPath}`,
+    issuer: ready.issuer ?? `${baseUrl}${options.issuerPath ?? ''}`,
+    ready,
+    startupMs: Math.round(performance.now() - started),
     async state() {
       const response = await fetch(`${baseUrl}/_test/state`);
       if (!response.ok) throw new Error(`state: HTTP ${response.status}`);
       return (await response.json()) as Record<string, any>;
     },
+    log: () => stderr,
     close: () => stop(child),
   };
+}
+
+/** Starts `script` (relative to test/interop) with Debian's python3. */
+export function startPythonServer(script: string, options: Record<string, unknown>, issuerPath: string, env: Record<string, string> = {}): Promise<InteropServer> {
+  return startServer(PYTHON, [path.join(here, script), JSON.stringify(options)], { issuerPath, env: { PYTHONDONTWRITEBYTECODE: '1', ...env } });
+}
+
+/** Starts `script` (relative to test/interop) with the Node that runs the tests. */
+export function startNodeServer(script: string, options: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<InteropServer> {
+  return startServer(process.execPath, [path.join(here, script), JSON.stringify(options)], { env });
 }
 
 /** SIGTERM, then SIGKILL after 3 s: a test server never outlives its test. */
