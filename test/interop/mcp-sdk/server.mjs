@@ -34,7 +34,8 @@ const tokens = []; // every token pair issued, with its revocation state
 
 const secret = () => randomBytes(32).toString('base64url');
 const same = (a, b) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-const escape = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const ENTITIES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escape = (text) => String(text).replace(/[&<>"']/g, (c) => ENTITIES[c]);
 
 /** The SDK's clients store interface: it generates client_id (and a secret for non-public clients) itself. */
 const clientsStore = {
