@@ -40,11 +40,17 @@ export function secretMethod(as: oauth.AuthorizationServer, endpoint: Authentica
 }
 
 export function clientAuth(credentials: ClientCredentials, as: oauth.AuthorizationServer, endpoint: AuthenticatedEndpoint): oauth.ClientAuth {
-  if (credentials.registration.authMethod === 'client_secret_post') {
+  const { registration } = credentials;
+  if (registration.authMethod === 'client_secret_post') {
     if (!credentials.secret) {
-      throw new PlatError('This profile uses a confidential integration but its client secret is missing. Run plat login --client-id <id> --client-secret-stdin again.');
+      throw new PlatError(
+        registration.dynamic
+          ? "The secret of plat's registration at this server is missing. Run plat login to register again."
+          : 'This profile uses a confidential integration but its client secret is missing. Run plat login --client-id <id> --client-secret-stdin again.',
+      );
     }
-    return secretMethod(as, endpoint) === 'client_secret_basic' ? clientSecretBasic(credentials.secret) : oauth.ClientSecretPost(credentials.secret);
+    const method = registration.secretMethod ?? secretMethod(as, endpoint);
+    return method === 'client_secret_basic' ? clientSecretBasic(credentials.secret) : oauth.ClientSecretPost(credentials.secret);
   }
   return oauth.None();
 }
@@ -132,19 +138,35 @@ export function supportsClientMetadataDocuments(as: oauth.AuthorizationServer): 
   return (as as unknown as Record<string, unknown>).client_id_metadata_document_supported === true;
 }
 
+/**
+ * How plat asks to authenticate at the token endpoint when it registers: as a public client (`none`, RFC 8252)
+ * where the server offers that or lists nothing; otherwise as the confidential client the server wants, with a
+ * per-install secret (RFC 8252 §8.4), by the secret method the server lists first of the two plat speaks.
+ */
+export function registrationAuthMethod(as: oauth.AuthorizationServer): 'none' | 'client_secret_post' | 'client_secret_basic' {
+  const listed = as.token_endpoint_auth_methods_supported;
+  if (!Array.isArray(listed) || listed.length === 0 || listed.includes('none')) return 'none';
+  if (listed.includes('client_secret_post')) return 'client_secret_post';
+  if (listed.includes('client_secret_basic')) return 'client_secret_basic';
+  return 'none';
+}
+
+/** A new registration: the client, and the secret the server assigned to it (kept in the token store, never in the config). */
+export interface NewRegistration {
+  registration: OAuthClient;
+  secret?: string;
+}
+
 export async function registerClient(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
-  input: { redirectUri: string; clientName: string; scopes: string[]; now: number },
-): Promise<OAuthClient> {
+  input: { redirectUri: string; clientName: string; scopes: string[]; now: number; guessedEndpoint?: boolean },
+): Promise<NewRegistration> {
   const step = 'registering plat as a client';
-  if (!as.registration_endpoint) {
-    throw new PlatError(
-      'The authorization server does not offer dynamic client registration. Use a pre-registered integration: plat login --client-id <id>.',
-    );
-  }
+  if (!as.registration_endpoint) throw new NoRegistrationError();
   const endpoint = assertSecureEndpoint(as, 'registration_endpoint');
-  let client: Awaited<ReturnType<typeof oauth.processDynamicClientRegistrationResponse>>;
+  const asked = registrationAuthMethod(as);
+  let client: Record<string, unknown>;
   try {
     let response = await oauth.dynamicClientRegistrationRequest(
       as,
@@ -152,18 +174,24 @@ export async function registerClient(
         client_name: input.clientName,
         application_type: 'native',
         redirect_uris: [input.redirectUri],
-        token_endpoint_auth_method: 'none',
+        token_endpoint_auth_method: asked,
         // RFC 7591 §2: without `scope` some servers register a client that may ask for nothing at all.
-        scope: input.scopes.join(' '),
+        ...(input.scopes.length > 0 ? { scope: input.scopes.join(' ') } : {}),
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
       },
       requestOptions(deps, endpoint),
     );
-    // RFC 7591 says 201; some servers answer 200 with the same body, which is just as usable.
-    if (response.status === 200) response = new Response(response.body, { status: 201, headers: response.headers });
+    // The documented path guessed for a server whose metadata lists no registration endpoint: nothing there
+    // means the server does not offer registration, which has its own sentence.
+    if (input.guessedEndpoint && [404, 405, 501].includes(response.status)) {
+      await response.body?.cancel();
+      throw new NoRegistrationError();
+    }
+    response = await liberalRegistrationResponse(response);
     client = await oauth.processDynamicClientRegistrationResponse(response);
   } catch (error) {
+    if (error instanceof NoRegistrationError) throw error;
     const body = oauthErrorOf(error);
     if (body?.error === 'invalid_redirect_uri') {
       throw new PlatError(
@@ -181,14 +209,75 @@ export async function registerClient(
     }
     throw toPlatError(error, step, new URL(as.registration_endpoint).origin);
   }
-  return {
-    clientId: client.client_id,
-    authMethod: 'none',
+  return assignedClient(client, as, input, asked);
+}
+
+/**
+ * What the server registered, read liberally (RFC 7591 §3.2.1): the method and secret it assigned win over what plat
+ * asked for; an omitted method is the one asked for (a secret without a method is used as the metadata prefers).
+ */
+function assignedClient(
+  client: Record<string, unknown>,
+  as: oauth.AuthorizationServer,
+  input: { redirectUri: string; scopes: string[]; now: number },
+  asked: ReturnType<typeof registrationAuthMethod>,
+): NewRegistration {
+  const secret = typeof client.client_secret === 'string' && client.client_secret ? client.client_secret : undefined;
+  const assigned = typeof client.token_endpoint_auth_method === 'string' ? client.token_endpoint_auth_method : secret ? (asked === 'none' ? undefined : asked) : asked;
+  const base = {
+    clientId: client.client_id as string,
     issuer: as.issuer,
-    redirectUris: (client.redirect_uris as string[] | undefined) ?? [input.redirectUri],
+    redirectUris: Array.isArray(client.redirect_uris) && client.redirect_uris.every((u) => typeof u === 'string') ? (client.redirect_uris as string[]) : [input.redirectUri],
     // What plat asked to register: a later login that asks for more registers anew (see settleClient).
     scopes: input.scopes,
     dynamic: true,
     registeredAt: input.now,
   };
+  if (assigned === 'none' || (assigned === undefined && !secret)) return { registration: { ...base, authMethod: 'none' } };
+  if (assigned !== undefined && assigned !== 'client_secret_post' && assigned !== 'client_secret_basic') {
+    throw new PlatError(
+      `The server registered plat with the client authentication method ${sanitize(assigned, 60)}, which plat does not support (it speaks none, client_secret_post and client_secret_basic). Use a pre-registered integration with --client-id.`,
+    );
+  }
+  if (!secret) {
+    throw new PlatError(
+      `The server registered plat as a confidential client (${assigned}) but sent no client_secret (RFC 7591 §3.2.1), so plat cannot use the registration. Use a pre-registered integration with --client-id.`,
+    );
+  }
+  const expiresAt = typeof client.client_secret_expires_at === 'number' && client.client_secret_expires_at > 0 ? client.client_secret_expires_at * 1000 : undefined;
+  return {
+    registration: { ...base, authMethod: 'client_secret_post', ...(assigned ? { secretMethod: assigned } : {}), ...(expiresAt ? { secretExpiresAt: expiresAt } : {}) },
+    secret,
+  };
+}
+
+/**
+ * The registration answer as the protocol library can check it: RFC 7591 says 201, some servers answer 200 with
+ * the same body; a secret without `client_secret_expires_at` (which §3.2.1 asks for, and real servers omit) takes
+ * its meaning "does not expire" (0). Anything else is passed on untouched, to be checked as it is.
+ */
+async function liberalRegistrationResponse(response: Response): Promise<Response> {
+  if (response.status !== 200 && response.status !== 201) return response;
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    const record = body as Record<string, unknown>;
+    if (typeof record.client_secret === 'string' && record.client_secret && record.client_secret_expires_at === undefined) {
+      return new Response(JSON.stringify({ ...record, client_secret_expires_at: 0 }), { status: 201, headers: response.headers });
+    }
+  }
+  return new Response(text, { status: 201, headers: response.headers });
+}
+
+/** The server offers no dynamic registration (its metadata lists none, and none is at the documented path). */
+export class NoRegistrationError extends PlatError {
+  constructor() {
+    super('The authorization server does not offer dynamic client registration. Use a pre-registered integration: plat login --client-id <id>.');
+    this.name = 'NoRegistrationError';
+  }
 }

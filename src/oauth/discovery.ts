@@ -7,9 +7,11 @@
 import * as oauth from 'oauth4webapi';
 import { PlatError } from '../errors.js';
 import { isSecureOrLoopback } from './base-url.js';
-import { SPEC_PATHS } from './endpoints.js';
+import { MAX_OAUTH_BODY_BYTES, SPEC_PATHS } from './endpoints.js';
+import { sanitize } from '../text.js';
+import { parseBearerChallenge } from './www-authenticate.js';
 import { toPlatError } from './errors.js';
-import { requestOptions, type OAuthDeps } from './options.js';
+import type { OAuthDeps } from './options.js';
 
 export interface Discovery {
   baseUrl: string;
@@ -24,26 +26,165 @@ export interface Discovery {
 
 export async function discover(deps: OAuthDeps, baseUrl: string, now: number): Promise<Discovery> {
   const base = new URL(baseUrl);
-  const resource = await discoverResource(deps, base);
+  const tried: Tried[] = [];
+  const resource = await discoverResource(deps, base, tried);
   const issuer = chooseIssuer(resource, baseUrl);
-  const as = await discoverAuthorizationServer(deps, new URL(issuer));
+  const as = await discoverAuthorizationServer(deps, new URL(issuer), tried);
   const filledFromSpec = fillFromSpec(as, baseUrl);
   return { baseUrl, issuer: as.issuer, resource, as, filledFromSpec, fetchedAt: now };
 }
 
-async function discoverResource(deps: OAuthDeps, base: URL): Promise<oauth.ResourceServer | undefined> {
-  const step = 'reading the API\'s protected-resource metadata';
+/** One address discovery asked, and what it answered: for the error that says where plat looked. */
+interface Tried {
+  url: string;
+  answer: string;
+}
+
+/** A document discovery could not use from one address: the next address is tried. */
+class NotThere extends Error {
+  constructor(readonly answer: string) {
+    super(answer);
+  }
+}
+
+/**
+ * RFC 9728: the protected-resource metadata names the API's authorization server. Looked for where the API
+ * publishes it: the well-known address with the base URL's path (§3.1), the origin's own (the MCP layout, accepted
+ * when the document's resource is this API or a path above it), and the `resource_metadata` of a 401 or 403 from
+ * the API itself (§5.1). Any 4xx, 5xx or non-JSON answer moves on to the next address; a document for another API is
+ * never used (§3.3). An API that publishes none is its own authorization server (the platform's layout).
+ */
+async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[]): Promise<oauth.ResourceServer | undefined> {
+  const step = "reading the API's protected-resource metadata";
+  const hasPath = base.pathname !== '/' && base.pathname !== '';
+  const addresses = [wellKnown(base, 'oauth-protected-resource', 'inserted')];
+  if (hasPath) addresses.push(new URL('/.well-known/oauth-protected-resource', base));
+  for (const url of addresses) {
+    const found = await tryDocument(deps, step, url, tried, (response) => readResource(response, base));
+    if (found) return found;
+  }
+  const linked = await resourceMetadataLink(deps, base, tried);
+  return linked ? tryDocument(deps, step, linked, tried, (response) => readResource(response, base)) : undefined;
+}
+
+/** One address: its document, or undefined (and what it answered, in `tried`) when plat should look elsewhere. */
+async function tryDocument<T>(
+  deps: OAuthDeps,
+  step: string,
+  address: URL,
+  tried: Tried[],
+  read: (response: Response) => Promise<T>,
+): Promise<T | undefined> {
+  const url = address.href;
+  let response: Response | undefined;
   try {
-    const response = await oauth.resourceDiscoveryRequest(base, requestOptions(deps, base));
-    // An API that does not publish RFC 9728 metadata is its own authorization server (the spec's layout).
-    if (response.status === 404) {
+    response = await getJson(deps, address);
+    if (response.status !== 200) {
       await response.body?.cancel();
+      throw new NotThere(`HTTP ${response.status}`);
+    }
+    return await read(response);
+  } catch (error) {
+    if (error instanceof NotThere) {
+      tried.push({ url, answer: error.answer });
       return undefined;
     }
-    return await oauth.processResourceDiscoveryResponse(base, response);
-  } catch (error) {
-    throw toPlatError(error, step, base.origin);
+    if (error instanceof oauth.OperationProcessingError && isUnusableDocument(error)) {
+      const type = response?.headers.get('content-type')?.split(';')[0]?.trim();
+      const answer =
+        error.code === oauth.RESPONSE_IS_NOT_JSON ? `not JSON${type ? `: ${sanitize(type, 60)}` : ''}` : error.code === oauth.PARSE_ERROR ? 'JSON that cannot be parsed' : 'not a metadata document';
+      tried.push({ url, answer });
+      return undefined;
+    }
+    // Metadata for another issuer is refused by the caller in its own words, never skipped.
+    if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) throw error;
+    throw toPlatError(error, step, address.origin);
   }
+}
+
+/** The document itself was wrong (not JSON, not an object, a required member missing): not a network failure. */
+function isUnusableDocument(error: oauth.OperationProcessingError): boolean {
+  if (error.code === oauth.JSON_ATTRIBUTE_COMPARISON) return false; // another issuer: refused, never skipped
+  if (error.code === oauth.RESPONSE_IS_NOT_JSON || error.code === oauth.PARSE_ERROR) {
+    // A body that broke off (or Ctrl-C) is a network failure, reported as one.
+    const cause = error.cause as { name?: string } | undefined;
+    return !(cause instanceof Error) || cause.name === 'SyntaxError' || error.code === oauth.RESPONSE_IS_NOT_JSON;
+  }
+  return error.code === oauth.INVALID_RESPONSE || error.code === oauth.RESPONSE_IS_NOT_CONFORM;
+}
+
+/** RFC 9728 §3.3: the document must be for this API. The origin's own document may name the API's origin above it. */
+async function readResource(response: Response, base: URL): Promise<oauth.ResourceServer> {
+  const text = await response.text();
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    const type = response.headers.get('content-type')?.split(';')[0]?.trim();
+    throw new NotThere(`not JSON${type ? `: ${sanitize(type, 60)}` : ''}`);
+  }
+  if (!document || typeof document !== 'object' || Array.isArray(document) || typeof (document as { resource?: unknown }).resource !== 'string') {
+    throw new NotThere('not a protected-resource metadata document (no "resource")');
+  }
+  const resource = (document as { resource: string }).resource;
+  if (!coversResource(resource, base)) throw new NotThere(`a document for another API (${sanitize(resource, 120)})`);
+  return document as oauth.ResourceServer;
+}
+
+function coversResource(resource: string, base: URL): boolean {
+  let url: URL;
+  try {
+    url = new URL(resource);
+  } catch {
+    return false;
+  }
+  if (url.origin !== base.origin) return false;
+  const trim = (path: string) => path.replace(/\/+$/, '');
+  const documentPath = trim(url.pathname);
+  const basePath = trim(base.pathname);
+  return documentPath === basePath || basePath.startsWith(`${documentPath}/`);
+}
+
+/**
+ * RFC 9728 §5.1: an API answers a request without a token with 401 (or 403) and a Bearer challenge whose
+ * resource_metadata names its document. Asked only when no well-known address had it; an https document for an
+ * http API is fine, the reverse is not.
+ */
+async function resourceMetadataLink(deps: OAuthDeps, base: URL, tried: Tried[]): Promise<URL | undefined> {
+  let response: Response;
+  try {
+    response = await deps.fetch(base.href, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'manual', maxBodyBytes: MAX_OAUTH_BODY_BYTES });
+  } catch (error) {
+    throw toPlatError(error, "reading the API's protected-resource metadata", base.origin);
+  }
+  await response.body?.cancel().catch(() => {});
+  const challenge = response.status === 401 || response.status === 403 ? parseBearerChallenge(response.headers.get('www-authenticate')) : undefined;
+  if (!challenge?.resourceMetadata) {
+    tried.push({ url: base.href, answer: `HTTP ${response.status} without a resource_metadata challenge` });
+    return undefined;
+  }
+  let link: URL;
+  try {
+    link = new URL(challenge.resourceMetadata, base);
+  } catch {
+    tried.push({ url: base.href, answer: 'a resource_metadata that is not a URL' });
+    return undefined;
+  }
+  if (!isSecureOrLoopback(link) || (link.protocol === 'http:' && base.protocol === 'https:')) {
+    tried.push({ url: base.href, answer: `a resource_metadata that is not https:// (${sanitize(link.origin, 120)})` });
+    return undefined;
+  }
+  return link;
+}
+
+/** A well-known address: RFC 8615's, with the URL's path after it (RFC 8414 §3.1, RFC 9728 §3.1) or before it (OIDC Discovery §4). */
+function wellKnown(url: URL, name: string, path: 'inserted' | 'appended'): URL {
+  const own = url.pathname.replace(/\/+$/, '');
+  return new URL(path === 'inserted' ? `/.well-known/${name}${own}` : `${own}/.well-known/${name}`, url);
+}
+
+function getJson(deps: OAuthDeps, url: URL): Promise<Response> {
+  return deps.fetch(url.href, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'manual', maxBodyBytes: MAX_OAUTH_BODY_BYTES });
 }
 
 function chooseIssuer(resource: oauth.ResourceServer | undefined, baseUrl: string): string {
@@ -62,31 +203,40 @@ function chooseIssuer(resource: oauth.ResourceServer | undefined, baseUrl: strin
   return issuer;
 }
 
-async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL): Promise<oauth.AuthorizationServer> {
+/**
+ * RFC 8414 metadata at the issuer's well-known address (path inserted), then OpenID discovery (path appended, as
+ * OIDC Discovery §4 has it, then inserted, as some servers publish it). A 4xx, 5xx or non-JSON answer moves on to
+ * the next address; metadata that names another issuer stops discovery at once (RFC 8414 §3.3).
+ */
+async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: Tried[]): Promise<oauth.AuthorizationServer> {
   const step = 'reading the authorization server metadata';
-  try {
-    let response = await oauth.discoveryRequest(issuer, { ...requestOptions(deps, issuer), algorithm: 'oauth2' });
-    if (response.status === 404) {
-      await response.body?.cancel();
-      response = await oauth.discoveryRequest(issuer, { ...requestOptions(deps, issuer), algorithm: 'oidc' });
+  const hasPath = issuer.pathname !== '/' && issuer.pathname !== '';
+  const addresses = [wellKnown(issuer, 'oauth-authorization-server', 'inserted'), wellKnown(issuer, 'openid-configuration', 'appended')];
+  if (hasPath) addresses.push(wellKnown(issuer, 'openid-configuration', 'inserted'));
+  const first = tried.length;
+  for (const url of addresses) {
+    try {
+      const found = await tryDocument(deps, step, url, tried, (response) => oauth.processDiscoveryResponse(issuer, response));
+      if (found) return found;
+    } catch (error) {
+      if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
+        throw new PlatError(
+          `The authorization server metadata at ${issuer.origin} names a different issuer than the one it is served for; plat will not trust it.`,
+          undefined,
+          { cause: error },
+        );
+      }
+      throw error;
     }
-    if (response.status === 404) {
-      // Neither metadata document exists: a wrong address (often a base URL with a path the platform does not
-      // have), not a server having a bad day.
-      await response.body?.cancel();
-      throw noMetadataError(issuer);
-    }
-    return await oauth.processDiscoveryResponse(issuer, response);
-  } catch (error) {
-    if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
-      throw new PlatError(
-        `The authorization server metadata at ${issuer.origin} names a different issuer than the one it is served for; plat will not trust it.`,
-        undefined,
-        { cause: error },
-      );
-    }
-    throw toPlatError(error, step, issuer.origin);
   }
+  const own = tried.slice(first);
+  // Neither metadata document exists: a wrong address (often a base URL with a path the platform does not
+  // have), not a server having a bad day.
+  if (own.every((t) => t.answer === 'HTTP 404')) throw noMetadataError(issuer);
+  throw new PlatError(
+    `plat found no usable sign-in metadata for ${issuer.href.replace(/\/$/, '')}. It asked: ${tried.map((t) => `${sanitize(t.url, 200)} (${t.answer})`).join('; ')}. ` +
+      'Check the base URL (plat discover --base-url <url> shows what an address publishes), or try again later if the server is having trouble.',
+  );
 }
 
 function noMetadataError(issuer: URL): PlatError {

@@ -180,7 +180,7 @@ function toSession(result: oauth.TokenEndpointResponse, now: number, requestedSc
  */
 export class RevocationRefusedError extends PlatError {
   constructor(
-    readonly reason: 'client' | 'token_type' | 'token',
+    readonly reason: 'client' | 'token_type' | 'token' | 'missing',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -208,8 +208,11 @@ export async function revokeToken(
     const body = oauthErrorOf(error) ?? (await challengedError(error));
     const status = body?.status ?? statusOfFailure(error);
     const detail = body ? ` (${body.error}${body.description ? `: ${body.description}` : ''})` : '';
+    if (status === 404 || status === 405 || status === 501) {
+      throw new RevocationRefusedError('missing', `The server has no revocation endpoint at ${endpoint.origin}${endpoint.pathname} (HTTP ${status}).`, { cause: error });
+    }
     if (status === 401 || body?.error === 'invalid_client') {
-      throw new RevocationRefusedError('client', `The server does not let plat's client revoke tokens${detail || ` (HTTP ${status})`}.`, { cause: error });
+      throw new RevocationRefusedError('client', `The server refused to let plat's client revoke tokens: it answered HTTP ${status ?? 400}${detail}.`, { cause: error });
     }
     if (body?.error === 'unsupported_token_type') {
       throw new RevocationRefusedError('token_type', `The server does not revoke ${which} tokens${detail}.`, { cause: error });

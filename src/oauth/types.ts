@@ -12,6 +12,13 @@ export interface OAuthClient {
    * server's metadata prefers: in the form, or with HTTP Basic where only client_secret_basic is listed).
    */
   authMethod: 'none' | 'client_secret_post';
+  /**
+   * How a confidential client plat registered sends its secret, when the server assigned the method (RFC 7591
+   * §3.2.1): that method at every endpoint. Absent: as the server's metadata prefers (see secretMethod).
+   */
+  secretMethod?: 'client_secret_post' | 'client_secret_basic';
+  /** When the server said the registered secret expires (RFC 7591 client_secret_expires_at), epoch ms; absent: never. */
+  secretExpiresAt?: number;
   /** The issuer this client belongs to: a registration is valid only at the issuer that made it. */
   issuer: string;
   redirectUris: string[];

@@ -15,6 +15,7 @@ import type { LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile } from '../store/types.js';
 import { loadSession } from './access.js';
 import { readKeptClientSecret } from './client-secret.js';
+import { rememberSecrets } from '../redact.js';
 import { portOf } from './consent.js';
 import type { ClientChoice } from './login-options.js';
 
@@ -25,6 +26,8 @@ import type { ClientChoice } from './login-options.js';
  */
 export interface ClientPlan {
   stored?: ClientRegistration;
+  /** The secret the server assigned to `stored`, when it registered plat as a confidential client. */
+  storedSecret?: string;
   known?: { clientId: string; secret?: string; port?: number };
 }
 
@@ -68,7 +71,7 @@ export async function planClient(
     return { known: { clientId, port } };
   }
   if (!stored) return {};
-  if (stored.dynamic) return { stored };
+  if (stored.dynamic) return planStoredRegistration(ctx, profile, stored);
   if (isMetadataDocumentClient(stored) && !supportsClientMetadataDocuments(discovery.as)) {
     ctx.io.note(`The server no longer supports client ID metadata documents, so plat cannot use ${stored.clientId}; registering itself instead.`);
     return {};
@@ -76,6 +79,24 @@ export async function planClient(
   const port = lastPort(stored.clientId);
   if (confidential) return { known: { clientId: confidential.clientId, secret: await storedSecret(ctx, profile, confidential), port } };
   return { known: { clientId: stored.clientId, port } };
+}
+
+/**
+ * A registration plat made earlier is reused; one the server made confidential needs its secret (beside the
+ * session, or kept across a logout), and one whose secret has expired or is gone is replaced by a new registration.
+ */
+async function planStoredRegistration(ctx: Context, profile: Profile, stored: ClientRegistration): Promise<ClientPlan> {
+  if (stored.authMethod !== 'client_secret_post') return { stored };
+  if (stored.secretExpiresAt !== undefined && stored.secretExpiresAt <= ctx.now()) {
+    ctx.io.note("The secret of plat's registration at this server has expired (client_secret_expires_at); registering again.");
+    return {};
+  }
+  const secret = (await loadSession(ctx, profile).catch(() => undefined))?.session.clientSecret ?? (await readKeptClientSecret(ctx, profile));
+  if (!secret) {
+    ctx.io.note("The secret of plat's registration at this server is no longer in the token store; registering again.");
+    return {};
+  }
+  return { stored, storedSecret: secret };
 }
 
 export async function storedSecret(ctx: Context, profile: Profile, client: ClientRegistration): Promise<string> {
@@ -112,20 +133,24 @@ export async function settleClient(
     ctx.io.note(`plat's registration does not include ${missing.join(' ')}; registering again with the scopes asked for now.`);
   } else if (plan.stored) {
     const registeredPort = portOf(plan.stored.redirectUris[0]);
-    if (registeredPort === listener.port) return { credentials: { registration: plan.stored }, fresh: false };
+    const reused = { credentials: { registration: plan.stored, secret: plan.storedSecret }, fresh: false };
+    if (registeredPort === listener.port) return reused;
     const verdict = await probeAuthorization(await deps(ctx), discovery.as, plan.stored, { redirectUri: listener.redirectUri, scopes });
-    if (verdict !== 'rejected') return { credentials: { registration: plan.stored }, fresh: false };
+    if (verdict !== 'rejected') return reused;
     ctx.io.note(
       `The server does not accept plat's registration on port ${listener.port} (it was made for port ${registeredPort ?? 'another'}); registering again.`,
     );
   }
-  const registration = await registerClient(await deps(ctx), discovery.as, {
+  const { registration, secret } = await registerClient(await deps(ctx), discovery.as, {
     redirectUri: listener.redirectUri,
     clientName: `plat on ${ctx.hostname()}`,
     scopes: scopesToRegister(scopes, discovery.as.scopes_supported),
     now: ctx.now(),
+    guessedEndpoint: discovery.filledFromSpec.includes('registration_endpoint'),
   });
-  return { credentials: { registration }, fresh: true };
+  rememberSecrets(secret);
+  if (secret && ctx.globals.verbose) ctx.io.note(`The server registered plat as a confidential client (${registration.secretMethod ?? 'client secret'}); its secret is kept in the token store.`);
+  return { credentials: { registration, secret }, fresh: true };
 }
 
 /**

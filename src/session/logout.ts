@@ -74,13 +74,12 @@ export async function revokeSession(ctx: Context, active: ActiveSession): Promis
     const deps = { fetch: (await ctx.http()).fetch };
     const credentials = credentialsOf(ctx, active);
     const until = active.session.expiresAt !== undefined ? ` (the access token until ${clockTime(active.session.expiresAt, ctx.now())})` : '';
+    // Always asked, with the credentials plat has: metadata that leaves `none` out of the revocation methods is
+    // often just incomplete (such servers revoke a public client's tokens when asked). What the server answered
+    // is what the user is told; when it refused, the listed methods explain why.
     const allowed = mayRevoke(discovery.as, credentials.registration);
-    if (!allowed.ok) {
-      errors.push(
-        `The server does not let public clients like plat revoke tokens (its revocation endpoint accepts only ${allowed.methods.join(', ')}), so they stay valid at the server until they expire${until}.`,
-      );
-      return { unsupported, errors };
-    }
+    const listedOnly = allowed.ok ? '' : ` (its metadata lists only ${allowed.methods.join(', ')} for revocation, not public clients like plat)`;
+    const guessed = discovery.filledFromSpec.includes('revocation_endpoint');
     let refreshRevoked = false;
     const tokens: Array<[string | undefined, 'refresh_token' | 'access_token']> = [
       [active.session.refreshToken, 'refresh_token'],
@@ -95,9 +94,11 @@ export async function revokeSession(ctx: Context, active: ActiveSession): Promis
         if (error instanceof InterruptedError) throw error;
         if (error instanceof RevocationRefusedError) {
           if (error.reason === 'token' && hint === 'access_token' && refreshRevoked) continue;
+          // The documented path guessed for a server whose metadata lists no revocation: nothing there means none.
+          if (error.reason === 'missing' && guessed) return { unsupported: true, errors };
           if (error.reason === 'client') {
             // The same client would be refused for the other token too.
-            errors.push(`${error.message} The tokens stay valid at the server until they expire${until}.`);
+            errors.push(`${error.message.replace(/\.$/, '')}${listedOnly}. The tokens stay valid at the server until they expire${until}.`);
             break;
           }
           if (error.reason === 'token_type') {

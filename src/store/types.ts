@@ -27,6 +27,10 @@ export interface ClientRegistration {
    * server's metadata prefers: in the form, or with HTTP Basic where only client_secret_basic is listed).
    */
   authMethod: 'none' | 'client_secret_post';
+  /** The secret method the server assigned to a client plat registered (RFC 7591 §3.2.1); absent: as the metadata prefers. */
+  secretMethod?: 'client_secret_post' | 'client_secret_basic';
+  /** When the server said that registered secret expires, epoch ms; absent: never. */
+  secretExpiresAt?: number;
   /** The issuer this client is registered at: a registration is reused only at the same issuer. */
   issuer: string;
   redirectUris: string[];

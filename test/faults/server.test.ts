@@ -37,15 +37,11 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 
 describe('metadata', () => {
   it.each<[string, Partial<Knobs> | (() => void), RegExp]>([
-    ['an HTML page', { metadata: 'html' }, /did not answer with JSON \(it sent text\/html\)/],
-    ['truncated JSON', { metadata: 'truncated' }, /reading the authorization server metadata, .* (did not answer with JSON|JSON that cannot be parsed)/],
+    ['an HTML page at every well-known address', { metadata: 'html' }, /found no usable sign-in metadata for .*It asked: .*\/\.well-known\/oauth-authorization-server \(not JSON: text\/html\); .*\/\.well-known\/openid-configuration \(not JSON: text\/html\)/],
+    ['truncated JSON at every well-known address', { metadata: 'truncated' }, /found no usable sign-in metadata .*(JSON that cannot be parsed|not JSON)/],
     ['another issuer', { metadata: 'wrong-issuer' }, /names a different issuer than the one it is served for; plat will not trust it/],
-    ['HTTP 500', () => platform.override('/.well-known/oauth-authorization-server', json(500, 'oops')), /unexpected HTTP 500/],
-    ['an HTML protected-resource document', () => platform.override('/.well-known/oauth-protected-resource', (_q, s) => (s.writeHead(200, { 'content-type': 'text/html' }), s.end('<html>'), true)), /protected-resource metadata, .* did not answer with JSON \(it sent text\/html\)/],
     ['a protected-resource document naming an http:// server', () => platform.override('/.well-known/oauth-protected-resource', json(200, { resource: platform.baseUrl, authorization_servers: ['http://auth.example.test'] })), /authorization server that is not https:\/\/ \(http:\/\/auth\.example\.test\); plat refuses to use it/],
     ['a protected-resource document naming a server that is not a URL', () => platform.override('/.well-known/oauth-protected-resource', json(200, { resource: platform.baseUrl, authorization_servers: ['not a url'] })), /names an authorization server that is not a URL/],
-    ['a protected-resource document for another API', () => platform.override('/.well-known/oauth-protected-resource', json(200, { resource: 'https://other.example.test', authorization_servers: [platform.baseUrl] })), /protected-resource metadata/],
-    ['a JSON array', () => platform.override('/.well-known/oauth-authorization-server', json(200, [1, 2])), /authorization server metadata/],
   ])('%s: login exits 1 before registering or opening anything, storing nothing', async (_what, setup, message) => {
     if (typeof setup === 'function') setup();
     else Object.assign(platform.knobs, setup);
@@ -58,6 +54,23 @@ describe('metadata', () => {
     const discover = await home.run(['discover', '--base-url', platform.baseUrl]);
     expectFailure(discover, 1, message);
     expect(await listFiles(`${home.configDir}/cache`)).toEqual([]);
+  });
+
+  // Liberal where nothing is at stake (issue 22): an address that answers with an error, HTML or a document that is
+  // not for this API is passed over for the next one, and the platform's own metadata is still found.
+  it.each<[string, () => void]>([
+    ['HTTP 500 for RFC 8414 metadata (OpenID discovery answers)', () => platform.override('/.well-known/oauth-authorization-server', json(500, 'oops'))],
+    ['HTTP 401 for RFC 8414 metadata', () => platform.override('/.well-known/oauth-authorization-server', json(401, { error: 'unauthorized' }))],
+    ['a JSON array for RFC 8414 metadata', () => platform.override('/.well-known/oauth-authorization-server', json(200, [1, 2]))],
+    ['an HTML protected-resource document', () => platform.override('/.well-known/oauth-protected-resource', (_q, s) => (s.writeHead(200, { 'content-type': 'text/html' }), s.end('<html>'), true))],
+    ['a protected-resource document for another API (RFC 9728 §3.3: never used)', () => platform.override('/.well-known/oauth-protected-resource', json(200, { resource: 'https://other.example.test', authorization_servers: ['https://evil.example.test'] }))],
+  ])('%s: passed over; discover finds the platform', async (_what, setup) => {
+    setup();
+    const discover = await home.run(['discover', '--base-url', platform.baseUrl, '--json']);
+    expect(discover.code, discover.stderr).toBe(0);
+    const document = JSON.parse(discover.stdout);
+    expect(document.issuer).toBe(platform.issuer);
+    expect(JSON.stringify(document)).not.toContain('evil.example.test');
   });
 
   it('missing authorization and token endpoints are filled from the documented paths: login works there, discover says so', async () => {
@@ -73,24 +86,30 @@ describe('metadata', () => {
     expect(await expectConsistent(home)).toBe('logged-in');
   });
 
-  it('a missing endpoint the server does not serve at the documented path either: UserInfo (login warns, still signs in)', async () => {
+  it('a missing endpoint the server does not serve at the documented path either: UserInfo (said truthfully: none there, the ID token answers)', async () => {
     platform.knobs.metadataOverrides = { userinfo_endpoint: null };
     platform.override('/api/oauth/userinfo', json(404, { error: 'not_found' }));
     const result = await login();
     expectSuccess(result);
-    expect(result.stderr).toMatch(/warning: Signed in, but could not read your user information: .*HTTP 404/);
+    expect(result.stderr).not.toMatch(/warning|Try again later|HTTP 404/);
     expect(result.stdout).toMatch(/as user-ada/); // from the ID token's subject
     expect(await expectConsistent(home)).toBe('logged-in');
+    const whoami = await home.run(['whoami']);
+    expectSuccess(whoami);
+    expect(whoami.stderr).toMatch(/lists no UserInfo endpoint and has none at the platform's documented path: this is who signed in, from the ID token/);
+    expect(whoami.stderr).not.toMatch(/Try again later/);
   });
 
-  it('a missing endpoint the server does not serve at the documented path either: revocation (logout warns, forgets the tokens)', async () => {
+  it('a missing endpoint the server does not serve at the documented path either: revocation (logout says the server offers none, forgets the tokens)', async () => {
     await signIn(home, platform);
     platform.knobs.metadataOverrides = { revocation_endpoint: null };
     platform.override('/api/oauth/revoke', json(404, { error: 'not_found' }));
     expectSuccess(await home.run(['discover', '--refresh']));
     const result = await home.run(['logout']);
     expectSuccess(result);
-    expect(result.stderr).toMatch(/warning: Could not revoke the tokens of profile default at the server: .*They were removed from this machine anyway/);
+    // Said with the capability's own sentence, not as a failure to retry.
+    expect(result.stdout).toMatch(/the server offers no revocation, so the tokens were only removed from this machine/);
+    expect(result.stderr).not.toMatch(/Try again later|warning/);
     expect(await expectConsistent(home)).toBe('logged-out');
   });
 

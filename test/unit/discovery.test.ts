@@ -54,7 +54,8 @@ describe('discover', () => {
       [`${BASE}/.well-known/oauth-authorization-server`]: () => json(fullMetadata(BASE)),
     });
     const d = await discover(f.deps, BASE, NOW);
-    expect(f.urls()).toEqual([`${BASE}/.well-known/oauth-protected-resource`, `${BASE}/.well-known/oauth-authorization-server`]);
+    // RFC 9728 §5.1: the API itself is asked for a challenge naming its metadata before plat settles on the base URL.
+    expect(f.urls()).toEqual([`${BASE}/.well-known/oauth-protected-resource`, `${BASE}/`, `${BASE}/.well-known/oauth-authorization-server`]);
     expect(d.issuer).toBe(BASE);
     expect(d.baseUrl).toBe(BASE);
     expect(d.resource).toBeUndefined();
@@ -94,6 +95,7 @@ describe('discover', () => {
     const d = await discover(f.deps, BASE, NOW);
     expect(f.urls()).toEqual([
       `${BASE}/.well-known/oauth-protected-resource`,
+      `${BASE}/`,
       `${BASE}/.well-known/oauth-authorization-server`,
       `${BASE}/.well-known/openid-configuration`,
     ]);
@@ -144,13 +146,73 @@ describe('discover', () => {
     expect(d.issuer).toBe(LOCAL);
   });
 
-  it('reports an HTML page instead of protected-resource metadata as not JSON', async () => {
+  it('passes over an HTML page instead of protected-resource metadata (RFC 9728 has the API as its own server then)', async () => {
     const f = fakeFetch({
       [`${BASE}/.well-known/oauth-protected-resource`]: () =>
         new Response('<!doctype html><title>Login</title>', { status: 200, headers: { 'content-type': 'text/html' } }),
+      [`${BASE}/.well-known/oauth-authorization-server`]: () => json(fullMetadata(BASE)),
+    });
+    const d = await discover(f.deps, BASE, NOW);
+    expect(d.resource).toBeUndefined();
+    expect(d.issuer).toBe(BASE);
+  });
+
+  it('a base URL with a path: the path-suffixed address first (RFC 9728 §3.1), then the origin\'s own document for an API above it', async () => {
+    const API = `${BASE}/mcp`;
+    const AUTH = 'https://auth.example';
+    const f = fakeFetch({
+      [`${BASE}/.well-known/oauth-protected-resource`]: () => json({ resource: BASE, authorization_servers: [AUTH] }),
+      [`${AUTH}/.well-known/oauth-authorization-server`]: () => json(fullMetadata(AUTH)),
+    });
+    const d = await discover(f.deps, API, NOW);
+    expect(f.urls().slice(0, 2)).toEqual([`${BASE}/.well-known/oauth-protected-resource/mcp`, `${BASE}/.well-known/oauth-protected-resource`]);
+    expect(d.issuer).toBe(AUTH);
+  });
+
+  it('never uses a protected-resource document for another API (RFC 9728 §3.3), at any address', async () => {
+    const f = fakeFetch({
+      [`${BASE}/.well-known/oauth-protected-resource/v1`]: () => json({ resource: `${BASE}/v2`, authorization_servers: ['https://evil.example'] }),
+      [`${BASE}/.well-known/oauth-protected-resource`]: () => json({ resource: 'https://other.example', authorization_servers: ['https://evil.example'] }),
+      [`${BASE}/v1/.well-known/oauth-authorization-server`]: () => json(fullMetadata(`${BASE}/v1`)),
+      [`${BASE}/.well-known/oauth-authorization-server/v1`]: () => json(fullMetadata(`${BASE}/v1`)),
+    });
+    const d = await discover(f.deps, `${BASE}/v1`, NOW);
+    expect(d.issuer).toBe(`${BASE}/v1`);
+    expect(f.urls().some((u) => u.includes('evil.example'))).toBe(false);
+  });
+
+  it('follows the resource_metadata of the API\'s own 401 challenge (RFC 9728 §5.1) when no well-known address has a document', async () => {
+    const AUTH = 'https://auth.example';
+    const f = fakeFetch({
+      [`${BASE}/`]: () =>
+        new Response('{}', { status: 401, headers: { 'www-authenticate': `Bearer resource_metadata="${BASE}/meta/prm.json"`, 'content-type': 'application/json' } }),
+      [`${BASE}/meta/prm.json`]: () => json({ resource: BASE, authorization_servers: [AUTH] }),
+      [`${AUTH}/.well-known/oauth-authorization-server`]: () => json(fullMetadata(AUTH)),
+    });
+    const d = await discover(f.deps, BASE, NOW);
+    expect(d.issuer).toBe(AUTH);
+    expect(f.urls()).toContain(`${BASE}/meta/prm.json`);
+  });
+
+  it('falls through on 401, 403, 405 and HTML at every metadata address, then lists each address and its answer', async () => {
+    const f = fakeFetch({
+      [`${BASE}/.well-known/oauth-authorization-server`]: () => new Response('no', { status: 401 }),
+      [`${BASE}/.well-known/openid-configuration`]: () => new Response('<html>', { status: 200, headers: { 'content-type': 'text/html' } }),
     });
     const error = await rejection(discover(f.deps, BASE, NOW));
-    expect(error.message).toMatch(/did not answer with JSON \(it sent text\/html\)/);
+    expect(error.exitCode).toBe(ExitCode.failure);
+    expect(error.message).toMatch(/found no usable sign-in metadata for https:\/\/api\.example/);
+    expect(error.message).toContain(`${BASE}/.well-known/oauth-authorization-server (HTTP 401)`);
+    expect(error.message).toContain(`${BASE}/.well-known/openid-configuration (not JSON: text/html)`);
+  });
+
+  it('OpenID discovery with the issuer\'s path inserted, as some servers publish it', async () => {
+    const ISSUER = `${BASE}/realms/school`;
+    const f = fakeFetch({
+      [`${BASE}/.well-known/openid-configuration/realms/school`]: () => json(fullMetadata(ISSUER)),
+    });
+    const d = await discover(f.deps, ISSUER, NOW);
+    expect(d.issuer).toBe(ISSUER);
   });
 });
 

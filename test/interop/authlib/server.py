@@ -8,7 +8,8 @@ Deliberately unlike the platform's documented layout: the issuer has a path (/id
 path of its own, and the pre-registered confidential client authenticates with client_secret_basic only.
 
 Usage: server.py '<json options>'; prints one JSON line {"port": N} on stdout when it is listening.
-Options: revocationForPublicClients (bool, default true).
+Options: revocationForPublicClients (bool, default true); listedRevocationMethods (the metadata's
+revocation_endpoint_auth_methods_supported, when it should differ from what the endpoint accepts).
 """
 import json
 import os
@@ -302,7 +303,7 @@ def metadata():
         'grant_types_supported': ['authorization_code', 'refresh_token'],
         'code_challenge_methods_supported': ['S256'],
         'token_endpoint_auth_methods_supported': AUTH_METHODS,
-        'revocation_endpoint_auth_methods_supported': Revocation.CLIENT_AUTH_METHODS,
+        'revocation_endpoint_auth_methods_supported': OPTIONS.get('listedRevocationMethods', Revocation.CLIENT_AUTH_METHODS),
         'subject_types_supported': ['public'],
         'id_token_signing_alg_values_supported': ['RS256'],
         'claims_supported': ['sub', 'name', 'preferred_username', 'email', 'email_verified'],
