@@ -12,8 +12,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome, type Home, type RunOptions } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
-import { addClient, approveOnGlewlwyd, freePort, GLEWLWYD_INSTALL, glewlwydInstalled, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
-import { requireInstalled, skipUnless } from './servers.js';
+import { addClient, approveOnGlewlwyd, GLEWLWYD_INSTALL, glewlwydInstalled, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
+import { freePort, requireInstalled, skipUnless } from './servers.js';
 
 const installed = glewlwydInstalled();
 const skip = skipUnless(installed, GLEWLWYD_INSTALL);

@@ -6,6 +6,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isCI } from '../helpers/components.js';
@@ -116,6 +118,18 @@ export function startPythonServer(script: string, options: Record<string, unknow
 /** Starts `script` (relative to test/interop) with the Node that runs the tests. */
 export function startNodeServer(script: string, options: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<InteropServer> {
   return startServer(process.execPath, [path.join(here, script), JSON.stringify(options)], { env });
+}
+
+/**
+ * A loopback port free at this moment, for a client whose redirect URI a server must know in advance (servers
+ * that compare it exactly). Far less likely to be taken than a fixed port another process may hold.
+ */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /** SIGTERM, then SIGKILL after 3 s: a test server never outlives its test. */
