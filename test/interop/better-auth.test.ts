@@ -108,3 +108,30 @@ describe('Better Auth OAuth 2.1 provider (no openid, no ID token): the whole jou
     expect(oauthRefreshToken.filter((t: any) => !t.revoked)).toEqual([expect.objectContaining({ clientId: oauthClient[0].clientId })]);
   });
 });
+
+describe('Better Auth OAuth 2.1 provider listing openid: an OpenID login with its EdDSA ID token', () => {
+  let server: InteropServer;
+  let home: Home;
+  beforeAll(async () => {
+    server = await startNodeServer('better-auth/server.mjs', { openid: true });
+    home = await makeHome();
+  });
+  afterAll(async () => {
+    await home?.cleanup();
+    await server?.close();
+  });
+
+  it('asks for openid because it is listed now, checks the ID token’s nonce, and whoami names the person', async () => {
+    const { result, authorizeUrl } = await loginAt(home, server.baseUrl, `${server.issuer}/oauth2/authorize`, SIGN_IN, ['--scope', 'courses:read']);
+    expect(result.code, `${result.stderr}\n${server.log()}`).toBe(0);
+    expect(result.stdout).toMatch(/Logged in to http:\/\/127\.0\.0\.1:\d+ as Katherine Johnson/);
+    expect(authorizeUrl!.searchParams.get('scope')!.split(' ')).toEqual(expect.arrayContaining(['openid', 'profile', 'email', 'offline_access', 'courses:read']));
+    const session = await readStoredSession(home);
+    const [header, payload] = session.idToken.split('.').slice(0, 2).map((part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
+    expect(header.alg).toBe('EdDSA');
+    expect(payload).toMatchObject({ iss: server.issuer, nonce: authorizeUrl!.searchParams.get('nonce') });
+    const whoami = await home.run(['whoami']);
+    expect(whoami.code, whoami.stderr).toBe(0);
+    expect(whoami.stdout).toMatch(/Katherine Johnson/);
+  });
+});
