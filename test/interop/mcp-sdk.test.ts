@@ -99,3 +99,31 @@ describe('MCP TypeScript SDK (plain OAuth 2.1, no openid, no ID token): the whol
     expect(tokens.at(-1)).toMatchObject({ client_id: registrations[0].client_id, access_revoked: false });
   });
 });
+
+describe('MCP TypeScript SDK with the API under /mcp, as MCP servers are: RFC 9728’s path-suffixed metadata', () => {
+  let server: InteropServer;
+  let home: Home;
+  let api: string;
+  beforeAll(async () => {
+    server = await startNodeServer('mcp-sdk/server.mjs', { resourcePath: '/mcp' });
+    home = await makeHome();
+    api = `${server.baseUrl}/mcp`;
+  });
+  afterAll(async () => {
+    await home?.cleanup();
+    await server?.close();
+  });
+
+  it('login with the base URL /mcp finds /.well-known/oauth-protected-resource/mcp (none at the origin), binds the token to it, and calls', async () => {
+    expect((await fetch(`${server.baseUrl}/.well-known/oauth-protected-resource`)).status).toBe(404);
+    const { result, authorizeUrl } = await loginAt(home, api, new URL('/authorize', server.issuer).href, SIGN_IN, ['--scope', 'courses:read']);
+    expect(result.code, `${result.stderr}\n${server.log()}`).toBe(0);
+    expect(authorizeUrl!.searchParams.get('resource')).toBe(api);
+    const { wellKnownRequests, tokens } = await server.state();
+    expect(wellKnownRequests).toContain('/.well-known/oauth-protected-resource/mcp');
+    expect(tokens).toEqual([expect.objectContaining({ resource: api })]);
+    const call = await home.run(['call', 'GET', '/v1/courses']);
+    expect(call.code, call.stderr).toBe(0);
+    expect(JSON.parse(call.stdout)).toMatchObject({ user: 'user-ada' });
+  });
+});

@@ -15,7 +15,8 @@
  *
  * Usage: node server.mjs '<json options>'; prints one JSON line {"port": API port, "issuer": "..."} on stdout when
  * both origins listen. `/_test/state` on the API origin exposes the server's records (not part of any protocol).
- * Options: none yet.
+ * Options: resourcePath (default "/"): the API under a path, as MCP servers are (`/mcp`): its RFC 9728 document is
+ * then at the path-suffixed address (/.well-known/oauth-protected-resource/mcp) and none at the origin's.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import express from 'express';
@@ -23,6 +24,7 @@ import { mcpAuthRouter, getOAuthProtectedResourceMetadataUrl, mcpAuthMetadataRou
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { InvalidGrantError, InvalidScopeError, InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 
+const OPTIONS = JSON.parse(process.argv[2] ?? '{}');
 const SCOPES = ['courses:read', 'courses:write'];
 const USER = { id: 'user-ada', username: 'ada', password: 'analytical engine', name: 'Ada Lovelace' };
 const ACCESS_TTL = 3600;
@@ -163,7 +165,13 @@ const issuerUrl = new URL(`http://127.0.0.1:${authServer.address().port}/`);
 
 const apiApp = express();
 const apiServer = await listen(apiApp);
-const apiUrl = new URL(`http://127.0.0.1:${apiServer.address().port}/`);
+const apiUrl = new URL(OPTIONS.resourcePath ?? '/', `http://127.0.0.1:${apiServer.address().port}`);
+const apiPath = apiUrl.pathname.replace(/\/$/, '');
+const wellKnownRequests = []; // which metadata addresses a client asked the API's origin for
+apiApp.use('/.well-known', (req, _res, next) => {
+  wellKnownRequests.push(req.originalUrl);
+  next();
+});
 
 authApp.use(mcpAuthRouter({ provider, issuerUrl, scopesSupported: SCOPES, resourceName: 'Courses API (MCP SDK interop)' }));
 authApp.post('/consent', express.urlencoded({ extended: false }), (req, res) => {
@@ -189,14 +197,15 @@ const oauthMetadata = createOAuthMetadata({ provider, issuerUrl, scopesSupported
 apiApp.use(mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: apiUrl, scopesSupported: SCOPES, resourceName: 'Courses API (MCP SDK interop)' }));
 const bearer = (scope) =>
   requireBearerAuth({ verifier: provider, requiredScopes: [scope], resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(apiUrl), expectedResource: apiUrl });
-apiApp.get('/v1/courses', bearer('courses:read'), (req, res) => {
+apiApp.get(`${apiPath}/v1/courses`, bearer('courses:read'), (req, res) => {
   res.json({ items: [{ id: 'c1', title: 'Difference engines' }], user: req.auth.extra.user });
 });
-apiApp.post('/v1/courses', bearer('courses:write'), (_req, res) => res.status(201).json({ id: 'c2' }));
+apiApp.post(`${apiPath}/v1/courses`, bearer('courses:write'), (_req, res) => res.status(201).json({ id: 'c2' }));
 apiApp.get('/_test/state', (_req, res) => {
   res.json({
     issuer: issuerUrl.href,
     resource: apiUrl.href,
+    wellKnownRequests,
     registrations: [...clients.values()],
     tokens,
   });
