@@ -1,8 +1,8 @@
 /**
  * Independent authorization servers for the interop suite: each is a real implementation (from Debian or npm),
- * started by the test itself on 127.0.0.1 as a child process that prints `{"port": N, ...}` when it listens. `state()` reads the
- * server's own records (registrations, tokens and whether they are revoked) through a test-only route, so a test
- * can see rotation and revocation where they happen, not only what plat says about them.
+ * started by the test itself on 127.0.0.1 as a child process that prints `{"port": N, ...}` when it listens.
+ * `state()` reads the server's own records (registrations, tokens and whether they are revoked) through a test-only
+ * route, so a test can see rotation and revocation where they happen, not only what plat says about them.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -18,12 +18,8 @@ export const PYTHON = '/usr/bin/python3';
 export interface InteropServer {
   /** The API origin (plat's --base-url); its RFC 9728 document names the issuer. */
   baseUrl: string;
-  /** The issuer: on the same origin, under a path of its own. */
+  /** The issuer: as the ready line names it, else on the API's origin under the issuer path. */
   issuer: string;
-  /** The server's ready line as it printed it. */
-  ready: ReadyLine;
-  /** From spawning the process to its ready line. */
-  startupMs: number;
   state(): Promise<Record<string, any>>;
   /** What the server wrote on stderr: for a failing test's message. */
   log(): string;
@@ -52,8 +48,11 @@ export function skipUnless(available: boolean, install: string): boolean {
   return true;
 }
 
-/** What a server printed on its ready line: `port` (the API origin's) and anything else it wants the test to know. */
-export type ReadyLine = { port: number; issuer?: string } & Record<string, unknown>;
+/** A server's ready line: the API origin's `port`, and `issuer` when the issuer is not on that origin's issuer path. */
+interface ReadyLine {
+  port: number;
+  issuer?: string;
+}
 
 export interface StartOptions {
   /** The issuer's path on the API origin, for a server whose ready line names no issuer. */
@@ -67,7 +66,6 @@ export interface StartOptions {
  */
 export async function startServer(command: string, args: string[], options: StartOptions = {}): Promise<InteropServer> {
   const name = path.relative(here, args[0] ?? command);
-  const started = performance.now();
   const child = spawn(command, args, {
     // stdin stays open: the server exits when it closes, so a test runner that dies leaves no server behind.
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -98,8 +96,6 @@ export async function startServer(command: string, args: string[], options: Star
   return {
     baseUrl,
     issuer: ready.issuer ?? `${baseUrl}${options.issuerPath ?? ''}`,
-    ready,
-    startupMs: Math.round(performance.now() - started),
     async state() {
       const response = await fetch(`${baseUrl}/_test/state`);
       if (!response.ok) throw new Error(`state: HTTP ${response.status}`);
