@@ -65,6 +65,15 @@ describe('MCP TypeScript SDK (plain OAuth 2.1, no openid, no ID token): the whol
     expect(JSON.parse(result.stdout)).toMatchObject({ items: [{ title: 'Difference engines' }], user: 'user-ada' });
   });
 
+  it('call --paginate: both of the API’s pages, the second through its next_cursor, each with the token', async () => {
+    const result = await home.run(['call', 'GET', '/v1/courses', '--paginate']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([
+      { id: 'c1', title: 'Difference engines' },
+      { id: 'c2', title: 'Analytical engines' },
+    ]);
+  });
+
   it('refresh: the server spends the old refresh token and plat keeps the new pair, still bound to the API', async () => {
     const before = await readStoredSession(home);
     const result = await home.run(['refresh']);

@@ -197,8 +197,14 @@ const oauthMetadata = createOAuthMetadata({ provider, issuerUrl, scopesSupported
 apiApp.use(mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: apiUrl, scopesSupported: SCOPES, resourceName: 'Courses API (MCP SDK interop)' }));
 const bearer = (scope) =>
   requireBearerAuth({ verifier: provider, requiredScopes: [scope], resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(apiUrl), expectedResource: apiUrl });
+// Two pages, the second behind a cursor (next_cursor, sent back as ?cursor=): for plat call --paginate.
+const COURSES = [
+  [{ id: 'c1', title: 'Difference engines' }],
+  [{ id: 'c2', title: 'Analytical engines' }],
+];
 apiApp.get(`${apiPath}/v1/courses`, bearer('courses:read'), (req, res) => {
-  res.json({ items: [{ id: 'c1', title: 'Difference engines' }], user: req.auth.extra.user });
+  const page = req.query.cursor === 'page-2' ? 1 : 0;
+  res.json({ items: COURSES[page], user: req.auth.extra.user, ...(page === 0 ? { next_cursor: 'page-2' } : {}) });
 });
 apiApp.post(`${apiPath}/v1/courses`, bearer('courses:write'), (_req, res) => res.status(201).json({ id: 'c2' }));
 apiApp.get('/_test/state', (_req, res) => {
