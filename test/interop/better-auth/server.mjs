@@ -17,6 +17,7 @@
  * listens. `/_test/state` exposes the server's own records (not part of any protocol).
  * Options: openid (bool, default false): list openid, profile and email too (to see what the plugin does then).
  */
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { betterAuth } from 'better-auth';
 import { memoryAdapter } from 'better-auth/adapters/memory';
@@ -43,9 +44,9 @@ const resource = origin; // the API's RFC 8707 identifier, as its RFC 9728 docum
 
 const options = {
   baseURL: origin,
-  secret: 'interop-test-secret-interop-test-secret-0123456789',
+  secret: randomBytes(32).toString('base64url'), // signs its cookies and authorization queries; new each start
   emailAndPassword: { enabled: true },
-  // The documentation's setup: the JWT plugin's /token would shadow nothing here, but it is disabled as advised.
+  // As the documentation advises: the JWT plugin's own /token (a signed-in session's JWT) is no OAuth endpoint.
   disabledPaths: ['/token'],
   logger: { level: 'error' },
   telemetry: { enabled: false },
