@@ -10,7 +10,7 @@ import { PlatError, UsageError } from '../errors.js';
 import { isLoopbackHost } from './base-url.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { sanitize } from '../text.js';
-import { oauthErrorOf, toPlatError } from './errors.js';
+import { bodyFailure, oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import type { OAuthClient } from './types.js';
 
@@ -192,6 +192,8 @@ export async function registerClient(
     client = await oauth.processDynamicClientRegistrationResponse(response);
   } catch (error) {
     if (error instanceof NoRegistrationError) throw error;
+    const broken = bodyFailure(error, endpoint.origin);
+    if (broken) throw broken;
     const body = oauthErrorOf(error);
     if (body?.error === 'invalid_redirect_uri') {
       throw new PlatError(

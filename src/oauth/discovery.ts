@@ -10,7 +10,7 @@ import { isSecureOrLoopback } from './base-url.js';
 import { MAX_OAUTH_BODY_BYTES, SPEC_PATHS } from './endpoints.js';
 import { sanitize } from '../text.js';
 import { parseBearerChallenge } from './www-authenticate.js';
-import { toPlatError } from './errors.js';
+import { bodyFailure, toPlatError } from './errors.js';
 import type { OAuthDeps } from './options.js';
 
 export interface Discovery {
@@ -49,20 +49,15 @@ class NotThere extends Error {
 
 /**
  * RFC 9728: the protected-resource metadata names the API's authorization server. Looked for where the API
- * publishes it: the well-known address with the base URL's path (§3.1), the origin's own (the MCP layout, accepted
- * when the document's resource is this API or a path above it), and the `resource_metadata` of a 401 or 403 from
- * the API itself (§5.1). Any 4xx, 5xx or non-JSON answer moves on to the next address; a document for another API is
- * never used (§3.3). An API that publishes none is its own authorization server (the platform's layout).
+ * publishes it: the well-known address with the base URL's path (§3.1), then the `resource_metadata` of a 401 or
+ * 403 from the API itself (§5.1). Any 4xx, 5xx or non-JSON answer moves on; a document for another API (the
+ * origin's own, for a base URL with a path, among them) is never used (§3.3). An API that publishes none is its own
+ * authorization server (the platform's layout).
  */
 async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[]): Promise<oauth.ResourceServer | undefined> {
   const step = "reading the API's protected-resource metadata";
-  const hasPath = base.pathname !== '/' && base.pathname !== '';
-  const addresses = [wellKnown(base, 'oauth-protected-resource', 'inserted')];
-  if (hasPath) addresses.push(new URL('/.well-known/oauth-protected-resource', base));
-  for (const url of addresses) {
-    const found = await tryDocument(deps, step, url, tried, (response) => readResource(response, base));
-    if (found) return found;
-  }
+  const found = await tryDocument(deps, step, wellKnown(base, 'oauth-protected-resource', 'inserted'), tried, (response) => readResource(response, base));
+  if (found) return found;
   const linked = await resourceMetadataLink(deps, base, tried);
   return linked ? tryDocument(deps, step, linked, tried, (response) => readResource(response, base)) : undefined;
 }
@@ -79,6 +74,11 @@ async function tryDocument<T>(
   let response: Response | undefined;
   try {
     response = await getJson(deps, address);
+    // A redirect is not followed (a metadata document moved elsewhere could name any endpoints): refused, not skipped.
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel();
+      throw new PlatError(`While ${step}, ${address.origin} answered with HTTP ${response.status} (a redirect, which plat does not follow for sign-in metadata). Check the base URL.`);
+    }
     if (response.status !== 200) {
       await response.body?.cancel();
       throw new NotThere(`HTTP ${response.status}`);
@@ -98,6 +98,8 @@ async function tryDocument<T>(
     }
     // Metadata for another issuer is refused by the caller in its own words, never skipped.
     if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) throw error;
+    const broken = bodyFailure(error, address.origin);
+    if (broken) throw broken;
     throw toPlatError(error, step, address.origin);
   }
 }
@@ -113,7 +115,7 @@ function isUnusableDocument(error: oauth.OperationProcessingError): boolean {
   return error.code === oauth.INVALID_RESPONSE || error.code === oauth.RESPONSE_IS_NOT_CONFORM;
 }
 
-/** RFC 9728 §3.3: the document must be for this API. The origin's own document may name the API's origin above it. */
+/** RFC 9728 §3.3: the document must be for this API (the same URL, a trailing slash aside). */
 async function readResource(response: Response, base: URL): Promise<oauth.ResourceServer> {
   const text = await response.text();
   let document: unknown;
@@ -127,22 +129,18 @@ async function readResource(response: Response, base: URL): Promise<oauth.Resour
     throw new NotThere('not a protected-resource metadata document (no "resource")');
   }
   const resource = (document as { resource: string }).resource;
-  if (!coversResource(resource, base)) throw new NotThere(`a document for another API (${sanitize(resource, 120)})`);
+  if (!sameResource(resource, base)) throw new NotThere(`a document for another API (${sanitize(resource, 120)})`);
   return document as oauth.ResourceServer;
 }
 
-function coversResource(resource: string, base: URL): boolean {
-  let url: URL;
+function sameResource(resource: string, base: URL): boolean {
   try {
-    url = new URL(resource);
+    const url = new URL(resource);
+    const trim = (path: string) => path.replace(/\/+$/, '');
+    return url.origin === base.origin && trim(url.pathname) === trim(base.pathname) && url.search === base.search;
   } catch {
     return false;
   }
-  if (url.origin !== base.origin) return false;
-  const trim = (path: string) => path.replace(/\/+$/, '');
-  const documentPath = trim(url.pathname);
-  const basePath = trim(base.pathname);
-  return documentPath === basePath || basePath.startsWith(`${documentPath}/`);
 }
 
 /**

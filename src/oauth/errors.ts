@@ -145,7 +145,8 @@ function contentTypeOf(cause: unknown): string | undefined {
 /** The protocol's overall deadline (http.ts PROTOCOL_DEADLINE_MS), as said to the person. */
 const PROTOCOL_DEADLINE_SECONDS = 30;
 
-function bodyFailure(cause: unknown, origin: string): PlatError | undefined {
+/** A body that broke off, stalled or was cut by Ctrl-C, as the network failure it is; undefined for anything else. */
+export function bodyFailure(cause: unknown, origin: string): PlatError | undefined {
   const failure = cause as { code?: unknown; name?: unknown } | undefined;
   const stream = typeof failure?.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(failure.code);
   if (cause instanceof PlatError || failure?.name === 'AbortError' || failure?.name === 'TimeoutError' || stream) {

@@ -43,6 +43,21 @@ export function scopesForPlan(planned: string[], requested: string[], added: str
   return [...new Set([...(offersOpenId(supported) ? ['openid'] : []), ...(granted ?? []), ...planned, ...requested, ...added])];
 }
 
+const IDENTITY_SCOPES = ['openid', 'profile', 'email', 'offline_access'];
+
+/**
+ * The scopes of a session whose access token is bound to an API (RFC 8707): the token response names the API's
+ * scopes only (the token's audience is the API), while the identity scopes asked for were granted to the ID token
+ * (and offline_access to the refresh token). Those stay with the session, so status and a later step-up see them.
+ * `identityGranted`: the answer proved it (an ID token, or a refresh token for offline_access).
+ */
+export function withIdentityScopes(granted: string[], asked: readonly string[], identityGranted: { idToken: boolean; refreshToken: boolean }): string[] {
+  const kept = asked.filter(
+    (s) => IDENTITY_SCOPES.includes(s) && !granted.includes(s) && (s === 'offline_access' ? identityGranted.refreshToken : identityGranted.idToken),
+  );
+  return kept.length > 0 ? [...kept, ...granted] : granted;
+}
+
 /**
  * OIDC Core §11: most OpenID providers issue a refresh token only for `offline_access`. It is asked for when the
  * server lists it, and never otherwise (a server that does not list it may refuse the whole request).

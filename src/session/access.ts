@@ -4,6 +4,7 @@
  * after taking it, so parallel plat processes cause exactly one refresh (and never replay a rotated refresh token).
  */
 import type { Context } from '../context.js';
+import { withIdentityScopes } from '../oauth/scopes.js';
 import { AuthError } from '../errors.js';
 import type { ClientCredentials } from '../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../store/types.js';
@@ -135,8 +136,12 @@ export async function refreshSession(
         resource: profile.resource,
         now: ctx.now(),
       });
-      // A confidential integration's secret stays beside the new tokens.
+      // A confidential integration's secret stays beside the new tokens; a token bound to an API keeps the identity
+      // scopes the session was granted (the refresh answer names the API's scopes only).
       session = { ...tokens, ...(current.session.clientSecret ? { clientSecret: current.session.clientSecret } : {}) };
+      if (profile.resource) {
+        session.scopes = withIdentityScopes(session.scopes, current.session.scopes, { idToken: Boolean(session.idToken), refreshToken: Boolean(session.refreshToken) });
+      }
     } catch (error) {
       // A dead refresh token ends the session; a network failure (any other error) keeps it for the next try.
       if (error instanceof RefreshRejectedError) {

@@ -11,9 +11,9 @@ import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '..
 import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments } from '../oauth/client.js';
 import type { Discovery } from '../oauth/discovery.js';
 import { assertS256, assertSecureEndpoint } from '../oauth/endpoints.js';
-import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest, withOfflineAccess } from '../oauth/scopes.js';
+import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest, withIdentityScopes, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
-import { ConsentDeniedError } from '../oauth/errors.js';
+import { ConsentDeniedError, oauthErrorOf } from '../oauth/errors.js';
 import { fetchUserInfo, toProfileUser, UserInfoMissingError } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '../store/types.js';
@@ -67,7 +67,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   }
   const { client: choice } = options;
   const metadataUrl = choice.kind === 'metadata-document' ? parseClientMetadataUrl(choice.url) : undefined;
-  let resource = options.resource ?? (sameServer ? profile.resource : undefined);
+  let resource = options.resource ?? (sameServer && !profile.resourceByDefault ? profile.resource : undefined);
 
   const stdin = readStdinLines(io.stdin);
   try {
@@ -83,9 +83,12 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     let scopes = options.forScopes
       ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined, as.scopes_supported)
       : scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined, as.scopes_supported);
-    // An API whose authorization server lives on another origin gets tokens bound to it (RFC 8707), so they cannot
-    // be replayed at another API of the same server.
-    resource ??= defaultResource(discovery, baseUrl);
+    // Tokens bound to the API (RFC 8707) cannot be replayed at another API of the same server; the MCP
+    // authorization specification requires it of clients, and RFC 6749 §3.1 has a server ignore a parameter it does
+    // not know. Not sent to a server that refused it before.
+    const named = resource === undefined ? namedResource(discovery) : undefined;
+    const resourceByDefault = named !== undefined && !(sameServer && profile.resourceRefusedBy === discovery.issuer);
+    if (resourceByDefault) resource = named;
     assertS256(as);
     // An endpoint plat would refuse later is refused before anything is registered or anyone asked to approve.
     assertSecureEndpoint(as, 'authorization_endpoint');
@@ -93,14 +96,27 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     checkScopesSupported(scopes, as.scopes_supported);
     scopes = withOfflineAccess(scopes, as.scopes_supported);
     const plan = await planClient(ctx, profile, stored, discovery, choice, { secret, metadataUrl });
-    const attempt: Attempt = { profile, baseUrl, discovery, scopes, resource, stdin, options, replaced };
+    let attempt: Attempt = { profile, baseUrl, discovery, scopes, resource, resourceByDefault, stdin, options, replaced };
     // The retry policy, all of it: a stored registration the token endpoint answers with invalid_client (the one
-    // sign plat sees of a server that forgot it) is dropped, and the sign-in runs once more with a new one.
-    try {
-      return await signInOnce(ctx, attempt, plan);
-    } catch (error) {
-      if (!(error instanceof RegistrationForgotten)) throw error;
-      return await signInOnce(ctx, attempt, {});
+    // sign plat sees of a server that forgot it) is dropped, and the sign-in runs once more with a new one; a
+    // resource plat chose itself that the server refuses (invalid_target) is dropped, said once, and remembered.
+    let current = plan;
+    let forgotten = false;
+    for (;;) {
+      try {
+        return await signInOnce(ctx, attempt, current);
+      } catch (error) {
+        if (error instanceof RegistrationForgotten && !forgotten) {
+          forgotten = true;
+          current = {};
+        } else if (error instanceof ResourceRefused && attempt.resourceByDefault) {
+          io.note(`The server does not accept the resource indicator ${attempt.resource} (invalid_target); signing in without it, and plat will not send it to this server again.`);
+          attempt = { ...attempt, resource: undefined, resourceByDefault: false, resourceRefused: true };
+          current = error.plan;
+        } else {
+          throw error;
+        }
+      }
     }
   } finally {
     stdin.close();
@@ -114,6 +130,10 @@ interface Attempt {
   discovery: Discovery;
   scopes: string[];
   resource: string | undefined;
+  /** plat chose `resource` itself; false for --resource (or a profile's), which is never dropped. */
+  resourceByDefault: boolean;
+  /** The server refused the default resource during this login: remembered with the profile. */
+  resourceRefused?: boolean;
   stdin: StdinLines;
   options: LoginOptions;
   replaced: ActiveSession | undefined;
@@ -121,6 +141,19 @@ interface Attempt {
 
 /** The server no longer knew the stored registration: it was dropped, and a new attempt may register anew. */
 class RegistrationForgotten extends Error {}
+
+/** The server refused the resource plat chose itself (invalid_target); `plan` reuses the client of the attempt. */
+class ResourceRefused extends Error {
+  constructor(readonly plan: ClientPlan) {
+    super('invalid_target');
+  }
+}
+
+/** invalid_target, from the authorization endpoint (in the callback) or the token endpoint (RFC 8707 §2). */
+function refusedTarget(error: unknown, callbackUrl: URL): boolean {
+  if (callbackUrl.searchParams.get('error') === 'invalid_target') return true;
+  return oauthErrorOf(error)?.error === 'invalid_target' || oauthErrorOf((error as { cause?: unknown } | undefined)?.cause)?.error === 'invalid_target';
+}
 
 /** Listen, settle the client, ask for consent, exchange the code, store the session: one attempt. */
 async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Promise<LoginResult> {
@@ -163,6 +196,11 @@ async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Pro
         now: ctx.now(),
       });
     } catch (error) {
+      if (attempt.resourceByDefault && refusedTarget(error, callback.url)) {
+        callback.respond({ ok: false, title: 'One more step', message: 'The server does not accept the resource plat asked for. plat opened a new sign-in without it: see your terminal.' });
+        const { secret } = client.credentials;
+        throw new ResourceRefused(registration.dynamic ? { stored: registration, storedSecret: secret } : { known: { clientId: registration.clientId, secret, port: listener.port } });
+      }
       const retry = error instanceof ClientRejectedError && registration.dynamic && !client.fresh;
       const denied = error instanceof ConsentDeniedError;
       callback.respond(
@@ -183,13 +221,16 @@ async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Pro
     }
     // What the session stores: the protocol's tokens, and a confidential integration's secret beside them.
     const session: StoredSession = { ...exchanged.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
+    if (resource) {
+      session.scopes = withIdentityScopes(session.scopes, scopes, { idToken: Boolean(exchanged.session.idToken), refreshToken: Boolean(exchanged.session.refreshToken) });
+    }
     rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
     // The browser's page waits until the session is stored, so it can say where and as whom, and never says
     // "signed in" for a login that failed at the last step.
     let result: LoginResult;
     try {
-      const user = await readUser(ctx, discovery, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource });
-      result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource });
+      const user = await readUser(ctx, discovery, session, { subject: exchanged.idTokenSubject, claims: exchanged.idTokenClaims, resource, explicit: !attempt.resourceByDefault });
+      result = await persist(ctx, profile, { baseUrl, discovery, registration, session, user, resource, resourceByDefault: attempt.resourceByDefault, resourceRefused: attempt.resourceRefused });
     } catch (error) {
       callback.respond({ ok: false, title: 'Sign-in failed', message: 'plat could not complete the sign-in. Details are in your terminal.' });
       throw error;
@@ -230,11 +271,10 @@ export function loginAgain(ctx: Context, profile: Profile, baseUrl: string, opti
   return suggestCommand(ctx, args, { profile: profile.name, baseUrl: profile.baseUrl === baseUrl ? undefined : baseUrl });
 }
 
-/** The protected-resource metadata's `resource` when the authorization server is on another origin than the API. */
-function defaultResource(discovery: Discovery, baseUrl: string): string | undefined {
+/** The API's identifier as its protected-resource metadata names it (RFC 9728 `resource`), if it publishes one. */
+function namedResource(discovery: Discovery): string | undefined {
   const resource = discovery.resource?.resource;
-  if (typeof resource !== 'string' || new URL(discovery.issuer).origin === new URL(baseUrl).origin) return undefined;
-  return resource;
+  return typeof resource === 'string' && resource ? resource : undefined;
 }
 
 /** Best effort: the new session is stored already; a revocation that fails is said, not fatal. */
@@ -263,10 +303,11 @@ async function readUser(
   ctx: Context,
   discovery: Discovery,
   session: StoredSession,
-  known: { subject?: string; claims?: Record<string, unknown>; resource?: string },
+  known: { subject?: string; claims?: Record<string, unknown>; resource?: string; explicit: boolean },
 ): Promise<ProfileUser | undefined> {
   // The ID token's claims (validated by the protocol library) say who signed in even where UserInfo cannot.
   const fromIdToken = known.subject ? toProfileUser({ ...known.claims, sub: known.subject }) : undefined;
+  if (known.resource && known.explicit) ctx.io.note(`The tokens are bound to ${known.resource}, which UserInfo does not accept: plat knows you from the ID token.`);
   // RFC 8707: a token bound to the API is refused by UserInfo (oidc-provider with 401 or 403): do not ask. Nor
   // without openid (a plain OAuth 2.x session) or an endpoint.
   if (known.resource || !session.scopes.includes('openid') || !discovery.as.userinfo_endpoint) return fromIdToken;
@@ -293,6 +334,8 @@ async function persist(
     session: StoredSession;
     user: ProfileUser | undefined;
     resource: string | undefined;
+    resourceByDefault: boolean;
+    resourceRefused?: boolean;
   },
 ): Promise<LoginResult> {
   return ctx.withLock(previous.name, async () => {
@@ -316,6 +359,8 @@ async function persist(
       baseUrl: input.baseUrl,
       issuer: input.discovery.issuer,
       resource: input.resource,
+      resourceByDefault: input.resourceByDefault || undefined,
+      resourceRefusedBy: input.resourceRefused ? input.discovery.issuer : current.baseUrl === input.baseUrl ? current.resourceRefusedBy : undefined,
       client: input.registration,
       user: input.user,
       scopes: input.session.scopes,

@@ -39,20 +39,23 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
   const discovery = await getDiscovery(ctx, baseUrl);
   if (source.kind === 'session') assertSameIssuer(ctx, profile, discovery.issuer);
   const known = source.kind === 'session' ? profile.user : undefined;
-  const fromIdToken = (why: string): WhoAmI => {
+  const fromIdToken = (why: string, quietly = false): WhoAmI => {
     if (!known) throw new PlatError(`${why}, and plat kept no ID token claims for this session, so it cannot say who you are.`);
-    if (!options.quiet) ctx.io.note(`${why}: this is who signed in, from the ID token.`);
+    if (!options.quiet && (!quietly || ctx.globals.verbose)) ctx.io.note(`${why}: this is who signed in, from the ID token.`);
     return { claims: idTokenClaims(known), user: known, from: 'id_token', why, baseUrl, profile, source };
   };
   // A session without openid is a plain OAuth 2.x session: the server owes it no identity, so not knowing is the
   // answer (exit 0), said plainly, rather than a failure.
   const withoutOpenId = source.kind === 'session' && !source.session.scopes.includes('openid');
-  const withoutUserInfo = (why: string): WhoAmI => {
-    if (known || !withoutOpenId) return fromIdToken(why);
+  const withoutUserInfo = (why: string, quietly = false): WhoAmI => {
+    if (known || !withoutOpenId) return quietly ? { ...fromIdToken(why, true) } : fromIdToken(why);
     if (!options.quiet) ctx.io.note(`${why}, and the server issued no ID token: it does not tell plat who you are. The session itself works (plat call uses it).`);
     return { claims: {}, from: 'none', why, baseUrl, profile, source };
   };
-  if (source.kind === 'session' && profile.resource) return withoutUserInfo(`The session's tokens are bound to ${profile.resource}, which UserInfo does not accept`);
+  // A binding plat chose itself is the normal case, not news: said only with --verbose.
+  if (source.kind === 'session' && profile.resource) {
+    return withoutUserInfo(`The session's tokens are bound to ${profile.resource}, which UserInfo does not accept`, profile.resourceByDefault === true);
+  }
   if (typeof discovery.as.userinfo_endpoint !== 'string') {
     if (known || withoutOpenId) return withoutUserInfo(`The authorization server ${discovery.issuer} offers no UserInfo endpoint`);
     throw new PlatError(`The authorization server ${discovery.issuer} offers no UserInfo endpoint, so plat cannot ask who the token belongs to.`);

@@ -52,7 +52,12 @@ export interface Profile {
   name: string;
   baseUrl?: string;
   issuer?: string;
+  /** The RFC 8707 resource the session's tokens are bound to (sent on login and refresh). */
   resource?: string;
+  /** true when plat chose `resource` itself (the API's protected-resource metadata names it), not --resource. */
+  resourceByDefault?: boolean;
+  /** The issuer that refused the default resource with invalid_target: plat no longer sends it there. */
+  resourceRefusedBy?: string;
   client?: ClientRegistration;
   user?: ProfileUser;
   scopes?: string[];

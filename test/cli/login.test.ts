@@ -224,7 +224,7 @@ describe('plat login: refusals before anything is opened', () => {
     platform.knobs.metadata = 'html';
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/did not answer with JSON \(it sent text\/html\)/);
+    expect(result.stderr).toMatch(/found no usable sign-in metadata for .*\(not JSON: text\/html\)/);
     expectCleanError(result);
     await expectNothingStored(home);
   });

@@ -125,6 +125,7 @@ describe('plat status', () => {
   });
 
   it('exits 4 with --check when the server refuses the token', async () => {
+    school.knobs.protectedResourceMetadata = 'missing'; // an API publishing no RFC 9728 document: tokens not bound to it, so UserInfo answers
     await signIn(home, school, ['--profile', 'school']);
     const token = (await home.run(['token', '--profile', 'school'])).stdout.trim();
     // The token stops working at the server (revoked elsewhere), while plat still holds it.

@@ -5,7 +5,7 @@
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome } from '../helpers/cli.js';
 import { approving, signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
@@ -58,6 +58,10 @@ describe('logout revokes the refresh token, then the access token', () => {
 });
 
 describe('UserInfo must name the user the ID token names (OIDC Core §5.3.2)', () => {
+  // UserInfo is asked only for tokens not bound to the API: an API publishing no RFC 9728 document.
+  beforeEach(() => {
+    school.knobs.protectedResourceMetadata = 'missing';
+  });
   const impostor = () =>
     school.override('/api/oauth/userinfo', (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });

@@ -303,6 +303,7 @@ describe('plat status and logout', () => {
   });
 
   it('status --check asks the server whether the token works', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing'; // an API publishing no RFC 9728 document: tokens not bound to it, so UserInfo answers
     await loggedIn();
     const result = await home.run(['status', '--check', '--json']);
     expect(JSON.parse(result.stdout).profiles[0].works).toBe(true);

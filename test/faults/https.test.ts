@@ -124,6 +124,10 @@ describe.skipIf(openssl.skip)(openssl.title('an https issuer'), () => {
     });
 
     it('userinfo_endpoint: whoami refuses it (exit 1), the access token stays home', async () => {
+      // UserInfo is asked only for tokens not bound to the API: signed in again without the RFC 9728 document.
+      platform.knobs.protectedResourceMetadata = 'missing';
+      expectSuccess(await home.run(['discover', '--refresh']));
+      await signIn(home, platform, ['--scope', 'courses:read']);
       platform.knobs.metadataOverrides = { userinfo_endpoint: `${trapUrl}/api/oauth/userinfo` };
       expectSuccess(await home.run(['discover', '--refresh']));
       expectFailure(await home.run(['whoami']), 1, /userinfo_endpoint is not https:\/\//);

@@ -89,6 +89,7 @@ describe('a connection reset in the middle of a body', () => {
   });
 
   it('from UserInfo during login: signed in anyway, with a warning (the user comes from the ID token)', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing'; // an API publishing no RFC 9728 document: tokens not bound to it, so UserInfo answers
     platform.override('/api/oauth/userinfo', resetMidBody);
     const result = await login();
     expectSuccess(result);
@@ -97,6 +98,7 @@ describe('a connection reset in the middle of a body', () => {
   });
 
   it('from UserInfo for whoami: exit 3, the session kept', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing'; // an API publishing no RFC 9728 document: tokens not bound to it, so UserInfo answers
     await signIn(home, platform);
     platform.override('/api/oauth/userinfo', resetMidBody);
     expectFailure(await home.run(['whoami']), 3, /(broke off before it was complete|connection was reset)/);
@@ -172,6 +174,7 @@ describe('OAuth bodies beyond 1 MiB', () => {
   });
 
   it('from UserInfo for whoami: exit 1', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing'; // an API publishing no RFC 9728 document: tokens not bound to it, so UserInfo answers
     await signIn(home, platform);
     platform.override('/api/oauth/userinfo', hugeBody(false));
     expectFailure(await home.run(['whoami']), 1, /more than 1048576 bytes/);
@@ -216,6 +219,7 @@ describe('redirects to another origin', () => {
   });
 
   it('from the token endpoint during refresh, and from UserInfo: not followed, the refresh token and the access token stay home', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing'; // an API publishing no RFC 9728 document: tokens not bound to it, so UserInfo answers
     await signIn(home, platform);
     platform.override('/api/oauth/token', redirectElsewhere(307));
     expectFailure(await home.run(['refresh']), 1, /HTTP 307/);

@@ -88,6 +88,7 @@ describe('metadata', () => {
 
   it('a missing endpoint the server does not serve at the documented path either: UserInfo (said truthfully: none there, the ID token answers)', async () => {
     platform.knobs.metadataOverrides = { userinfo_endpoint: null };
+    platform.knobs.protectedResourceMetadata = 'missing'; // tokens not bound to the API, so UserInfo would be asked
     platform.override('/api/oauth/userinfo', json(404, { error: 'not_found' }));
     const result = await login();
     expectSuccess(result);

@@ -117,6 +117,8 @@ describe('Ctrl-C during plat login', () => {
     ['the token endpoint (the code was sent)', '/api/oauth/token'],
     ['UserInfo (the tokens are in hand, not stored)', '/api/oauth/userinfo'],
   ])('after consent, waiting for %s: exit 130, nothing stored', async (_what, path) => {
+    // UserInfo is asked only for tokens not bound to the API: an API publishing no RFC 9728 document.
+    if (path === '/api/oauth/userinfo') platform.knobs.protectedResourceMetadata = 'missing';
     await interruptedLogin(path, [], { approve: true });
   });
 
@@ -189,6 +191,10 @@ describe('Ctrl-C with a session', () => {
   });
 
   it('plat whoami waiting for UserInfo', async () => {
+    // UserInfo is asked only for tokens not bound to the API: signed in again without the RFC 9728 document.
+    platform.knobs.protectedResourceMetadata = 'missing';
+    expect((await home.run(['discover', '--refresh'])).code).toBe(0);
+    await signIn(home, platform, ['--scope', 'courses:read']);
     await interruptedCommand(['whoami'], stall('/api/oauth/userinfo'), 'UserInfo');
   });
 

@@ -1,6 +1,6 @@
 /**
- * Resource indicators (RFC 8707): --resource is sent on the authorization, token and refresh requests, stored
- * with the profile and reused. The platform then issues an API-audience token, which its UserInfo refuses: login
+ * Resource indicators (RFC 8707): the resource the API's protected-resource metadata names is sent by default
+ * (--resource names another) on the authorization, token and refresh requests, stored with the profile and reused. The platform then issues an API-audience token, which its UserInfo refuses: login
  * does not ask UserInfo, and whoami says why it cannot answer.
  */
 import { describe, expect, it } from 'vitest';
@@ -71,12 +71,55 @@ describe('--resource', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ sub: 'user-ada', name: 'Ada Lovelace' });
   });
 
-  it('without --resource nothing is sent, and UserInfo names the user', async () => {
+  it('by default the resource the protected-resource metadata names is sent on authorize, token and refresh, quietly', async () => {
+    const { result, consent: approval } = await signIn(home, platform, ['--scope', 'courses:read', '--verbose']);
+    expect(param(approval.urls[0]!, 'resource')).toBe(platform.baseUrl);
+    const [exchange] = tokenRequestBodies(result.stderr);
+    expect(exchange).toContain(`resource=${encodeURIComponent(platform.baseUrl)}`);
+    expect(result.stdout).toContain('as Ada Lovelace');
+    expect(result.stdout).toMatch(/Scopes: openid profile email courses:read\n/); // the identity scopes went to the ID token
+    expect(result.stderr).not.toMatch(/bound to|UserInfo/);
+    expect(await readProfile(home)).toMatchObject({ resource: platform.baseUrl, resourceByDefault: true });
+    const refresh = await home.run(['refresh', '--verbose']);
+    expect(refresh.code, refresh.stderr).toBe(0);
+    expect(tokenRequestBodies(refresh.stderr)[0]).toContain(`resource=${encodeURIComponent(platform.baseUrl)}`);
+    expect((await readProfile(home)).scopes).toEqual(['openid', 'profile', 'email', 'courses:read']);
+    // the API accepts the bound token; whoami answers from the ID token without a note (the binding is the norm)
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+    platform.stats.reset();
+    const whoami = await home.run(['whoami']);
+    expect(whoami.code, whoami.stderr).toBe(0);
+    expect(whoami.stdout).toMatch(/User\s+Ada Lovelace/);
+    expect(whoami.stderr).toBe('');
+    expect(platform.stats.count('GET /api/oauth/userinfo')).toBe(0);
+  });
+
+  it('an API that publishes no protected-resource metadata: nothing is sent, and UserInfo names the user', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing';
     const { result, consent: approval } = await signIn(home, platform, ['--verbose']);
     expect(param(approval.urls[0]!, 'resource')).toBeNull();
     expect(tokenRequestBodies(result.stderr).join('\n')).not.toContain('resource=');
     expect(result.stdout).toContain('as Ada Lovelace');
     expect((await readProfile(home)).resource).toBeUndefined();
+    expect(platform.stats.count('GET /api/oauth/userinfo')).toBe(1);
+  });
+
+  it('a server that refuses the default resource (invalid_target): one more sign-in without it, said once, and remembered', async () => {
+    platform.knobs.refuseResources = true;
+    const { result, consent: approval } = await signIn(home, platform, ['--scope', 'courses:read']);
+    expect(approval.urls).toHaveLength(2);
+    expect(param(approval.urls[0]!, 'resource')).toBe(platform.baseUrl);
+    expect(param(approval.urls[1]!, 'resource')).toBeNull();
+    expect(result.stderr.match(/does not accept the resource indicator .* \(invalid_target\); signing in without it/g)).toHaveLength(1);
+    expect(platform.stats.count('register')).toBe(1); // the client of the first attempt is used again
+    expect(await readProfile(home)).toMatchObject({ resourceRefusedBy: platform.issuer });
+    expect((await readProfile(home)).resource).toBeUndefined();
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+    // the next login does not send it again, and says nothing about it
+    const again = await signIn(home, platform, ['--add-scope', 'students:read']);
+    expect(again.consent.urls).toHaveLength(1);
+    expect(param(again.consent.urls[0]!, 'resource')).toBeNull();
+    expect(again.result.stderr).not.toMatch(/invalid_target/);
   });
 
   it('a resource the server does not serve ends the login with the server\'s error, nothing stored', async () => {

@@ -68,6 +68,8 @@ export interface Knobs {
   revokeUnknownToken: 'ok' | 'error-400';
   /** More RFC 8707 resources the server issues tokens for (an API on another origin that names it); default none. */
   extraResources: string[];
+  /** true = every RFC 8707 resource is refused with invalid_target (a server that does not take resource indicators). */
+  refuseResources: boolean;
   /**
    * false = a refresh keeps the refresh token valid and its response carries no `refresh_token` member (RFC 6749 §6
    * allows a server not to rotate). Default true: every refresh rotates.

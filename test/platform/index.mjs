@@ -69,6 +69,7 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     offlineAccess: false,
     revokeUnknownToken: 'ok',
     extraResources: [],
+    refuseResources: false,
     rotateRefreshTokens: true,
   };
 }

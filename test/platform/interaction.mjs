@@ -132,6 +132,9 @@ export async function handleInteraction(provider, knobs, req, res, url) {
     for (const resource of resourcesOf(params.resource)) {
       const apiScopes = granted.filter((s) => API_SCOPES.includes(s));
       if (apiScopes.length) grant.addResourceScope(resource, apiScopes.join(' '));
+      // Scopes the user did not grant are refused for the resource too, or oidc-provider would ask for them again.
+      const refusedApiScopes = rejected.filter((s) => API_SCOPES.includes(s));
+      if (refusedApiScopes.length) grant.rejectResourceScope(resource, refusedApiScopes.join(' '));
     }
     const grantId = await grant.save();
 

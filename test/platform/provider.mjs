@@ -190,7 +190,7 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
         // RFC 8707: the only protected resource is this platform's API, identified by its base URL.
         getResourceServerInfo: async (_ctx, resource) => {
           const wanted = resource.replace(/\/$/, '');
-          if (wanted !== baseUrl && !knobs.extraResources.includes(wanted)) throw new errors.InvalidTarget();
+          if (knobs.refuseResources || (wanted !== baseUrl && !knobs.extraResources.includes(wanted))) throw new errors.InvalidTarget();
           return { scope: API_SCOPES.join(' '), audience: resource, accessTokenFormat: 'opaque' };
         },
       },

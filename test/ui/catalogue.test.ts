@@ -275,7 +275,7 @@ describe('plat discover', () => {
     platform.knobs.metadata = 'html';
     const result = await home.run(['discover', '--base-url', platform.baseUrl]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/did not answer with JSON/);
+    expect(result.stderr).toMatch(/found no usable sign-in metadata .*not JSON/);
     expectCleanError(result);
   });
 });

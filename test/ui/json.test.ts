@@ -42,6 +42,7 @@ describe('--json shapes', () => {
   });
 
   it('status: logged in, logged out, damaged, and with --check', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing'; // an API publishing no RFC 9728 document: tokens not bound to it, so UserInfo answers
     await loggedIn();
     await mkdir(path.join(home.configDir, 'profiles'), { recursive: true });
     await writeFile(path.join(home.configDir, 'profiles', 'old.json'), JSON.stringify({ baseUrl: platform.baseUrl, loggedIn: false }));

@@ -157,16 +157,18 @@ describe('discover', () => {
     expect(d.issuer).toBe(BASE);
   });
 
-  it('a base URL with a path: the path-suffixed address first (RFC 9728 §3.1), then the origin\'s own document for an API above it', async () => {
+  it('a base URL with a path: the path-suffixed address (RFC 9728 §3.1); the origin\'s own document is for another resource', async () => {
     const API = `${BASE}/mcp`;
     const AUTH = 'https://auth.example';
     const f = fakeFetch({
-      [`${BASE}/.well-known/oauth-protected-resource`]: () => json({ resource: BASE, authorization_servers: [AUTH] }),
+      [`${BASE}/.well-known/oauth-protected-resource/mcp`]: () => json({ resource: API, authorization_servers: [AUTH] }),
+      [`${BASE}/.well-known/oauth-protected-resource`]: () => json({ resource: BASE, authorization_servers: ['https://evil.example'] }),
       [`${AUTH}/.well-known/oauth-authorization-server`]: () => json(fullMetadata(AUTH)),
     });
     const d = await discover(f.deps, API, NOW);
-    expect(f.urls().slice(0, 2)).toEqual([`${BASE}/.well-known/oauth-protected-resource/mcp`, `${BASE}/.well-known/oauth-protected-resource`]);
+    expect(f.urls()[0]).toBe(`${BASE}/.well-known/oauth-protected-resource/mcp`);
     expect(d.issuer).toBe(AUTH);
+    expect(d.resource?.resource).toBe(API);
   });
 
   it('never uses a protected-resource document for another API (RFC 9728 §3.3), at any address', async () => {
