@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { whoAmI } from '../session/userinfo.js';
 import { sanitize } from '../text.js';
-import { describeUser, printJson, rows } from './format.js';
+import { describeUser, expiryText, printJson, rows } from './format.js';
 
 export async function run(ctx: Context): Promise<void> {
   const who = await whoAmI(ctx);
@@ -9,17 +9,15 @@ export async function run(ctx: Context): Promise<void> {
     printJson(ctx.io, who.claims);
     return;
   }
-  const scopes = who.source.kind === 'session' ? who.source.session.scopes.join(' ') : '(from PLAT_TOKEN)';
-  const entries: Array<[string, string]> = [
-    ...(who.user
-      ? ([
-          ['User', describeUser(who.user)],
-          ['Subject', sanitize(who.user.sub)],
-        ] as Array<[string, string]>)
-      : ([['User', '(the server does not say)']] as Array<[string, string]>)),
-    ['Platform', who.baseUrl],
-    ['Profile', who.profile.name],
-    ['Scopes', scopes],
-  ];
+  const session = who.source.kind === 'session' ? who.source.session : undefined;
+  const entries: Array<[string, string]> = who.user
+    ? [
+        ['User', describeUser(who.user)],
+        ['Subject', sanitize(who.user.sub)],
+      ]
+    : [['User', '(the server does not say)']];
+  entries.push(['Platform', who.baseUrl], ['Profile', who.profile.name], ['Scopes', session ? session.scopes.join(' ') || '(none)' : '(from PLAT_TOKEN)']);
+  // A plain OAuth 2.x session names nobody: what plat knows of it is what there is to show.
+  if (!who.user && session) entries.push(['Token', expiryText(session.expiresAt, ctx.now())]);
   ctx.io.out(rows(ctx.io, entries));
 }

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCleanError } from '../helpers/cli.js';
 import { approving, authorizeUrls, param, redirectPort, signIn } from '../helpers/consent.js';
-import { readProfile } from '../helpers/state.js';
+import { readProfile, readStoredSession } from '../helpers/state.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();
@@ -188,5 +188,66 @@ describe('a registration the server no longer knows', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(param(approval.urls[0]!, 'client_id')).not.toBe(first.clientId);
     expect(platform.stats.count('register')).toBe(1);
+  });
+});
+
+/**
+ * What the server assigns wins (RFC 7591 §3.2.1), and a server that offers no public clients gets the confidential
+ * client it wants (RFC 8252 §8.4: a per-install secret), kept in the token store like a token.
+ */
+describe('a registration the server makes confidential', () => {
+  it("metadata without 'none': plat registers as a confidential client and uses the secret at the token, refresh and revocation endpoints", async () => {
+    platform.knobs.metadataOverrides = { token_endpoint_auth_methods_supported: ['client_secret_post'] };
+    const { consent: approval } = await signIn(home, platform, ['--scope', 'courses:read']);
+    expect(platform.stats.count('register')).toBe(1);
+    const profile = await readProfile(home);
+    expect(profile.client).toMatchObject({ dynamic: true, authMethod: 'client_secret_post', secretMethod: 'client_secret_post' });
+    const session = await readStoredSession(home);
+    expect(session.clientSecret).toMatch(/^\S{16,}$/);
+    expect(JSON.stringify(profile)).not.toContain(session.clientSecret); // never in the config file
+    expect(param(approval.urls[0]!, 'client_id')).toBe(profile.client.clientId);
+    // refresh authenticates with the secret (oidc-provider refuses the confidential client without it)
+    const refresh = await home.run(['refresh', '--verbose']);
+    expect(refresh.code, refresh.stderr).toBe(0);
+    expect(refresh.stderr).not.toContain(session.clientSecret); // --verbose redacts it
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+    const logout = await home.run(['logout']);
+    expect(logout.stdout).toMatch(/the tokens were revoked at the server/);
+    // the next login reuses the registration with its kept secret: nothing registered
+    platform.stats.reset();
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    expect(platform.stats.count('register')).toBe(0);
+    expect((await readStoredSession(home)).clientSecret).toBe(session.clientSecret);
+  });
+
+  it('an answer with another method and a secret than asked, without client_secret_expires_at: plat uses what was assigned', async () => {
+    const { confidentialClientId, confidentialClientSecret } = platform.preRegistered;
+    platform.override('/api/oauth/register', (req, res) => {
+      if (req.method !== 'POST') return false;
+      req.resume();
+      // 200 instead of 201, the secret without client_secret_expires_at, and client_secret_post where plat asked for none
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ client_id: confidentialClientId, client_secret: confidentialClientSecret, token_endpoint_auth_method: 'client_secret_post', redirect_uris: ['http://127.0.0.1/callback'] }));
+      return true;
+    });
+    const { result } = await signIn(home, platform, ['--scope', 'courses:read']);
+    expect(result.stderr).not.toMatch(/client_secret_expires_at|broke the protocol/);
+    expect((await readProfile(home)).client).toMatchObject({ clientId: confidentialClientId, dynamic: true, authMethod: 'client_secret_post' });
+    expect((await readStoredSession(home)).clientSecret).toBe(confidentialClientSecret);
+    expect((await home.run(['refresh'])).code).toBe(0);
+  });
+
+  it('a confidential method without a secret, or a method plat does not speak, is refused with what to do', async () => {
+    platform.override('/api/oauth/register', (req, res) => {
+      if (req.method !== 'POST') return false;
+      req.resume();
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ client_id: 'x', token_endpoint_auth_method: 'private_key_jwt' }));
+      return true;
+    });
+    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/registered plat with the client authentication method private_key_jwt, which plat does not support .*--client-id/);
+    expectCleanError(result);
   });
 });
