@@ -131,6 +131,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
         ),
       )
       .addOption(completes(new Option('--add-scope <scope>', 'keep the scopes already granted and add these (step-up)').argParser(collect), 'scopes'))
+      .option('--device', 'sign in with a code on any device (RFC 8628 device flow), where the server offers it')
       .option('--no-browser', 'do not open a browser; print the address only')
       .option('--port <n>', 'port of the local callback listener on 127.0.0.1 (default: a free one)')
       .option('--resource <uri>', 'resource indicator (RFC 8707) to bind the tokens to')
@@ -151,6 +152,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
           'plat login --add-scope students:read               # step-up: keep what you have, add more',
           'plat login --for listEnrolments --for getSchoolReport   # least privilege: just what those operations need',
           'plat login --no-browser --port 8765                # browser elsewhere: forward the port or paste the final URL',
+          'plat login --device                                # over SSH: enter a code on any device',
           'plat login --client-id my-app --client-secret-stdin < secret.txt',
           'plat login --json | jq -r .expiresAt',
         ),

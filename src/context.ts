@@ -7,7 +7,6 @@ import type * as os from 'node:os';
 import type { BrowserResult } from './browser.js';
 import type { Http } from './http/index.js';
 import type { IO } from './io.js';
-import type { BusConnections } from './store/secret-service.js';
 import type { ProfileStore } from './store/profiles.js';
 import type { TokenStore, TokenStoreKind } from './store/types.js';
 
@@ -56,9 +55,9 @@ export interface ContextOptions {
   defaultConfigDir?: string;
   now?: () => number;
   /**
-   * The process ends with this invocation and disposes of the context (main.ts): what it opens may then be released
-   * all at once by dispose() (the keychain's bus connections, see store/secret-service.ts BusConnections). Contexts
-   * that are never disposed (the library's) release each as it goes.
+   * The process ends with this invocation and disposes of the context (main.ts): what its token stores keep open
+   * is then released all at once by dispose() (TokenStore.release). Contexts that are never disposed (the
+   * library's) release each as it goes.
    */
   oneShot?: boolean;
 }
@@ -68,7 +67,7 @@ export function createContext(options: ContextOptions): Context {
   const now = options.now ?? Date.now;
   let http: Promise<Http> | undefined;
   let profiles: Promise<ProfileStore> | undefined;
-  let busConnections: BusConnections | undefined;
+  const tokenStores: TokenStore[] = [];
   const ctx: Context = {
     env,
     io,
@@ -82,10 +81,9 @@ export function createContext(options: ContextOptions): Context {
     profiles: () =>
       (profiles ??= import('./store/profiles.js').then(({ ProfileStore }) => new ProfileStore(configDir))),
     tokenStore: async (recordedKind, storeOptions) => {
-      const [{ openTokenStore }, { BusConnections }] = await Promise.all([import('./store/select.js'), import('./store/secret-service.js')]);
-      if (options.oneShot) busConnections ??= new BusConnections();
-      return openTokenStore({
-        busConnections,
+      const { openTokenStore } = await import('./store/select.js');
+      const store = openTokenStore({
+        oneShot: options.oneShot,
         env,
         configDir,
         recordedKind,
@@ -94,6 +92,8 @@ export function createContext(options: ContextOptions): Context {
         },
         keychainNamespace: options.defaultConfigDir === configDir ? undefined : configDir,
       });
+      if (options.oneShot) tokenStores.push(store);
+      return store;
     },
     http: () =>
       (http ??= import('./http/index.js').then(({ createHttp }) =>
@@ -108,7 +108,7 @@ export function createContext(options: ContextOptions): Context {
       return withProfileLock(configDir, profile, fn, { ...lockOptions, signal });
     },
     dispose: async (disposeOptions) => {
-      busConnections?.release(disposeOptions);
+      for (const store of tokenStores.splice(0)) store.release?.(disposeOptions);
       if (http) await (await http).close(disposeOptions).catch(() => {});
     },
   };

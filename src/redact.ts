@@ -5,6 +5,7 @@
 const SECRET_PARAMS = [
   'code',
   'code_verifier',
+  'device_code',
   'refresh_token',
   'access_token',
   'id_token',

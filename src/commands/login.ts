@@ -38,12 +38,14 @@ export interface LoginFlags {
   clientMetadataUrl?: string;
   timeout?: string;
   for?: string[];
+  device?: boolean;
 }
 
 export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
   // Every check of the flags themselves happens here, before the session is asked for anything.
   const client = clientChoice(flags);
   if (flags.resource !== undefined) validateResource(flags.resource);
+  if (flags.device && flags.port !== undefined) throw new UsageError('--port is for the browser login\'s callback listener; --device needs none. Drop one of them.');
   const forScopes = flags.for?.length ? await plannedScopes(ctx, flags.for) : undefined;
   const result = await login(ctx, {
     forScopes,
@@ -54,6 +56,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     resource: flags.resource,
     client,
     timeoutSeconds: parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 300,
+    device: flags.device,
   });
   const { profile, session } = result;
   if (ctx.globals.json) {

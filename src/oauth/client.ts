@@ -160,12 +160,15 @@ export interface NewRegistration {
 export async function registerClient(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
-  input: { redirectUri: string; clientName: string; scopes: string[]; now: number; guessedEndpoint?: boolean },
+  input: { redirectUri: string; clientName: string; scopes: string[]; now: number; guessedEndpoint?: boolean; grantTypes?: string[] },
 ): Promise<NewRegistration> {
   const step = 'registering plat as a client';
   if (!as.registration_endpoint) throw new NoRegistrationError();
   const endpoint = assertSecureEndpoint(as, 'registration_endpoint');
   const asked = registrationAuthMethod(as);
+  const grantTypes = input.grantTypes ?? ['authorization_code', 'refresh_token'];
+  // A client for the device flow alone has no redirect (RFC 8628 §3.4); any other gets plat's loopback address.
+  const redirects = grantTypes.includes('authorization_code');
   let client: Record<string, unknown>;
   try {
     let response = await oauth.dynamicClientRegistrationRequest(
@@ -173,12 +176,11 @@ export async function registerClient(
       {
         client_name: input.clientName,
         application_type: 'native',
-        redirect_uris: [input.redirectUri],
+        ...(redirects ? { redirect_uris: [input.redirectUri], response_types: ['code'] } : { response_types: [] }),
         token_endpoint_auth_method: asked,
         // RFC 7591 §2: without `scope` some servers register a client that may ask for nothing at all.
         ...(input.scopes.length > 0 ? { scope: input.scopes.join(' ') } : {}),
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
+        grant_types: grantTypes,
       },
       requestOptions(deps, endpoint),
     );
@@ -211,7 +213,10 @@ export async function registerClient(
     }
     throw toPlatError(error, step, new URL(as.registration_endpoint).origin);
   }
-  return assignedClient(client, as, input, asked);
+  const assigned = assignedClient(client, as, input, asked);
+  assigned.registration.grantTypes = grantTypes;
+  if (!redirects) assigned.registration.redirectUris = [];
+  return assigned;
 }
 
 /**

@@ -41,7 +41,7 @@ export function assertS256(as: AuthorizationServer): void {
  * on loopback (a local test server). An https issuer never sends plat to plain http, not even on loopback, where
  * any local process could be listening.
  */
-export function assertSecureEndpoint(as: AuthorizationServer, name: keyof typeof SPEC_PATHS): URL {
+export function assertSecureEndpoint(as: AuthorizationServer, name: keyof typeof SPEC_PATHS | 'device_authorization_endpoint'): URL {
   const value = (as as unknown as Record<string, unknown>)[name];
   if (value === undefined || value === null) {
     throw new EndpointMissingError(as.issuer, name);

@@ -149,7 +149,8 @@ export class RefreshRejectedError extends AuthError {
 /** RFC 6749 Appendix A: access and refresh tokens are VSCHAR, printable ASCII. Anything else is refused whole. */
 const VSCHAR = /^[\x20-\x7e]+$/;
 
-function toSession(result: oauth.TokenEndpointResponse, now: number, requestedScopes: string[]): TokenSet {
+/** A checked token response as plat keeps it (shared by the code, refresh and device grants). */
+export function toSession(result: oauth.TokenEndpointResponse, now: number, requestedScopes: string[]): TokenSet {
   for (const [name, value] of [['access_token', result.access_token], ['refresh_token', result.refresh_token]] as const) {
     if (value !== undefined && (typeof value !== 'string' || !VSCHAR.test(value))) {
       throw new PlatError(

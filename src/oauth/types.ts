@@ -24,6 +24,8 @@ export interface OAuthClient {
   redirectUris: string[];
   /** The scopes plat registered it for (RFC 7591 `scope`); absent for older registrations and pre-registered clients. */
   scopes?: string[];
+  /** The grant types plat registered it for (RFC 7591 `grant_types`); absent for older registrations and pre-registered clients. */
+  grantTypes?: string[];
   /** true when plat registered it itself (RFC 7591), false for a pre-registered integration or metadata document. */
   dynamic: boolean;
   /** When plat obtained it, epoch milliseconds. */

@@ -57,7 +57,7 @@ export async function waitForConsent(
   listener: LoopbackListener,
   stdin: StdinLines,
   url: URL,
-  options: Pick<LoginOptions, 'browser' | 'timeoutSeconds'> & { again: string },
+  options: Pick<LoginOptions, 'browser' | 'timeoutSeconds'> & { again: string; deviceOffered?: boolean },
 ): Promise<Callback> {
   const { io } = ctx;
   // The address is always printed; what is said around it depends on whether plat opened it itself.
@@ -86,6 +86,8 @@ export async function waitForConsent(
       `Or forward the port first, from the browser's machine: ssh -L ${port}:127.0.0.1:${port} <this host>; the browser then finishes by itself ` +
         `(plat login --port ${port} keeps this port next time).`,
     );
+    // RFC 8628: where the server offers it, a code typed on any device is the simpler way from a remote shell.
+    if (options.deviceOffered) io.note(`Or sign in with a code on any device instead: ${options.again} --device`);
   }
   stdin.onLine((line) => offerPasted(ctx, listener, url, line));
   // A spinner redraws its line many times a second, over whatever is typed there: only while a browser plat opened

@@ -9,6 +9,8 @@ import { probeAuthorization } from '../oauth/authorize.js';
 import { isMetadataDocumentClient, knownClient, registerClient, supportsClientMetadataDocuments, type ClientCredentials } from '../oauth/client.js';
 import type { Discovery } from '../oauth/discovery.js';
 import { scopesToRegister } from '../oauth/scopes.js';
+import { DEVICE_GRANT_TYPE, offersDeviceFlow } from '../oauth/device.js';
+import { oauthErrorOf } from '../oauth/errors.js';
 import type { OAuthDeps } from '../oauth/options.js';
 import { ClientRejectedError } from '../oauth/tokens.js';
 import type { LoopbackListener } from '../loopback.js';
@@ -141,13 +143,58 @@ export async function settleClient(
       `The server does not accept plat's registration on port ${listener.port} (it was made for port ${registeredPort ?? 'another'}); registering again.`,
     );
   }
-  const { registration, secret } = await registerClient(await deps(ctx), discovery.as, {
-    redirectUri: listener.redirectUri,
+  return register(ctx, discovery, listener.redirectUri, scopes, 'code');
+}
+
+/** Where a device login's registration says plat would be redirected, were it ever: no listener is started. */
+const DEVICE_REDIRECT_URI = 'http://127.0.0.1/callback';
+
+/**
+ * The client of a device login: one the server knows, or plat's registration when it was made for the device
+ * flow too (and the scopes asked for now); otherwise plat registers anew.
+ */
+export async function settleDeviceClient(ctx: Context, discovery: Discovery, plan: ClientPlan, scopes: string[]): Promise<SettledClient> {
+  if (plan.known) {
+    const { clientId, secret } = plan.known;
+    return { credentials: knownClient({ clientId, secret, issuer: discovery.issuer, redirectUri: DEVICE_REDIRECT_URI, now: ctx.now() }), fresh: false };
+  }
+  if (plan.stored) {
+    const missing = plan.stored.scopes ? scopes.filter((scope) => !plan.stored!.scopes!.includes(scope)) : [];
+    if (!plan.stored.grantTypes?.includes(DEVICE_GRANT_TYPE)) {
+      ctx.io.note("plat's registration at this server was not made for the device flow; registering again for it.");
+    } else if (missing.length > 0) {
+      ctx.io.note(`plat's registration does not include ${missing.join(' ')}; registering again with the scopes asked for now.`);
+    } else {
+      return { credentials: { registration: plan.stored, secret: plan.storedSecret }, fresh: false };
+    }
+  }
+  return register(ctx, discovery, DEVICE_REDIRECT_URI, scopes, 'device');
+}
+
+/**
+ * Registers plat: for the code grant, and for the device grant beside it where the server offers that, so one
+ * registration serves both kinds of login (RFC 7591 `grant_types`). A server that refuses the combination gets a
+ * registration for the kind of login at hand alone.
+ */
+async function register(ctx: Context, discovery: Discovery, redirectUri: string, scopes: string[], kind: 'code' | 'device'): Promise<SettledClient> {
+  const both = ['authorization_code', 'refresh_token', ...(offersDeviceFlow(discovery.as) ? [DEVICE_GRANT_TYPE] : [])];
+  const alone = kind === 'code' ? ['authorization_code', 'refresh_token'] : [DEVICE_GRANT_TYPE, 'refresh_token'];
+  const input = {
+    redirectUri,
     clientName: `plat on ${ctx.hostname()}`,
     scopes: scopesToRegister(scopes, discovery.as.scopes_supported),
     now: ctx.now(),
     guessedEndpoint: discovery.filledFromSpec.includes('registration_endpoint'),
-  });
+  };
+  let registered: Awaited<ReturnType<typeof registerClient>>;
+  try {
+    registered = await registerClient(await deps(ctx), discovery.as, { ...input, grantTypes: both });
+  } catch (error) {
+    const refused = oauthErrorOf((error as { cause?: unknown }).cause)?.error;
+    if (both.length === alone.length || (refused !== 'invalid_client_metadata' && refused !== 'unapproved_software_statement' && refused !== 'invalid_grant_type')) throw error;
+    registered = await registerClient(await deps(ctx), discovery.as, { ...input, grantTypes: alone });
+  }
+  const { registration, secret } = registered;
   rememberSecrets(secret);
   if (secret && ctx.globals.verbose) ctx.io.note(`The server registered plat as a confidential client (${registration.secretMethod ?? 'client secret'}); its secret is kept in the token store.`);
   return { credentials: { registration, secret }, fresh: true };

@@ -21,6 +21,8 @@ export interface LoginOptions {
   resource?: string;
   client: ClientChoice;
   timeoutSeconds: number;
+  /** `--device`: the device authorization grant (RFC 8628) instead of the browser's redirect. */
+  device?: boolean;
   /** `--for`: the scopes planned for some operations (commands/scopes-plan.ts); then exactly these are asked for. */
   forScopes?: string[];
 }

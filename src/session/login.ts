@@ -26,7 +26,9 @@ import { sanitize, shellQuote } from '../text.js';
 import { rememberSecrets } from '../redact.js';
 import { listen, portOf, waitForConsent } from './consent.js';
 import type { LoginOptions } from './login-options.js';
-import { clientRejected, type ClientPlan, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient } from './login-client.js';
+import { clientRejected, type ClientPlan, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient, settleDeviceClient } from './login-client.js';
+import { DeviceTargetRefusedError, offersDeviceFlow, type DeviceTokens } from '../oauth/device.js';
+import { waitForDeviceApproval } from './device-flow.js';
 
 export interface LoginResult {
   profile: Profile;
@@ -89,9 +91,15 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     const named = resource === undefined ? namedResource(discovery) : undefined;
     const resourceByDefault = named !== undefined && !(sameServer && profile.resourceRefusedBy === discovery.issuer);
     if (resourceByDefault) resource = named;
-    assertS256(as);
+    if (options.device && !offersDeviceFlow(as)) {
+      throw new UsageError(
+        `The authorization server ${discovery.issuer} does not offer the device flow (its metadata names no device_authorization_endpoint). ` +
+          `Sign in with the browser instead; from another machine: ${suggestCommand(ctx, ['login', '--no-browser'], { profile: profile.name, baseUrl: profile.baseUrl === baseUrl ? undefined : baseUrl })}, then paste the address the browser ends on, or forward the port it names.`,
+      );
+    }
+    if (!options.device) assertS256(as);
     // An endpoint plat would refuse later is refused before anything is registered or anyone asked to approve.
-    assertSecureEndpoint(as, 'authorization_endpoint');
+    assertSecureEndpoint(as, options.device ? 'device_authorization_endpoint' : 'authorization_endpoint');
     assertSecureEndpoint(as, 'token_endpoint');
     checkScopesSupported(scopes, as.scopes_supported);
     scopes = withOfflineAccess(scopes, as.scopes_supported);
@@ -155,8 +163,56 @@ function refusedTarget(error: unknown, callbackUrl: URL): boolean {
   return oauthErrorOf(error)?.error === 'invalid_target' || oauthErrorOf((error as { cause?: unknown } | undefined)?.cause)?.error === 'invalid_target';
 }
 
+/** Settle the client, show the code, wait for approval on another device, store the session: one attempt. */
+async function signInByDevice(ctx: Context, attempt: Attempt, plan: ClientPlan): Promise<LoginResult> {
+  const { profile, baseUrl, discovery, scopes, resource, options, replaced } = attempt;
+  const client = await settleDeviceClient(ctx, discovery, plan, scopes);
+  const { registration } = client.credentials;
+  let tokens: DeviceTokens;
+  try {
+    tokens = await waitForDeviceApproval(ctx, discovery, client.credentials, {
+      scopes,
+      resource,
+      browser: options.browser,
+      timeoutSeconds: options.timeoutSeconds,
+      again: loginAgain(ctx, profile, baseUrl, options),
+    });
+  } catch (error) {
+    if (attempt.resourceByDefault && error instanceof DeviceTargetRefusedError) {
+      throw new ResourceRefused(registration.dynamic ? { stored: registration, storedSecret: client.credentials.secret } : { known: { clientId: registration.clientId, secret: client.credentials.secret } });
+    }
+    if (oauthErrorOf((error as { cause?: unknown }).cause)?.error === 'invalid_client' && registration.dynamic && !client.fresh) {
+      await forgetRegistration(ctx, profile, registration);
+      ctx.io.note(`The server no longer recognises plat's registration (invalid_client); registering again and asking once more.`);
+      throw new RegistrationForgotten();
+    }
+    throw error;
+  }
+  const session: StoredSession = { ...tokens.session, ...(client.credentials.secret ? { clientSecret: client.credentials.secret } : {}) };
+  if (resource) {
+    session.scopes = withIdentityScopes(session.scopes, scopes, { idToken: Boolean(session.idToken), refreshToken: Boolean(session.refreshToken) });
+  }
+  rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
+  const claims = tokens.idTokenClaims;
+  const user = await readUser(ctx, discovery, session, { subject: claims?.sub, claims, resource, explicit: !attempt.resourceByDefault });
+  const result = await persist(ctx, profile, {
+    baseUrl,
+    discovery,
+    registration,
+    session,
+    user,
+    resource,
+    resourceByDefault: attempt.resourceByDefault,
+    resourceRefused: attempt.resourceRefused,
+    device: true,
+  });
+  if (replaced) await revokeReplaced(ctx, replaced);
+  return result;
+}
+
 /** Listen, settle the client, ask for consent, exchange the code, store the session: one attempt. */
 async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Promise<LoginResult> {
+  if (attempt.options.device) return signInByDevice(ctx, attempt, plan);
   const { io } = ctx;
   const { profile, baseUrl, discovery, scopes, resource, stdin, options, replaced } = attempt;
   const { as } = discovery;
@@ -174,6 +230,7 @@ async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Pro
         browser: options.browser,
         timeoutSeconds: options.timeoutSeconds,
         again: loginAgain(ctx, profile, baseUrl, options),
+        deviceOffered: offersDeviceFlow(as),
       });
     } catch (error) {
       if (!client.fresh && (error instanceof InterruptedError || error instanceof AuthError)) {
@@ -266,6 +323,7 @@ function userName(user: ProfileUser | undefined): string {
 /** The same login again, as a command that works when pasted: its profile, a base URL not yet remembered, its scopes. */
 export function loginAgain(ctx: Context, profile: Profile, baseUrl: string, options: LoginOptions): string {
   const args = ['login'];
+  if (options.device) args.push('--device');
   for (const scope of parseScopeArgs(options.scope)) args.push('--scope', scope);
   for (const scope of parseScopeArgs(options.addScope)) args.push('--add-scope', scope);
   return suggestCommand(ctx, args, { profile: profile.name, baseUrl: profile.baseUrl === baseUrl ? undefined : baseUrl });
@@ -336,6 +394,8 @@ async function persist(
     resource: string | undefined;
     resourceByDefault: boolean;
     resourceRefused?: boolean;
+    /** Signed in with the device flow: a step-up asks the same way. */
+    device?: boolean;
   },
 ): Promise<LoginResult> {
   return ctx.withLock(previous.name, async () => {
@@ -360,6 +420,7 @@ async function persist(
       issuer: input.discovery.issuer,
       resource: input.resource,
       resourceByDefault: input.resourceByDefault || undefined,
+      loginMethod: input.device ? 'device' : undefined,
       resourceRefusedBy: input.resourceRefused ? input.discovery.issuer : current.baseUrl === input.baseUrl ? current.resourceRefusedBy : undefined,
       client: input.registration,
       user: input.user,

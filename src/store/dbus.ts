@@ -1,9 +1,10 @@
 /**
  * Just enough of the D-Bus wire protocol for plat's keychain read (see secret-service.ts): a connection to a
- * `unix:` bus address, SASL EXTERNAL authentication, method calls and their replies in little-endian messages.
- * Not a general client: no signals (the bus's own are skipped), no file descriptors, no big-endian peers (a reply
- * in big-endian order is an error, and the caller falls back to libsecret). Every failure is a DBusError or a
- * socket error; none carries message bodies, which may hold secrets.
+ * `unix:` bus address, SASL EXTERNAL authentication, method calls (sent little-endian) and their replies (read in
+ * either byte order). Not a general client: no signals (the bus's own are skipped unread), no file descriptors.
+ * Whatever a peer sends, reading it is bounded (signatures as the specification restricts them, message size,
+ * value count, nesting) and never blocks past the keychain deadline. Every failure is a DBusError or a socket
+ * error; none carries message bodies, which may hold secrets. test/store/dbus.test.ts plays the peers.
  */
 import type { Socket } from 'node:net';
 
@@ -36,7 +37,17 @@ const METHOD_RETURN = 2;
 const ERROR = 3;
 const FIELD = { path: 1, interface: 2, member: 3, errorName: 4, replySerial: 5, destination: 6, signature: 8 } as const;
 /** Far above anything plat's read exchanges: a peer sending more is not one plat should trust. */
-const MAX_MESSAGE = 1024 * 1024;
+export const MAX_MESSAGE = 1024 * 1024;
+/**
+ * The most values one message may decode to. Each value costs at least a byte on the wire, but a megabyte of them
+ * would still be a million objects for replies that carry a handful: more is a peer plat should not trust.
+ */
+const MAX_VALUES = 65_536;
+/** The D-Bus specification's limits: a signature is at most 255 bytes, nesting at most 32 arrays and 32 structs deep. */
+const MAX_SIGNATURE = 255;
+const MAX_DEPTH = 32;
+/** What a peer may send before authentication ends: the bus's one-line answer. */
+const MAX_AUTH_LINE = 16 * 1024;
 
 /** The socket path of a session bus address (`unix:path=…` or Linux's `unix:abstract=…`); undefined for others. */
 export function socketPathOf(address: string | undefined): string | undefined {
@@ -121,17 +132,22 @@ export class DBusConnection {
   }
 
   private receive(chunk: Buffer): void {
+    if (this.failure) return;
     this.buffered = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
     try {
       if (!this.authenticated) {
         const end = this.buffered.indexOf('\r\n');
-        if (end < 0) return;
+        if (end < 0) {
+          if (this.buffered.length > MAX_AUTH_LINE) throw new DBusError('the bus sent no answer plat can read to its authentication');
+          return;
+        }
         const line = this.buffered.subarray(0, end).toString('latin1');
         if (!line.startsWith('OK ')) throw new DBusError('the bus refused to authenticate plat');
         this.authenticated = true;
         this.buffered = this.buffered.subarray(end + 2);
       }
-      for (;;) {
+      // A chunk may end inside a message or hold several: take each complete one, keep the rest for the next chunk.
+      while (!this.failure) {
         const length = messageLength(this.buffered);
         if (length === undefined || this.buffered.length < length) return;
         const message = this.buffered.subarray(0, length);
@@ -143,20 +159,31 @@ export class DBusConnection {
     }
   }
 
+  /** Only the header is decoded first: a body nobody waits for (a signal, a late reply) is never decoded at all. */
   private dispatch(message: Buffer): void {
-    const { type, fields, body } = decodeMessage(message);
-    if (type !== METHOD_RETURN && type !== ERROR) return; // signals (NameAcquired …): not for plat
-    const serial = fields.get(FIELD.replySerial);
+    const header = decodeHeader(message);
+    if (header.type !== METHOD_RETURN && header.type !== ERROR) return; // signals (NameAcquired …): not for plat
+    const serial = header.fields.get(FIELD.replySerial);
     const waiter = typeof serial === 'number' ? this.pending.get(serial) : undefined;
     if (!waiter) return;
     this.pending.delete(serial as number);
-    if (type === ERROR) {
-      const name = String(fields.get(FIELD.errorName) ?? 'unknown error');
+    if (header.type === ERROR) {
+      const name = errorNameOf(header.fields.get(FIELD.errorName));
       waiter.reject(new DBusError(`the bus answered ${name}`, name));
-    } else {
-      waiter.resolve(body);
+      return;
+    }
+    try {
+      waiter.resolve(decodeBody(message, header));
+    } catch (error) {
+      // A reply plat cannot read fails its call; the stream itself is still in step (the length was sound).
+      waiter.reject(error instanceof Error ? error : new DBusError(String(error)));
     }
   }
+}
+
+/** An error name as D-Bus allows it (dotted words, at most 255 bytes); anything else is not repeated. */
+function errorNameOf(value: DBusValue | undefined): string {
+  return typeof value === 'string' && value.length <= 255 && /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(value) ? value : 'an unnamed error';
 }
 
 /**
@@ -171,75 +198,147 @@ function loadNet(): typeof import('node:net') {
 /** The total length of the message at the start of `data`, once its fixed header has arrived. */
 function messageLength(data: Buffer): number | undefined {
   if (data.length < 16) return undefined;
-  if (data[0] !== 0x6c) throw new DBusError('the bus sent a message plat cannot read (not little-endian)');
-  const bodyLength = data.readUInt32LE(4);
-  const fieldsLength = data.readUInt32LE(12);
+  const littleEndian = endiannessOf(data);
+  if (data[3] !== 1) throw new DBusError('the bus sent a message of a protocol version plat does not speak');
+  const bodyLength = littleEndian ? data.readUInt32LE(4) : data.readUInt32BE(4);
+  const fieldsLength = littleEndian ? data.readUInt32LE(12) : data.readUInt32BE(12);
   const total = align(16 + fieldsLength, 8) + bodyLength;
   if (total > MAX_MESSAGE) throw new DBusError('the bus sent an oversized message');
   return total;
 }
 
-function decodeMessage(message: Buffer): { type: number; fields: Map<number, DBusValue>; body: DBusValue[] } {
-  const reader = new Reader(message);
+function endiannessOf(data: Buffer): boolean {
+  if (data[0] === 0x6c) return true; // 'l'
+  if (data[0] === 0x42) return false; // 'B'
+  throw new DBusError('the bus sent a message plat cannot read (no byte order)');
+}
+
+export interface MessageHeader {
+  type: number;
+  littleEndian: boolean;
+  fields: Map<number, DBusValue>;
+  /** Where the body starts. */
+  bodyAt: number;
+}
+
+/** The fixed header and the header fields of one whole message (as messageLength measured it). */
+export function decodeHeader(message: Buffer): MessageHeader {
+  if (message.length < 16) throw new DBusError('the bus sent a truncated message');
+  const littleEndian = endiannessOf(message);
+  const fieldsLength = littleEndian ? message.readUInt32LE(12) : message.readUInt32BE(12);
+  const bodyAt = align(16 + fieldsLength, 8);
+  if (bodyAt > message.length) throw new DBusError('the bus sent a truncated message');
+  // The fields are read from their own bytes: a length inside them cannot reach into the body.
+  const reader = new Reader(message.subarray(0, 16 + fieldsLength), littleEndian);
   reader.offset = 12;
   const fields = new Map<number, DBusValue>();
   for (const [code, variant] of reader.read('a(yv)') as Array<[number, [string, DBusValue]]>) fields.set(code, variant[1]);
-  reader.align(8);
-  const signature = String(fields.get(FIELD.signature) ?? '');
-  const body: DBusValue[] = [];
-  for (const type of splitSignature(signature)) body.push(reader.read(type));
-  return { type: message[1]!, fields, body };
+  return { type: message[1]!, littleEndian, fields, bodyAt };
 }
 
-function encodeCall(serial: number, call: MethodCall): Buffer {
-  const body = new Writer();
-  const types = splitSignature(call.signature ?? '');
-  types.forEach((type, i) => body.write(type, call.body?.[i] ?? ''));
-  const fields: DBusValue[] = [
-    [FIELD.path, ['o', call.path]],
-    [FIELD.interface, ['s', call.interface]],
-    [FIELD.member, ['s', call.member]],
-    [FIELD.destination, ['s', call.destination]],
-  ];
-  if (types.length) fields.push([FIELD.signature, ['g', call.signature!]]);
-  const head = new Writer();
-  head.bytes(Buffer.from([0x6c, METHOD_CALL, 0, 1]));
+/** The body of a message whose header decodeHeader read, as the values its signature names. */
+export function decodeBody(message: Buffer, header: MessageHeader): DBusValue[] {
+  const signature = header.fields.get(FIELD.signature) ?? '';
+  if (typeof signature !== 'string') throw new DBusError('the bus sent a malformed message');
+  const reader = new Reader(message, header.littleEndian);
+  reader.offset = header.bodyAt;
+  const body: DBusValue[] = [];
+  for (const type of splitSignature(signature)) body.push(reader.read(type));
+  if (reader.offset !== message.length) throw new DBusError('the bus sent a malformed message (its body is longer than its values)');
+  return body;
+}
+
+export interface OutgoingMessage {
+  type: number;
+  serial: number;
+  fields: Array<[number, [string, DBusValue]]>;
+  signature?: string;
+  body?: DBusValue[];
+  /** Big-endian ('B') instead of plat's own little-endian ('l'): for tests of peers that send it. */
+  bigEndian?: boolean;
+}
+
+/** One whole message. plat itself sends only method calls (encodeCall), always little-endian. */
+export function encodeMessage(message: OutgoingMessage): Buffer {
+  const littleEndian = !message.bigEndian;
+  const body = new Writer(littleEndian);
+  const types = splitSignature(message.signature ?? '');
+  types.forEach((type, i) => body.write(type, message.body?.[i] ?? ''));
+  const fields: DBusValue[] = [...message.fields];
+  if (types.length) fields.push([FIELD.signature, ['g', message.signature!]]);
+  const head = new Writer(littleEndian);
+  head.bytes(Buffer.from([littleEndian ? 0x6c : 0x42, message.type, 0, 1]));
   head.uint32(body.length);
-  head.uint32(serial);
+  head.uint32(message.serial);
   head.write('a(yv)', fields);
   head.align(8);
   return Buffer.concat([head.finish(), body.finish()]);
+}
+
+function encodeCall(serial: number, call: MethodCall): Buffer {
+  return encodeMessage({
+    type: METHOD_CALL,
+    serial,
+    fields: [
+      [FIELD.path, ['o', call.path]],
+      [FIELD.interface, ['s', call.interface]],
+      [FIELD.member, ['s', call.member]],
+      [FIELD.destination, ['s', call.destination]],
+    ],
+    signature: call.signature,
+    body: call.body,
+  });
 }
 
 function align(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
 
-/** The single complete types of a signature, in order: 'sa{ss}o' → ['s', 'a{ss}', 'o']. */
+/**
+ * The single complete types of a signature, in order: 'sa{ss}o' → ['s', 'a{ss}', 'o']. Throws a DBusError for a
+ * signature D-Bus forbids, which a decoder must never try to follow: an empty struct `()` (an array of them would
+ * hold endless elements of no bytes), a dict entry outside an array or with other than a basic key and one value,
+ * nesting deeper than the specification's 32, more than 255 bytes, and the types plat does not read (h, x, t, n,
+ * q, d: file descriptors and numbers no Secret Service reply to plat carries).
+ */
 export function splitSignature(signature: string): string[] {
+  if (signature.length > MAX_SIGNATURE) throw new DBusError('the bus sent a signature longer than D-Bus allows');
   const types: string[] = [];
   for (let at = 0; at < signature.length; ) {
-    const end = endOfType(signature, at);
+    const end = endOfType(signature, at, 0, 0, false);
     types.push(signature.slice(at, end));
     at = end;
   }
   return types;
 }
 
-function endOfType(signature: string, at: number): number {
+const BASIC = 'ybuisog';
+
+function endOfType(signature: string, at: number, arrays: number, structs: number, inArray: boolean): number {
   const code = signature[at];
-  if (code === 'a') return endOfType(signature, at + 1);
+  const bad = () => new DBusError(`the bus sent a malformed signature (${signature.replace(/[^\x21-\x7e]/g, '?')})`);
+  if (code === 'a') {
+    if (arrays + 1 > MAX_DEPTH) throw bad();
+    return endOfType(signature, at + 1, arrays + 1, structs, true);
+  }
   if (code === '(' || code === '{') {
+    if (structs + 1 > MAX_DEPTH) throw bad();
+    if (code === '{' && !inArray) throw bad();
     const close = code === '(' ? ')' : '}';
+    const members: string[] = [];
     let i = at + 1;
     while (signature[i] !== close) {
-      if (i >= signature.length) throw new DBusError(`bad signature ${signature}`);
-      i = endOfType(signature, i);
+      if (i >= signature.length) throw bad();
+      const end = endOfType(signature, i, arrays, structs + 1, false);
+      members.push(signature.slice(i, end));
+      i = end;
     }
+    if (members.length === 0) throw bad();
+    if (code === '{' && (members.length !== 2 || !BASIC.includes(members[0]!))) throw bad();
     return i + 1;
   }
-  if (code !== undefined && 'ybuisogv'.includes(code)) return at + 1;
-  throw new DBusError(`unsupported signature ${signature}`);
+  if (code !== undefined && (BASIC.includes(code) || code === 'v')) return at + 1;
+  throw bad();
 }
 
 function alignmentOf(type: string): number {
@@ -260,6 +359,8 @@ class Writer {
   private chunks: Buffer[] = [];
   length = 0;
 
+  constructor(private readonly littleEndian = true) {}
+
   bytes(data: Buffer): void {
     this.chunks.push(data);
     this.length += data.length;
@@ -272,7 +373,8 @@ class Writer {
 
   uint32(n: number): void {
     const b = Buffer.alloc(4);
-    b.writeUInt32LE(n);
+    if (this.littleEndian) b.writeUInt32LE(n);
+    else b.writeUInt32BE(n);
     this.bytes(b);
   }
 
@@ -314,7 +416,8 @@ class Writer {
         this.align(alignmentOf(element));
         const start = this.length;
         for (const item of value as DBusValue[]) this.write(element, item);
-        this.chunks[lengthAt]!.writeUInt32LE(this.length - start);
+        if (this.littleEndian) this.chunks[lengthAt]!.writeUInt32LE(this.length - start);
+        else this.chunks[lengthAt]!.writeUInt32BE(this.length - start);
         return;
       }
     }
@@ -325,12 +428,25 @@ class Writer {
   }
 }
 
+/**
+ * Reads values from one message. Bounded whatever the peer sends: every read is inside the buffer, every array
+ * element takes bytes (empty structs are refused by splitSignature), variants nest no deeper than the
+ * specification's 64 levels, and a message decodes to at most MAX_VALUES values.
+ */
 class Reader {
   offset = 0;
-  constructor(private readonly data: Buffer) {}
+  private values = 0;
+  constructor(
+    private readonly data: Buffer,
+    private readonly littleEndian = true,
+  ) {}
 
   align(to: number): void {
-    this.offset = align(this.offset, to);
+    const aligned = align(this.offset, to);
+    if (aligned > this.data.length) throw new DBusError('the bus sent a truncated message');
+    // Padding is zero: a peer whose padding is not is not following the protocol.
+    if (this.data.subarray(this.offset, aligned).some((byte) => byte !== 0)) throw new DBusError('the bus sent a malformed message (non-zero padding)');
+    this.offset = aligned;
   }
 
   private take(n: number): Buffer {
@@ -340,48 +456,68 @@ class Reader {
     return part;
   }
 
-  read(type: string): DBusValue {
+  private uint32(): number {
+    const bytes = this.take(4);
+    return this.littleEndian ? bytes.readUInt32LE() : bytes.readUInt32BE();
+  }
+
+  read(type: string, depth = 0): DBusValue {
+    if (++this.values > MAX_VALUES) throw new DBusError('the bus sent a message with too many values');
+    if (depth > 2 * MAX_DEPTH) throw new DBusError('the bus sent a message nested too deeply');
     this.align(alignmentOf(type));
     switch (type[0]) {
       case 'y':
         return this.take(1)[0]!;
-      case 'b':
-        return this.take(4).readUInt32LE() !== 0;
+      case 'b': {
+        const value = this.uint32();
+        if (value > 1) throw new DBusError('the bus sent a malformed message (a boolean other than 0 or 1)');
+        return value === 1;
+      }
       case 'u':
-        return this.take(4).readUInt32LE();
+        return this.uint32();
       case 'i':
-        return this.take(4).readInt32LE();
+        return this.uint32() | 0;
       case 's':
       case 'o': {
-        const length = this.take(4).readUInt32LE();
-        const text = this.take(length + 1).subarray(0, length);
-        return text.toString('utf8');
+        const length = this.uint32();
+        const text = this.take(length + 1);
+        if (text[length] !== 0) throw new DBusError('the bus sent a malformed message (an unterminated string)');
+        return text.subarray(0, length).toString('utf8');
       }
       case 'g': {
         const length = this.take(1)[0]!;
-        return this.take(length + 1).subarray(0, length).toString('latin1');
+        const text = this.take(length + 1);
+        if (text[length] !== 0) throw new DBusError('the bus sent a malformed message (an unterminated signature)');
+        return text.subarray(0, length).toString('latin1');
       }
       case 'v': {
-        const signature = this.read('g') as string;
+        const signature = this.read('g', depth + 1) as string;
         if (splitSignature(signature).length !== 1) throw new DBusError('the bus sent a bad variant');
-        return [signature, this.read(signature)];
+        return [signature, this.read(signature, depth + 1)];
       }
       case '(':
       case '{':
-        return splitSignature(type.slice(1, -1)).map((member) => this.read(member));
+        return splitSignature(type.slice(1, -1)).map((member) => this.read(member, depth + 1));
       case 'a': {
-        const length = this.take(4).readUInt32LE();
+        const length = this.uint32();
+        if (length > MAX_MESSAGE) throw new DBusError('the bus sent an oversized array');
         const element = type.slice(1);
         this.align(alignmentOf(element));
         if (element === 'y') return Buffer.from(this.take(length));
         const end = this.offset + length;
         if (end > this.data.length) throw new DBusError('the bus sent a truncated message');
         const items: DBusValue[] = [];
-        while (this.offset < end) items.push(this.read(element));
+        while (this.offset < end) {
+          const before = this.offset;
+          items.push(this.read(element, depth + 1));
+          // Belt and braces to splitSignature's refusal of empty structs: an element that took no bytes would repeat forever.
+          if (this.offset === before) throw new DBusError('the bus sent a malformed message (an array element of no bytes)');
+        }
+        if (this.offset !== end) throw new DBusError('the bus sent a malformed message (an array longer than its elements)');
         return items;
       }
       default:
-        throw new DBusError(`unsupported type ${type}`);
+        throw new DBusError(`the bus sent a value of a type plat does not read`);
     }
   }
 }

@@ -1,7 +1,7 @@
 import { ExitCode, PlatError } from '../errors.js';
 import { DamagedDataError } from './atomic.js';
 import { validateProfileName } from './paths.js';
-import type { SecretReader } from './secret-service.js';
+import type { BusConnections, SecretReader } from './secret-service.js';
 import { isStoredSession, type StoredSession, type TokenStore, type TokenStoreKind } from './types.js';
 import { importPackage } from '../esm.js';
 
@@ -99,6 +99,8 @@ export interface KeychainTokenStoreOptions {
    * loaded only for what this cannot answer, and for every write.
    */
   readSecret?: SecretReader;
+  /** The bus connections `readSecret` leaves open (a one-shot process's), closed or let go by release(). */
+  connections?: BusConnections;
 }
 
 /**
@@ -113,6 +115,7 @@ export class KeychainTokenStore implements TokenStore {
   private readonly namespace: string | undefined;
   private readonly load: KeytarLoader;
   private readonly readSecret: SecretReader | undefined;
+  private readonly connections: BusConnections | undefined;
   private api: Promise<KeytarApi> | undefined;
 
   /** `keytar` is the API itself or a loader called on first use (see loadKeytar). */
@@ -122,6 +125,7 @@ export class KeychainTokenStore implements TokenStore {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS;
     this.namespace = options.namespace;
     this.readSecret = options.readSecret;
+    this.connections = options.connections;
     this.location = keychainDescription(options.platform ?? process.platform);
   }
 
@@ -177,6 +181,10 @@ export class KeychainTokenStore implements TokenStore {
         hint: 'Unlock it (sign in to your desktop session, or unlock the "login" keyring) and run the command again; nothing kept there is lost.',
       });
     }
+  }
+
+  release(options?: { exiting?: boolean }): void {
+    this.connections?.release(options);
   }
 
   accountOf(profile: string): string {

@@ -12,11 +12,10 @@
  * the time saved. The README's security model says this.
  */
 import { DBusConnection, socketPathOf, type DBusValue } from './dbus.js';
+import { decodeKeytarSecret, keytarAttributes } from './keytar-item.js';
 
 const SECRETS = 'org.freedesktop.secrets';
 const SERVICE_PATH = '/org/freedesktop/secrets';
-/** The schema keytar's entries are stored under; libsecret adds it as the `xdg:schema` attribute and matches it. */
-const KEYTAR_SCHEMA = 'org.freedesktop.Secret.Generic';
 
 /**
  * keytar's password for (service, account): the string, `null` when there is certainly no such entry, or
@@ -28,25 +27,45 @@ export type SecretReader = (service: string, account: string, signal: AbortSigna
 
 /**
  * A SecretReader for the session bus named in `env` (DBUS_SESSION_BUS_ADDRESS), or undefined where there is no
- * such bus address plat can reach itself (not Linux, no address, a non-unix transport): keytar then reads alone.
+ * such bus address plat can reach itself (not Linux, no address, a non-unix transport), or where libsecret may keep
+ * keytar's entries somewhere else than the bus (see mayUseLibsecretFile): keytar then reads alone.
  */
 export function secretServiceReader(
   env: Record<string, string | undefined>,
   platform: NodeJS.Platform,
-  options: { kept?: BusConnections } = {},
+  options: { kept?: BusConnections; sandboxed?: boolean } = {},
 ): SecretReader | undefined {
   if (platform === 'darwin' || platform === 'win32') return undefined;
   const socketPath = socketPathOf(env.DBUS_SESSION_BUS_ADDRESS);
   if (!socketPath) return undefined;
+  if (mayUseLibsecretFile(env, options.sandboxed ?? inFlatpak())) return undefined;
   return (service, account, signal) => readPassword(socketPath, service, account, signal, options.kept);
 }
 
 /**
- * The bus connections of a one-shot process (the CLI), released together when it is done, instead of each read
- * closing its own: closing a socket builds process.stderr (net.Socket's destroy compares itself with it), ~3 ms of
- * every keychain command that prints nothing there. Released with `exiting`, they are left to end with the process
- * (the Secret Service forgets a client's sessions when it leaves); otherwise closed (before `plat exec` runs its
- * program). Without it (the library, which never releases a context), each read closes its own connection.
+ * Whether keytar's libsecret may store in its own file (~/.local/share/keyrings/default.keyring, or the sandbox's)
+ * rather than in the Secret Service: always with SECRET_BACKEND=file, and inside a Flatpak sandbox whenever the
+ * secret portal is there (libsecret ≥ 0.20 then ignores SECRET_BACKEND; whether the portal is there only libsecret
+ * finds out). There, what the bus says is not keytar's answer: "not found" may be an entry in the file, and an item
+ * found may be an old one the file has since replaced. So the direct read stands aside and keytar reads alone.
+ */
+export function mayUseLibsecretFile(env: Record<string, string | undefined>, sandboxed: boolean): boolean {
+  if (sandboxed) return true;
+  return env.SECRET_BACKEND?.trim() === 'file';
+}
+
+/** libsecret's own test for a Flatpak sandbox: the file every Flatpak app sees at /.flatpak-info. */
+function inFlatpak(): boolean {
+  return (process.getBuiltinModule('node:fs') as typeof import('node:fs')).existsSync('/.flatpak-info');
+}
+
+/**
+ * The bus connections of a one-shot process (the CLI), kept by its token store (store/select.ts) and released
+ * together when the process is done with it (TokenStore.release), instead of each read closing its own: closing a
+ * socket builds process.stderr (net.Socket's destroy compares itself with it), ~3 ms of every keychain command that
+ * prints nothing there. Released with `exiting`, they are left to end with the process (the Secret Service forgets
+ * a client's sessions when it leaves); otherwise closed (before `plat exec` runs its program). Without it (the
+ * library, which never releases a context), each read closes its own connection.
  */
 export class BusConnections {
   private readonly open = new Set<DBusConnection>();
@@ -74,7 +93,7 @@ async function readPassword(socketPath: string, service: string, account: string
       ...secrets,
       member: 'SearchItems',
       signature: 'a{ss}',
-      body: [[['service', service], ['account', account], ['xdg:schema', KEYTAR_SCHEMA]]],
+      body: [keytarAttributes(service, account)],
     });
     // Both settle before either is looked at, so a failure of one never leaves the other unhandled.
     const [openResult, searchResult] = await Promise.allSettled([opened, searched]);
@@ -96,7 +115,7 @@ async function readPassword(socketPath: string, service: string, account: string
     });
     const value = Array.isArray(secret) ? secret[2] : undefined;
     if (!Buffer.isBuffer(value)) throw new Error('the Secret Service answered GetSecret with something else than a secret');
-    return value.toString('utf8');
+    return decodeKeytarSecret(value);
   } finally {
     // Ending the connection ends the session: the Secret Service forgets a client's sessions when it leaves.
     if (kept) kept.keep(bus);

@@ -8,7 +8,7 @@ import {
   type KeytarLoader,
 } from './keychain.js';
 import type { Env } from './paths.js';
-import { secretServiceReader, type BusConnections, type SecretReader } from './secret-service.js';
+import { BusConnections, secretServiceReader, type SecretReader } from './secret-service.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
 
 export const TOKEN_STORE_KINDS: readonly TokenStoreKind[] = ['keychain', 'file'];
@@ -32,8 +32,11 @@ export interface OpenTokenStoreOptions {
    * `env` (DBUS_SESSION_BUS_ADDRESS). `null`: keytar only.
    */
   readSecret?: SecretReader | null;
-  /** Where the default reader leaves its bus connections for the caller to release (see BusConnections). */
-  busConnections?: BusConnections;
+  /**
+   * The process ends with this invocation (the CLI): the default reader's bus connections are kept by the store
+   * until its release() (see BusConnections) instead of each read closing its own.
+   */
+  oneShot?: boolean;
   platform?: NodeJS.Platform;
 }
 
@@ -69,12 +72,14 @@ function fileStore(options: OpenTokenStoreOptions): FileTokenStore {
 }
 
 function keychainStore(options: OpenTokenStoreOptions): KeychainTokenStore {
+  const connections = options.oneShot ? new BusConnections() : undefined;
   return new KeychainTokenStore(options.loadKeytar ?? defaultLoadKeytar, {
     service: options.keychainService,
     namespace: options.keychainNamespace,
     timeoutMs: options.keychainTimeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS,
     platform: options.platform,
-    readSecret: directReader(options),
+    readSecret: directReader(options, connections),
+    connections,
   });
 }
 
@@ -82,10 +87,10 @@ function keychainStore(options: OpenTokenStoreOptions): KeychainTokenStore {
  * The direct reader only stands in for the real keytar: a test's stand-in keytar (options.loadKeytar) holds entries
  * the Secret Service has never seen.
  */
-function directReader(options: OpenTokenStoreOptions): SecretReader | undefined {
+function directReader(options: OpenTokenStoreOptions, kept: BusConnections | undefined): SecretReader | undefined {
   if (options.readSecret !== undefined) return options.readSecret ?? undefined;
   if (options.loadKeytar) return undefined;
-  return secretServiceReader(options.env, options.platform ?? process.platform, { kept: options.busConnections });
+  return secretServiceReader(options.env, options.platform ?? process.platform, { kept });
 }
 
 /**
@@ -126,6 +131,10 @@ export class AutoTokenStore implements TokenStore {
 
   async assertWritable(profile: string): Promise<void> {
     await this.active.assertWritable?.(profile);
+  }
+
+  release(options?: { exiting?: boolean }): void {
+    this.keychain.release?.(options);
   }
 
   private async run<T>(profile: string, operation: (store: TokenStore) => Promise<T>): Promise<T> {

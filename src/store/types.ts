@@ -36,6 +36,8 @@ export interface ClientRegistration {
   redirectUris: string[];
   /** The scopes plat registered it for (RFC 7591 `scope`); absent for older registrations and pre-registered clients. */
   scopes?: string[];
+  /** The grant types plat registered it for (RFC 7591 `grant_types`); absent for older registrations and pre-registered clients. */
+  grantTypes?: string[];
   /** true when plat registered it itself (RFC 7591), false for a pre-registered integration. */
   dynamic: boolean;
   registeredAt: number;
@@ -58,6 +60,8 @@ export interface Profile {
   resourceByDefault?: boolean;
   /** The issuer that refused the default resource with invalid_target: plat no longer sends it there. */
   resourceRefusedBy?: string;
+  /** How the session was signed in: `device` for the device flow (a step-up asks the same way); absent: the browser. */
+  loginMethod?: 'device';
   client?: ClientRegistration;
   user?: ProfileUser;
   scopes?: string[];
@@ -91,6 +95,11 @@ export interface TokenStore {
    * that must store in this store asks anyone to approve.
    */
   assertWritable?(profile: string): Promise<void>;
+  /**
+   * Lets go of what the store keeps open between operations (a one-shot process's keychain bus connections):
+   * closed, or with `exiting` left to end with the process. The store stays usable; it opens anew if asked again.
+   */
+  release?(options?: { exiting?: boolean }): void;
 }
 
 /**

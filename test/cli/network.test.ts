@@ -65,6 +65,33 @@ describe('plat call over an unreliable network', () => {
     expect(calls).toBe(1); // a POST is not retried unless --retry asks
   });
 
+  it('--retry never re-sends a POST after a 502, a 504 or a reset: the server may have acted on it', async () => {
+    for (const status of [502, 504]) {
+      let calls = 0;
+      platform.override(`/api/post-${status}`, (_req, res) => {
+        calls++;
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end('{"gateway":"trouble"}');
+        return true;
+      });
+      const result = await home.run(['call', 'POST', `/api/post-${status}`, '-f', 'a=1', '--retry', '3']);
+      expect(result.code, result.stderr).toBe(1);
+      expect(calls).toBe(1);
+      expect(result.stderr).not.toMatch(/retrying/);
+    }
+    let resets = 0;
+    platform.override('/api/post-reset', (req) => {
+      resets++;
+      req.socket.destroy();
+      return true;
+    });
+    const reset = await home.run(['call', 'POST', '/api/post-reset', '-f', 'a=1', '--retry', '3']);
+    expect(reset.code).toBe(3);
+    expect(resets).toBe(1);
+    expect(reset.stderr).not.toMatch(/retrying/);
+    expectCleanError(reset);
+  });
+
   it('--timeout ends a slow call with exit 3', async () => {
     platform.override('/api/slow', () => true); // never answers
     const result = await home.run(['call', 'GET', '/api/slow', '--timeout', '1']);
@@ -122,6 +149,62 @@ describe('proxies from the environment', () => {
     const origin = new URL(platform.baseUrl);
     expect(proxied.length).toBe(1);
     expect([`GET ${platform.baseUrl}/api/courses`, `CONNECT ${origin.host}`]).toContain(proxied[0]);
+  });
+
+  it('sends the token only to the platform\'s exact origin, never to a host that merely starts like it', async () => {
+    // Names no test resolves: the proxy is the only way to them, and it answers for every host itself, recording
+    // which host was asked for and whether a token came along. The platform is http://localhost (plain http is
+    // allowed only for loopback names), so the look-alikes share its origin's text as a prefix.
+    const seen: Array<{ host: string | undefined; authorization: string | undefined }> = [];
+    const origin = createServer((req, res) => {
+      seen.push({ host: req.headers.host, authorization: req.headers.authorization });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
+    const anyHost = createServer((req, res) => {
+      seen.push({ host: req.headers.host, authorization: req.headers.authorization });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+    anyHost.on('connect', (_req, client, head) => {
+      const upstream = connect((origin.address() as AddressInfo).port, '127.0.0.1', () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => anyHost.listen(0, '127.0.0.1', r));
+    try {
+      const env = {
+        HTTP_PROXY: `http://127.0.0.1:${(anyHost.address() as AddressInfo).port}`,
+        NO_PROXY: undefined,
+        no_proxy: undefined,
+        PLAT_BASE_URL: 'http://localhost',
+        PLAT_TOKEN: 'token-for-localhost-only',
+      };
+      const own = await home.run(['call', 'GET', 'http://localhost/api/x'], { env });
+      expect(own.code, own.stderr).toBe(0);
+      expect(seen).toEqual([{ host: 'localhost', authorization: 'Bearer token-for-localhost-only' }]);
+      for (const [url, host] of [
+        ['http://localhost.evil.test/api/x', 'localhost.evil.test'],
+        ['http://localhost@evil.test/api/x', 'evil.test'],
+        ['http://localhost:80@evil.test/api/x', 'evil.test'],
+      ] as const) {
+        seen.length = 0;
+        const result = await home.run(['call', 'GET', url], { env });
+        expect(result.code, result.stderr).toBe(0);
+        expect(seen).toEqual([{ host, authorization: undefined }]);
+        expect(result.stderr).toContain(`http://${host} is not the platform's origin: calling it without your token.`);
+        expect(result.stderr).not.toContain(env.PLAT_TOKEN);
+      }
+    } finally {
+      await new Promise<void>((r) => anyHost.close(() => r()));
+      await new Promise<void>((r) => origin.close(() => r()));
+    }
   });
 
   it('bypasses the proxy for hosts in NO_PROXY', async () => {

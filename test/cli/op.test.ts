@@ -297,6 +297,13 @@ describe('plat scopes plan and plat login --for', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ year: 2025 });
   });
 
+  it('--for after a logout asks for the plan alone: the ended session\'s scopes are not held any more', async () => {
+    await login('--scope', 'school:read', '--scope', 'courses:read');
+    expect((await home.run(['logout'])).code).toBe(0);
+    await login('--for', 'listEnrolments', '--for', 'getSchoolReport');
+    expect(lastRequestedScopes().filter((s) => s !== 'offline_access')).toEqual(['analytics:read', 'members:read', 'openid']);
+  });
+
   it('--for on an existing session keeps what it holds and adds the plan (as --add-scope)', async () => {
     await login('--scope', 'courses:read');
     const granted = lastRequestedScopes();

@@ -139,6 +139,21 @@ describe('--paginate output shapes and limits', () => {
     expect(result.stderr).toMatch(/Stopped at --max-items/);
   });
 
+  it('--max-items ending exactly at a page boundary still says the list has more, and fetches no further', async () => {
+    const result = await call(['/api/lists/cursor', '--paginate', '--ndjson', '--max-items', '20']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trimEnd().split('\n').map((l) => JSON.parse(l).id)).toEqual(ids(1, 20));
+    expect(platform.lists.served.cursor).toBe(2);
+    expect(result.stderr).toMatch(/Stopped at --max-items: the list has more/);
+  });
+
+  it('--max-items equal to the whole list: everything, no note', async () => {
+    const result = await call(['/api/lists/link', '--paginate', '--max-items', '95']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(parse(result)).toHaveLength(95);
+    expect(result.stderr).not.toMatch(/Stopped/);
+  });
+
   it('--max-items larger than the list: everything, no note', async () => {
     const result = await call(['/api/lists/link', '--paginate', '--max-items', '500']);
     expect(result.code, result.stderr).toBe(0);

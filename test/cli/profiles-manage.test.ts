@@ -165,6 +165,18 @@ describe('plat logout --forget', () => {
     expect(school.stats.count('register')).toBe(1);
   });
 
+  it('--profile X keeps the current-profile choice when another profile is current', async () => {
+    await signIn(home, school, ['--profile', 'kept-current']);
+    await signIn(home, district, ['--profile', 'forgotten-other']);
+    expect((await home.run(['switch', 'kept-current'])).code).toBe(0);
+    const result = await home.run(['logout', '--forget', '--profile', 'forgotten-other']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/Forgot profile forgotten-other/);
+    expect((await readFile(path.join(home.configDir, 'current-profile'), 'utf8')).trim()).toBe('kept-current');
+    const status = JSON.parse((await home.run(['status', '--json'])).stdout);
+    expect(status.profiles.filter((p: { current: boolean }) => p.current).map((p: { profile: string }) => p.profile)).toEqual(['kept-current']);
+  });
+
   it('--json says forgotten', async () => {
     await signIn(home, school, ['--profile', 'old']);
     const result = await home.run(['logout', '--forget', '--profile', 'old', '--json']);

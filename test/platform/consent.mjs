@@ -183,3 +183,80 @@ export async function driveConsent(authorizeUrl, options = {}) {
 export function land(callbackUrl) {
   return send(new URL(callbackUrl), { headers: { accept: 'text/html' } });
 }
+
+/**
+ * The device flow's browser side (RFC 8628 §3.3), as a user would do it: open the verification address (the
+ * `verification_uri_complete`, or the plain one with `userCode` typed into its form), confirm the code, then
+ * approve or deny on the consent page. Resolves with the last page's text ('Device signed in', or the error page).
+ * @param {string} verificationUrl
+ * @param {{ deny?: boolean, userCode?: string, ca?: string }} [options]
+ * @returns {Promise<string>}
+ */
+export async function driveDeviceConsent(verificationUrl, options = {}) {
+  const start = new URL(verificationUrl);
+  const jar = new CookieJar();
+  let url = start;
+  /** @type {{ method: string, body?: string, contentType?: string }} */
+  let next = { method: 'GET' };
+  let typed = false;
+  let confirmed = false;
+  let consented = false;
+  for (let hop = 0; hop < MAX_HOPS; hop += 1) {
+    /** @type {Record<string, string>} */
+    const headers = { accept: 'text/html' };
+    const cookie = jar.header();
+    if (cookie) headers.cookie = cookie;
+    if (next.contentType) headers['content-type'] = next.contentType;
+    const res = await send(url, { method: next.method, headers, ca: options.ca, ...(next.body !== undefined ? { body: next.body } : {}) });
+    jar.store(res.headers);
+    if (res.status >= 300 && res.status < 400) {
+      const location = res.headers.location;
+      if (!location) throw new Error(`redirect ${res.status} from ${url.pathname} without Location`);
+      url = new URL(location, url);
+      if (url.origin !== start.origin) throw new Error(`the device flow left the platform for ${url.origin}`);
+      next = { method: 'GET' };
+      continue;
+    }
+    const form = (/** @type {string} */ id) => {
+      const match = new RegExp(`<form\\b[^>]*\\bid="${id.replace('.', '\\.')}"[^>]*\\baction="([^"]+)"[^>]*>([\\s\\S]*?)</form>`, 'i').exec(res.body);
+      if (!match) return undefined;
+      const fields = new URLSearchParams();
+      for (const m of (match[2] ?? '').matchAll(/<input\b[^>]*>/gi)) {
+        const name = /\bname="([^"]*)"/.exec(m[0])?.[1];
+        const value = /\bvalue="([^"]*)"/.exec(m[0])?.[1] ?? '';
+        if (name) fields.append(decodeEntities(name), decodeEntities(value));
+      }
+      return { action: decodeEntities(match[1] ?? ''), fields };
+    };
+    const post = (/** @type {{ action: string, fields: URLSearchParams }} */ f) => {
+      url = new URL(f.action, url);
+      next = { method: 'POST', body: f.fields.toString(), contentType: 'application/x-www-form-urlencoded' };
+    };
+    if (res.status === 200 && !typed && !confirmed) {
+      const input = form('op.deviceInputForm');
+      if (input) {
+        if (!options.userCode) throw new Error('the verification page asks for the user code, and none was given');
+        input.fields.set('user_code', options.userCode);
+        post(input);
+        typed = true;
+        continue;
+      }
+    }
+    if (res.status === 200 && !confirmed) {
+      const confirm = form('op.deviceConfirmForm');
+      if (confirm) {
+        post(confirm);
+        confirmed = true;
+        continue;
+      }
+    }
+    if (res.status === 200 && url.pathname.startsWith('/interaction/') && !consented) {
+      post(parseConsentForm(res.body, options.deny ? 'deny' : 'approve'));
+      consented = true;
+      continue;
+    }
+    if (consented) return textOf(res.body).slice(0, 500);
+    throw new Error(`device flow stopped at ${url.pathname} with HTTP ${res.status}: ${textOf(res.body).slice(0, 500)}`);
+  }
+  throw new Error(`device flow did not finish within ${MAX_HOPS} hops`);
+}

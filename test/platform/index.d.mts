@@ -70,6 +70,12 @@ export interface Knobs {
   extraResources: string[];
   /** true = every RFC 8707 resource is refused with invalid_target (a server that does not take resource indicators). */
   refuseResources: boolean;
+  /** The `interval` of device authorization responses (RFC 8628 §3.2), seconds; undefined = none. Default 1. */
+  deviceInterval: number | undefined;
+  /** Seconds a device code lives; undefined = 600. */
+  deviceCodeTtl: number | undefined;
+  /** Answer this many device-code polls that would be authorization_pending with slow_down (RFC 8628 §3.5). */
+  deviceSlowDown: number;
   /**
    * false = a refresh keeps the refresh token valid and its response carries no `refresh_token` member (RFC 6749 §6
    * allows a server not to rotate). Default true: every refresh rotates.
@@ -130,6 +136,11 @@ export interface Platform {
   reset(): void;
   /** Drives consent over HTTP and returns the client's redirect URL (not requested). */
   approve(authorizeUrl: string, options?: { deny?: boolean }): Promise<string>;
+  /**
+   * Drives the device flow's pages over HTTP (RFC 8628 §3.3): the verification address (with `userCode` typed into
+   * its form when the address does not carry it), the confirmation, then Approve or Deny. Resolves with the last page's text.
+   */
+  approveDevice(verificationUrl: string, options?: { deny?: boolean; userCode?: string }): Promise<string>;
   close(): Promise<void>;
   /** oidc-provider's own record of a client (its registered metadata), or undefined when it knows none. */
   registeredClient(clientId: string): Promise<Record<string, unknown> | undefined>;

@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 
 import { createApi } from './api.mjs';
-import { driveConsent } from './consent.mjs';
+import { driveConsent, driveDeviceConsent } from './consent.mjs';
 import { authMarkdown, openApiDocument, protectedResourceMetadata } from './documents.mjs';
 import { handleInteraction } from './interaction.mjs';
 import { createListKnobs } from './lists.mjs';
@@ -40,6 +40,12 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  *   more) answers 400 invalid_request instead of RFC 7009's 200
  * @property {boolean} rotateRefreshTokens  false = a refresh keeps the refresh token valid and its response carries
  *   no refresh_token member (RFC 6749 §6 allows both); default true
+ * @property {boolean} refuseResources  every RFC 8707 resource is refused with invalid_target
+ * @property {number | undefined} deviceInterval  the `interval` of device authorization responses (RFC 8628 §3.2),
+ *   seconds; undefined = none (clients then poll every 5 s). Default 1, so tests approve quickly.
+ * @property {number | undefined} deviceCodeTtl  seconds a device code lives; undefined = 600
+ * @property {number} deviceSlowDown  answer this many device-code polls that would be authorization_pending with
+ *   slow_down instead (oidc-provider never says slow_down; RFC 8628 §3.5 has servers say it)
  */
 
 /**
@@ -70,6 +76,9 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     revokeUnknownToken: 'ok',
     extraResources: [],
     refuseResources: false,
+    deviceInterval: 1,
+    deviceCodeTtl: undefined,
+    deviceSlowDown: 0,
     rotateRefreshTokens: true,
   };
 }
@@ -249,7 +258,12 @@ export async function startPlatform(options = {}) {
         if (ctx.status === 200 && knobs.tokenResponseScope === 'omitted') delete response.scope;
         const grantType = typeof body.grant_type === 'string' ? body.grant_type : 'unknown';
         stats.bump(`token:${grantType}`, ctx.method, ctx.path);
-        for (const key of ['code', 'code_verifier', 'client_secret', 'refresh_token']) remember(body[key]);
+        for (const key of ['code', 'code_verifier', 'client_secret', 'refresh_token', 'device_code']) remember(body[key]);
+        if (grantType === DEVICE_GRANT && ctx.status === 400 && response.error === 'authorization_pending' && knobs.deviceSlowDown > 0) {
+          knobs.deviceSlowDown -= 1;
+          response.error = 'slow_down';
+          response.error_description = 'you are polling too quickly and should back off at a reasonable rate';
+        }
         if (ctx.status === 200) for (const key of ['access_token', 'refresh_token', 'id_token']) remember(response[key]);
         if (ctx.status === 200) for (const key of /** @type {const} */ (['access_token', 'refresh_token'])) if (typeof response[key] === 'string') issuedKinds.set(response[key], key);
         if (ctx.status === 200 && grantType === 'refresh_token' && !knobs.rotateRefreshTokens) delete response.refresh_token;
@@ -263,6 +277,10 @@ export async function startPlatform(options = {}) {
         }
         break;
       }
+      case 'device_authorization':
+        remember(response.device_code);
+        if (ctx.status === 200 && knobs.deviceInterval !== undefined) response.interval = knobs.deviceInterval;
+        break;
       case 'revocation':
         // "revoke:access_token" / "revoke:refresh_token" / "revoke:unknown": what the request really carried.
         stats.bump(`revoke:${(typeof body.token === 'string' && issuedKinds.get(body.token)) || 'unknown'}`, ctx.method, ctx.path);
@@ -394,6 +412,10 @@ export async function startPlatform(options = {}) {
       remember(URL.parse(callback)?.searchParams.get('code'));
       return callback;
     },
+    /** @param {string} verificationUrl @param {{ deny?: boolean, userCode?: string }} [opts] */
+    approveDevice(verificationUrl, opts = {}) {
+      return driveDeviceConsent(verificationUrl, { ...opts, ca: options.tls?.cert });
+    },
     close() {
       closing ??= new Promise((resolve) => {
         server.close(() => resolve(undefined));
@@ -413,6 +435,8 @@ export async function startPlatform(options = {}) {
     },
   };
 }
+
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /** The path of the request being handled, for knobs that depend on the endpoint (oidc-provider's lookups do not say). */
 const requestPath = new AsyncLocalStorage();

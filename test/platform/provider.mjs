@@ -171,6 +171,8 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
         allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
       },
       userinfo: { enabled: true },
+      // RFC 8628, for plat login --device. Plain pages (no outside fonts): the test driver and Chromium submit them.
+      deviceFlow: { enabled: true, userCodeInputSource, userCodeConfirmSource, successSource: deviceSuccessSource },
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
@@ -220,7 +222,7 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
       AccessToken: () => knobs.accessTokenTtl,
       AuthorizationCode: 60,
       ClientCredentials: 600,
-      DeviceCode: 600,
+      DeviceCode: () => knobs.deviceCodeTtl ?? 600,
       BackchannelAuthenticationRequest: 600,
       PreAuthorizedCode: 600,
       IdToken: 3600,
@@ -257,4 +259,27 @@ export function errorPage(out) {
     .join('');
   return `<!doctype html><html><head><meta charset="utf-8"><title>Sign-in error</title></head>
 <body><h1>Sign-in error</h1><dl id="error">${rows}</dl></body></html>`;
+}
+
+/** The page where a user types the code shown by the device (RFC 8628 §3.3). */
+async function userCodeInputSource(ctx, form, _out, err) {
+  const message = err ? '<p id="error">That code is not valid. Check it and try again.</p>' : '<p>Enter the code your device shows.</p>';
+  ctx.type = 'html';
+  ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Sign in a device</title></head>
+<body><h1>Sign in a device</h1>${message}${form}<button id="continue" type="submit" form="op.deviceInputForm">Continue</button></body></html>`;
+}
+
+/** The page that asks the user to confirm the code their device shows (RFC 8628 §5.4: check it matches). */
+async function userCodeConfirmSource(ctx, form, client, _deviceInfo, userCode) {
+  ctx.type = 'html';
+  ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Confirm the device</title></head>
+<body><h1>Confirm the device</h1><p><strong>${escapeHtml(client.clientName ?? client.clientId)}</strong> asks to sign in. Check that your device shows <code id="user-code">${escapeHtml(userCode)}</code>.</p>
+${form}<button id="continue" type="submit" form="op.deviceConfirmForm">Continue</button>
+<button id="abort" type="submit" form="op.deviceConfirmForm" name="abort" value="yes">Cancel</button></body></html>`;
+}
+
+async function deviceSuccessSource(ctx) {
+  ctx.type = 'html';
+  ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Device signed in</title></head>
+<body><h1 id="device-done">Device signed in</h1><p>You can close this page and return to your device.</p></body></html>`;
 }

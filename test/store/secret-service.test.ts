@@ -1,14 +1,21 @@
 /**
  * The direct keychain read (src/store/secret-service.ts over src/store/dbus.ts) against the real gnome-keyring:
- * it returns exactly what keytar stored, finds exactly keytar's entries, leaves everything it cannot be sure of to
- * keytar (locked, ambiguous, failing), and obeys the keychain deadline. The harness's keyring (test/run.mjs) holds
- * the entries keytar writes in-process; a private one per test (test/faults/keyring.ts) is locked or frozen.
+ * it holds to keytar's contract (src/store/keytar-item.ts) both ways — what keytar stored reads back exactly, and
+ * an item written to the contract is what keytar reads — finds exactly keytar's entries, leaves everything it
+ * cannot be sure of to keytar (locked, ambiguous, failing, libsecret's file backend), and obeys the keychain
+ * deadline. The harness's keyring (test/run.mjs) holds the entries keytar writes in-process, each test under a
+ * service of its own; a private keyring per test (test/faults/keyring.ts) is locked, frozen, or holds another
+ * program's items: items whose fate depends on the daemon reloading its file, which any other test's write to a
+ * shared keyring can cause (the suite's one random failure, issue 28).
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DBusConnection, socketPathOf, splitSignature } from '../../src/store/dbus.js';
 import { KeychainTokenStore, KeychainUnavailableError, loadKeytar, type KeytarApi, type KeytarLoader } from '../../src/store/keychain.js';
-import { BusConnections, secretServiceReader, type SecretReader } from '../../src/store/secret-service.js';
+import { KEYTAR_CONTENT_TYPE, KEYTAR_SCHEMA, encodeKeytarSecret, keytarAttributes } from '../../src/store/keytar-item.js';
+import { BusConnections, mayUseLibsecretFile, secretServiceReader, type SecretReader } from '../../src/store/secret-service.js';
 import { openTokenStore } from '../../src/store/select.js';
 import { startPrivateKeyring, type PrivateKeyring } from '../faults/keyring.js';
 import { keyring } from '../helpers/components.js';
@@ -19,7 +26,7 @@ import { tempDirs } from '../helpers/tmp.js';
 const tmp = tempDirs('plat-secret-service-');
 afterAll(() => tmp.cleanup());
 
-const SCHEMA = 'org.freedesktop.Secret.Generic';
+const SCHEMA = KEYTAR_SCHEMA;
 
 /** A loader that counts how often keytar is loaded, handing out `api`. */
 function countingLoader(api: KeytarApi | (() => Promise<KeytarApi>)): KeytarLoader & { loads: number } {
@@ -37,7 +44,7 @@ function countingLoader(api: KeytarApi | (() => Promise<KeytarApi>)): KeytarLoad
  * Stores an item the way another program might (any attributes, several items with the same attributes), with
  * the Secret Service's own CreateItem over a plain session: what keytar cannot be made to write.
  */
-async function createItem(busAddress: string, attributes: Record<string, string>, secret: string): Promise<void> {
+async function createItem(busAddress: string, attributes: Record<string, string>, secret: string | Buffer, contentType = 'text/plain'): Promise<void> {
   const bus = await DBusConnection.open(socketPathOf(busAddress)!, AbortSignal.timeout(5_000));
   try {
     const service = { destination: 'org.freedesktop.secrets', path: '/org/freedesktop/secrets', interface: 'org.freedesktop.Secret.Service' };
@@ -53,13 +60,28 @@ async function createItem(busAddress: string, attributes: Record<string, string>
           ['org.freedesktop.Secret.Item.Label', ['s', 'made by a test']],
           ['org.freedesktop.Secret.Item.Attributes', ['a{ss}', Object.entries(attributes)]],
         ],
-        [session!, Buffer.alloc(0), Buffer.from(secret), 'text/plain'],
+        [session!, Buffer.alloc(0), Buffer.isBuffer(secret) ? secret : Buffer.from(secret), contentType],
         false,
       ],
     });
   } finally {
     bus.close();
   }
+}
+
+/**
+ * keytar's answer on the bus `env` names, from a process of its own (libsecret in this process is bound to the
+ * harness's bus for good): what `plat` would read with keytar there.
+ */
+function keytarReads(env: Record<string, string | undefined>, service: string, account: string): Promise<string | null> {
+  const keytarPath = createRequire(import.meta.url)('node:path').dirname(createRequire(import.meta.url).resolve('@github/keytar/package.json'));
+  const script = `require(${JSON.stringify(keytarPath)}).getPassword(process.argv[1], process.argv[2]).then((v) => process.stdout.write(JSON.stringify(v)), (e) => { process.stderr.write(String(e)); process.exit(1); })`;
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['-e', script, service, account], { env: { ...process.env, ...env }, timeout: 10_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`keytar failed: ${stderr || error.message}`));
+      else resolve(JSON.parse(stdout) as string | null);
+    });
+  });
 }
 
 describe('the session bus address', () => {
@@ -82,6 +104,30 @@ describe('the session bus address', () => {
     expect(secretServiceReader(env, 'win32')).toBeUndefined();
     expect(secretServiceReader({}, 'linux')).toBeUndefined();
     expect(secretServiceReader({ DBUS_SESSION_BUS_ADDRESS: 'tcp:host=h,port=1' }, 'linux')).toBeUndefined();
+  });
+
+  it('gives no direct reader where libsecret may keep keytar\'s entries in its own file: the bus is not keytar\'s answer there', () => {
+    const env = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1000/bus' };
+    // SECRET_BACKEND=file, or a Flatpak sandbox (libsecret then uses its file whenever the portal is there)
+    expect(secretServiceReader({ ...env, SECRET_BACKEND: 'file' }, 'linux', { sandboxed: false })).toBeUndefined();
+    expect(secretServiceReader(env, 'linux', { sandboxed: true })).toBeUndefined();
+    expect(secretServiceReader({ ...env, SECRET_BACKEND: 'service' }, 'linux', { sandboxed: true })).toBeUndefined();
+    expect(secretServiceReader({ ...env, SECRET_BACKEND: 'service' }, 'linux', { sandboxed: false })).toBeTypeOf('function');
+    expect(mayUseLibsecretFile({}, false)).toBe(false);
+    expect(mayUseLibsecretFile({ SECRET_BACKEND: ' file ' }, false)).toBe(true);
+    // This machine is not a sandbox: the default reads on (a sandbox would say so with /.flatpak-info).
+    expect(secretServiceReader(env, 'linux')).toBeTypeOf('function');
+  });
+
+  it('with libsecret\'s file backend, a store answers through keytar, never from the bus', async () => {
+    const api = new MemoryKeytar();
+    await api.setPassword('plat', 'default', JSON.stringify(sampleSession({ accessToken: 'from-the-file' })));
+    const loader = countingLoader(api);
+    const store = new KeychainTokenStore(loader, {
+      readSecret: secretServiceReader({ DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? 'unix:path=/run/bus', SECRET_BACKEND: 'file' }, 'linux'),
+    });
+    expect((await store.get('default'))?.accessToken).toBe('from-the-file');
+    expect(loader.loads).toBe(1);
   });
 
   it('splits signatures into complete types', () => {
@@ -181,11 +227,16 @@ describe.skipIf(keyring.skip)(keyring.title('direct reads from the real gnome-ke
     await api.deletePassword(`${service}x`, 'a');
   });
 
-  it('finds only keytar-schema items, as keytar does: another program’s item with the same names is not plat’s', async () => {
+  it('holds keytar\'s contract the other way: an item written to it (attributes, UTF-8, text/plain) is what keytar reads', async () => {
     const address = process.env.DBUS_SESSION_BUS_ADDRESS!;
-    await createItem(address, { service, account: 'foreign' }, 'written by another program');
-    expect(await read(service, 'foreign', within())).toBeNull();
-    expect(await api.getPassword(service, 'foreign')).toBeNull();
+    const password = JSON.stringify(sampleSession({ accessToken: 'wrïtten-tö-the-contract ✓', clientSecret: 'a\nb "c" \\ d' }));
+    await createItem(address, Object.fromEntries(keytarAttributes(service, 'contract')), encodeKeytarSecret(password), KEYTAR_CONTENT_TYPE);
+    expect(await api.getPassword(service, 'contract')).toBe(password);
+    expect(await read(service, 'contract', within())).toBe(password);
+    // and keytar's own write carries exactly the contract's attributes: found by them, and by nothing less
+    await api.setPassword(service, 'by-keytar', 'K');
+    expect(await read(service, 'by-keytar', within())).toBe('K');
+    expect(keytarAttributes(service, 'by-keytar').map(([name]) => name).sort()).toEqual(['account', 'service', 'xdg:schema']);
   });
 
   it('leaves two matching items to keytar (undefined), and the store then answers through keytar', async () => {
@@ -222,6 +273,31 @@ describe.skipIf(keyring.skip)(keyring.title('direct reads from the real gnome-ke
     expect(await keeping(service, 'kept', within())).toBe('K');
     kept.release({ exiting: true });
     // Left to end with the process: still open, but no longer holding it alive.
+    expect(await pipes()).toBe(before);
+  });
+
+  it('a one-shot process\'s token store keeps its bus connections until release(): closed, or left unref\'d', async () => {
+    const session = sampleSession();
+    await new KeychainTokenStore(api, { service }).set('one-shot', session);
+    const pipes = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return process.getActiveResourcesInfo().filter((r) => r === 'PipeWrap').length;
+    };
+    const before = await pipes();
+    const open = (oneShot: boolean) =>
+      openTokenStore({ env: { ...process.env, PLAT_TOKEN_STORE: 'keychain' }, configDir: '/unused', warn: () => expect.fail('no warning expected'), keychainService: service, oneShot, platform: 'linux' });
+    const store = open(true);
+    expect(await store.get('one-shot')).toEqual(session);
+    expect(await store.get('one-shot')).toEqual(session);
+    expect(await pipes()).toBe(before + 2);
+    store.release?.();
+    expect(await pipes()).toBe(before);
+    expect(await store.get('one-shot')).toEqual(session);
+    store.release?.({ exiting: true });
+    expect(await pipes()).toBe(before);
+    // a library's store (not one-shot) closes each read's connection as it goes
+    const library = open(false);
+    expect(await library.get('one-shot')).toEqual(session);
     expect(await pipes()).toBe(before);
   });
 
@@ -277,6 +353,30 @@ describe.skipIf(keyring.skip)(keyring.title('direct reads from a locked or froze
       platform: 'linux',
     });
     expect(await store.get('env-bus')).toEqual(session);
+  });
+
+  it('finds only keytar-schema items, as keytar does, and agrees with keytar across the daemon reloading its file', async () => {
+    // Another program's items under plat's service and account: one under a schema of its own, one under none.
+    // gnome-keyring keeps an item's schema in its file as a type in which "none" is the generic one, so once it
+    // reloads that file (it does after a write in a later second than its last read: in a shared keyring, any
+    // other test's write) the schema-less item is a keytar one for keytar and the direct read alike. This keyring
+    // is this test's own, and the reload is made to happen rather than left to chance.
+    const env = kr.env;
+    const address = env.DBUS_SESSION_BUS_ADDRESS!;
+    await createItem(address, { service, account: 'foreign', 'xdg:schema': 'org.example.OtherProgram' }, 'written by another program');
+    await createItem(address, { service, account: 'no-schema' }, 'written without a schema');
+    const within = () => AbortSignal.timeout(5_000);
+    expect(await read(service, 'foreign', within())).toBeNull();
+    expect(await keytarReads(env, service, 'foreign')).toBeNull();
+    expect(await read(service, 'no-schema', within())).toBe(await keytarReads(env, service, 'no-schema'));
+
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await createItem(address, Object.fromEntries(keytarAttributes(service, 'later')), 'a later write');
+    const keytarNoSchema = await keytarReads(env, service, 'no-schema');
+    expect(await read(service, 'no-schema', within())).toBe(keytarNoSchema);
+    expect(await read(service, 'foreign', within())).toBeNull();
+    expect(await keytarReads(env, service, 'foreign')).toBeNull();
+    expect(await read(service, 'later', within())).toBe('a later write');
   });
 
   it('fails (so keytar is asked) when the bus is gone', async () => {

@@ -154,6 +154,17 @@ describe('prepareOpRequest', () => {
       '--id cannot be "..": it would change the path rather than fill it.',
     );
   });
+
+  it('refuses "." too: /courses/. is the list, another operation', async () => {
+    await expect(prepareOpRequest(named, given('.'), { headers: [], fields: [], typedFields: [] }, base, noStdin)).rejects.toThrow(
+      '--id cannot be ".": it would change the path rather than fill it.',
+    );
+    // Only whole dot segments move the path; dots inside a value fill it like any other character.
+    for (const value of ['...', '.x', 'x.']) {
+      const request = await prepareOpRequest(named, given(value), { headers: [], fields: [], typedFields: [] }, base, noStdin);
+      expect(request.url.href).toBe(`${base}/courses/${value}`);
+    }
+  });
 });
 
 describe('bodyProblems (ajv)', () => {
