@@ -40,7 +40,7 @@ __plat_value_kind() {
 }
 
 __plat_options() {
-  echo '--version --base-url --profile --json --verbose --no-color -h --help'
+  echo '--version --base-url --profile --json --verbose --no-color --no-prompt -h --help'
   case $1 in
     login) echo '--scope --add-scope --device --no-browser --port --resource --client-id --client-secret-stdin --client-metadata-url --timeout --for -h --help' ;;
     whoami) echo '-h --help' ;;

@@ -189,4 +189,5 @@ complete -c plat -l profile -d 'which stored session to use (env: PLAT_PROFILE; 
 complete -c plat -l json -d 'machine-readable output on stdout'
 complete -c plat -l verbose -d 'HTTP trace on stderr, secrets redacted (env: PLAT_DEBUG=1)'
 complete -c plat -l no-color -d 'never colour output (also NO_COLOR; FORCE_COLOR forces it)'
+complete -c plat -l no-prompt -d 'never ask a question, e.g. to step up on a missing scope (env: PLAT_NO_PROMPT=1)'
 complete -c plat -s h -l help -d 'show help'

@@ -40,6 +40,7 @@ export function buildProgram(version: string, makeContext: ContextFactory, optio
     .option('--json', 'machine-readable output on stdout')
     .option('--verbose', 'HTTP trace on stderr, secrets redacted (env: PLAT_DEBUG=1)')
     .option('--no-color', 'never colour output (also NO_COLOR; FORCE_COLOR forces it)')
+    .option('--no-prompt', 'never ask a question, e.g. to step up on a missing scope (env: PLAT_NO_PROMPT=1)')
     .addHelpText(
       'after',
       `

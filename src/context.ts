@@ -19,6 +19,8 @@ export interface Globals {
   profileSource?: 'option' | 'env' | 'switch' | 'default';
   json: boolean;
   verbose: boolean;
+  /** plat may ask a question (a step-up) where a person can answer: not with --no-prompt or PLAT_NO_PROMPT=1. */
+  prompt?: boolean;
 }
 
 export interface Context {

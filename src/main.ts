@@ -73,7 +73,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       context = createContext({
         env,
         io,
-        globals: { ...globals, profile, currentProfile, profileSource, verbose: globals.verbose || verbose },
+        globals: { ...globals, profile, currentProfile, profileSource, verbose: globals.verbose || verbose, prompt: !argv.includes('--no-prompt') && env.PLAT_NO_PROMPT !== '1' },
         version,
         signal: controller.signal,
         configDir,

@@ -8,6 +8,8 @@ import { ScopeError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
 import { openApiClient, type ApiClient, type ApiResponse } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
+import { mayAsk, offerStepUp, scopesToStepUp } from '../session/step-up.js';
+import { Readable } from 'node:stream';
 import { suggestCommand } from '../session/suggest.js';
 import { sanitize } from '../text.js';
 import { assertRegularFile, prepareRequest, toApiRequest, type CallFlags, type PreparedRequest } from './call-request.js';
@@ -46,8 +48,20 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
     const { checkCall } = await import('../catalogue/call-check.js');
     shortfall = await checkCall(ctx, { ...request, baseUrl, profile: flags.anonymous ? undefined : client.profile });
   }
-  const apiRequest = toApiRequest(ctx, request, flags);
-  const response = await client.send(apiRequest);
+  let apiRequest = toApiRequest(ctx, request, flags);
+  let response = await client.send(apiRequest);
+  const missing = scopesToStepUp(response);
+  if (missing && mayAsk(ctx)) {
+    // The refusal is kept whole (a 403 is small) so that a "no" still prints it as plat call always does.
+    const refusal = await readAll(response.body);
+    if (await offerStepUp(ctx, client.profile, missing)) {
+      const again = await openApiClient(ctx, { auth: 'auto' });
+      apiRequest = toApiRequest(ctx, request, flags);
+      response = await again.send(apiRequest);
+    } else {
+      response = { ...response, body: Readable.from([Buffer.from(refusal)]) };
+    }
+  }
   await render(ctx, request, response, Boolean(flags.include));
   const outcome = responseError(ctx, apiRequest, response);
   // One message per fact: the scope the description names is said only when the refusal did not name one.

@@ -113,7 +113,7 @@ function oauthError(text: string): string {
 
 /** UserInfo refused a token that is valid but not meant for it. */
 export class UserInfoRefusedError extends PlatError {
-  constructor(challenge?: { error?: string; errorDescription?: string }) {
+  constructor(readonly challenge?: { error?: string; errorDescription?: string; scope?: string }) {
     const why = challenge?.error ? ` (${sanitize(challenge.error, 80)}${challenge.errorDescription ? `: ${sanitize(challenge.errorDescription)}` : ''})` : '';
     super(
       `The server's UserInfo endpoint does not accept this session's access token${why}: the server did not grant it ` +

@@ -7,7 +7,8 @@ import { InterruptedError, PlatError, UsageError } from '../errors.js';
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { detectShape, itemsOf, nextPage, type PageShape, type ShapeHints } from './page-detect.js';
-import { header, type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
+import { header, openApiClient, type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
+import { mayAsk, offerStepUp, scopesToStepUp } from './step-up.js';
 import { readWholeBody } from '../http/read-body.js';
 import { responseError } from './response-error.js';
 import { sanitize } from '../text.js';
@@ -40,7 +41,7 @@ const DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024;
 export class Pages implements AsyncIterable<Page> {
   limited = false;
   private readonly ctx: Context;
-  private readonly client: ApiClient;
+  private client: ApiClient;
   private readonly first: ApiRequest;
   private readonly options: PaginateOptions;
 
@@ -61,7 +62,16 @@ export class Pages implements AsyncIterable<Page> {
     for (let number = 1; url; number++) {
       seen.add(url.href);
       const request: ApiRequest = { ...this.first, url, body: undefined };
-      const response = await this.client.send(request);
+      let response = await this.client.send(request);
+      const missing = scopesToStepUp(response);
+      if (missing && mayAsk(this.ctx)) {
+        // Step-up that asks: from the page that failed, the pages before it already printed.
+        response.body.resume();
+        if (await offerStepUp(this.ctx, this.client.profile, missing, `Page ${number} of this list`)) {
+          this.client = await openApiClient(this.ctx, { auth: 'auto' });
+          response = await this.client.send(request);
+        }
+      }
       const failure = responseError(this.ctx, request, response);
       if (failure) {
         response.body.resume();

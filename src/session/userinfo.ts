@@ -13,6 +13,7 @@ import { assertSameIssuer } from './access.js';
 import { bindSession, freshToken, getAccessToken, noSessionError, type TokenSource } from './binding.js';
 import { getDiscovery } from './discovery-cache.js';
 import { suggestCommand } from './suggest.js';
+import { mayAsk, missingFromChallenge, offerStepUp } from './step-up.js';
 
 export interface WhoAmI {
   /** The claims as the server sent them (UserInfo), those plat kept from the ID token, or none. */
@@ -67,6 +68,13 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
   try {
     info = await fetchUserInfo(http, discovery.as, source.token, expected);
   } catch (error) {
+    // Step-up that asks: UserInfo names a scope the session lacks, and a person at a terminal may add it.
+    const missing = error instanceof UserInfoRefusedError && source.kind === 'session' ? missingFromChallenge(error.challenge, source.session.scopes) : undefined;
+    if (missing && mayAsk(ctx) && (await offerStepUp(ctx, profile, missing, 'whoami'))) {
+      source = await getAccessToken(ctx, { binding: await bindSession(ctx, options.profile) });
+      const again = await fetchUserInfo(http, discovery.as, source.token, expected);
+      return { claims: again, user: toProfileUser(again), from: 'userinfo', baseUrl, profile: source.profile, source };
+    }
     if (error instanceof UserInfoMissingError && (known || withoutOpenId)) {
       const guessed = discovery.filledFromSpec.includes('userinfo_endpoint');
       return withoutUserInfo(

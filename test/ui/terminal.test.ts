@@ -7,6 +7,8 @@ import { spawn } from 'node:child_process';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { platBin } from '../helpers/cli.js';
 import { APPROVING_BROWSER } from '../login/helpers.js';
+import { signIn } from '../helpers/consent.js';
+import { readProfile } from '../helpers/state.js';
 import { pty } from './shells.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
@@ -91,5 +93,88 @@ describe.skipIf(pty.skip)(pty.title('on a terminal'), () => {
     const offTerminal = await home.run(['login', '--profile', 'other']);
     expect(offTerminal.code).toBe(2);
     expect(offTerminal.stderr).toMatch(/No platform to talk to: pass --base-url/);
+  });
+});
+
+/**
+ * Step-up that asks (issue 25): on a 403 insufficient_scope, a person at a terminal is asked to sign in again adding
+ * the scope, and the request is made once more; a "no", --no-prompt, PLAT_NO_PROMPT=1, CI or a pipe keep exit 5.
+ */
+describe.skipIf(pty.skip)(pty.title('step-up that asks, on a terminal'), () => {
+  beforeEach(() => pty.require());
+  const person = () => ({ ...home.env, CI: undefined, PLAT_BROWSER: APPROVING_BROWSER });
+  const answer = (keys: string) => {
+    let answered = false;
+    return (output: string, type: (keys: string) => void) => {
+      if (answered || !/\[y\/N\]/.test(output)) return;
+      answered = true;
+      type(keys);
+    };
+  };
+
+  it('yes: signs in again adding the scope (as the session was made) and the call is made once more: exit 0', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    const result = await onPty(plat('call GET /api/analytics'), person(), answer('y\r'));
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/This call needs analytics:read\. Sign in again adding it\? \[y\/N\]/);
+    expect(result.output).toMatch(/Signed in again with analytics:read; making the request once more/);
+    expect(result.output).not.toMatch(/error:/);
+    expect((await readProfile(home)).scopes).toEqual(expect.arrayContaining(['courses:read', 'analytics:read']));
+    expect(platform.stats.count('GET /api/analytics')).toBe(2);
+  });
+
+  it('no: the refusal as before, its body printed, exit 5 with the command that fixes it', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    const result = await onPty(plat('call GET /api/analytics'), person(), answer('n\r'));
+    expect(result.code, result.output).toBe(5);
+    expect(result.output).toMatch(/insufficient_scope/); // the 403 body, as plat call prints it
+    expect(result.output).toMatch(/Run: plat login --add-scope analytics:read/);
+    expect(platform.stats.count('token:authorization_code')).toBe(1);
+  });
+
+  it('--no-prompt, PLAT_NO_PROMPT=1 or CI: no question, exit 5', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    for (const [args, env] of [
+      ['call GET /api/analytics --no-prompt', person()],
+      ['call GET /api/analytics', { ...person(), PLAT_NO_PROMPT: '1' }],
+      ['call GET /api/analytics', { ...person(), CI: 'true' }],
+    ] as const) {
+      const result = await onPty(plat(args), env);
+      expect(result.code, result.output).toBe(5);
+      expect(result.output).not.toMatch(/\[y\/N\]/);
+    }
+  });
+
+  it('--paginate: the question comes at the page that failed, and paging goes on from it', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    const before = (await home.run(['token'])).stdout.trim();
+    // Page 2 needs a scope the first session lacks (the server says so); a token from the step-up is served.
+    platform.override('/api/lists/cursor', (req, res) => {
+      const url = new URL(req.url ?? '/', platform.baseUrl);
+      if (!url.searchParams.get('cursor') || req.headers.authorization !== `Bearer ${before}`) return false;
+      res.writeHead(403, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="insufficient_scope", scope="analytics:read"' });
+      res.end('{"error":"insufficient_scope"}');
+      return true;
+    });
+    const result = await onPty(plat('call GET /api/lists/cursor --paginate --ndjson'), person(), answer('y\r'));
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/Page 2 of this list needs analytics:read\. Sign in again adding it\?/);
+    const piped = await home.run(['call', 'GET', '/api/lists/cursor', '--paginate', '--ndjson']);
+    expect(result.output.match(/"title"/g)?.length).toBe(piped.stdout.trim().split('\n').length);
+  });
+
+  it('whoami: a UserInfo refusal naming a missing scope asks too', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing'; // tokens UserInfo takes
+    await signIn(home, platform, ['--scope', 'openid courses:read']);
+    const before = (await home.run(['token'])).stdout.trim();
+    platform.override('/api/oauth/userinfo', (req, res) => {
+      if (req.headers.authorization !== `Bearer ${before}`) return false;
+      res.writeHead(403, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="analytics:read"' }).end();
+      return true;
+    });
+    const result = await onPty(plat('whoami'), person(), answer('y\r'));
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/whoami needs analytics:read\. Sign in again adding it\? \[y\/N\]/);
+    expect(result.output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')).toMatch(/User\s+Ada Lovelace/);
   });
 });
