@@ -50,6 +50,20 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
   }, 60_000);
 
+  it('the device flow: plat opens the verification page with the code in it; Chromium confirms and approves; plat signs in', async () => {
+    const pageText = path.join(home.dir, 'device-page.txt');
+    const result = await home.run(['login', '--device', '--base-url', platform.baseUrl, '--scope', 'courses:read'], {
+      env: { PLAT_BROWSER: `"${process.execPath}" "${browserScript}"`, PLAT_TEST_CONSENT: 'approve', PLAT_TEST_PAGE_TEXT: pageText },
+      timeoutMs: 60_000,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/Opened the sign-in page in your browser/);
+    expect(result.stdout).toMatch(/Logged in to .* as Ada Lovelace/);
+    for (let i = 0; i < 100 && !(await stat(pageText).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await readFile(pageText, 'utf8')).toContain('Device signed in');
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+  }, 60_000);
+
   it('clicks Deny, lands on plat\'s failure page, and plat exits 4', async () => {
     const { result, page } = await loginWithChromium('deny');
     expect(result.code).toBe(4);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A real browser for end-to-end tests, usable as PLAT_BROWSER: `node chromium-browser.mjs <authorizeUrl>`.
 // Opens the URL in headless Debian Chromium (driven by playwright-core), clicks #approve (or #deny with
-// PLAT_TEST_CONSENT=deny), waits for the CLI's loopback callback page to load, optionally saves a screenshot
+// PLAT_TEST_CONSENT=deny), waits for the CLI's loopback callback page to load (for the device flow's verification
+// page: confirms the code, consents, and waits for the platform's closing page), optionally saves a screenshot
 // ($PLAT_TEST_SCREENSHOT) and the page text ($PLAT_TEST_PAGE_TEXT), then exits 0. Hard limit: 30 s.
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -54,11 +55,22 @@ try {
   const isCallback = (url) => url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname) && url.origin !== start.origin;
 
   await page.goto(target, { waitUntil: 'load' });
+  // The device flow (plat login --device opens verification_uri_complete): confirm the code, then consent; the
+  // platform's own page says the device is signed in (plat, polling, finishes by itself).
+  const device = (await page.locator('form[id="op.deviceConfirmForm"]').count()) > 0;
   // An authorization error (bad scope, missing PKCE...) redirects straight to the callback: nothing to click.
-  const needsConsent = !isCallback(new URL(page.url()));
-  if (needsConsent) await page.locator(button).click();
-  // The consent form redirects through the authorization server to the CLI's own loopback listener.
-  await page.waitForURL(isCallback, { waitUntil: 'load' });
+  const needsConsent = device || !isCallback(new URL(page.url()));
+  if (device) {
+    await page.locator('#continue').click();
+    await page.waitForURL((url) => url.pathname.startsWith('/interaction/'), { waitUntil: 'load' });
+    await page.locator(button).click();
+    await page.waitForLoadState('load');
+    await page.waitForFunction(() => !location.pathname.startsWith('/interaction/'));
+  } else {
+    if (needsConsent) await page.locator(button).click();
+    // The consent form redirects through the authorization server to the CLI's own loopback listener.
+    await page.waitForURL(isCallback, { waitUntil: 'load' });
+  }
   const landed = new URL(page.url());
 
   if (process.env.PLAT_TEST_SCREENSHOT) await page.screenshot({ path: process.env.PLAT_TEST_SCREENSHOT, fullPage: true });

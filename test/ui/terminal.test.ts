@@ -178,3 +178,23 @@ describe.skipIf(pty.skip)(pty.title('step-up that asks, on a terminal'), () => {
     expect(result.output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')).toMatch(/User\s+Ada Lovelace/);
   });
 });
+
+describe.skipIf(pty.skip)(pty.title('plat login --device on a terminal'), () => {
+  beforeEach(() => pty.require());
+
+  it('shows a QR code of the complete address beside the address and the code, and signs in once approved', async () => {
+    let approved = false;
+    const env = { ...home.env, CI: undefined, DISPLAY: undefined, WAYLAND_DISPLAY: undefined, PLAT_BROWSER: undefined, BROWSER: undefined };
+    const result = await onPty(plat(`login --device --base-url ${platform.baseUrl}`), env, (output) => {
+      const uri = /^ {2}(http\S+)\r?$/m.exec(output)?.[1];
+      const code = /enter the code: +(?:\x1b\[[0-9;]*m)*([A-Z0-9-]+)/.exec(output)?.[1];
+      if (approved || !uri || !code || !/scan this code/.test(output)) return;
+      approved = true;
+      void platform.approveDevice(uri, { userCode: code });
+    });
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/Or scan this code, which carries the address and the code:/);
+    expect(result.output).toMatch(/[▀▄█]{10,}/); // half blocks: the QR code itself
+    expect(result.output).toMatch(/Logged in to/);
+  });
+});
