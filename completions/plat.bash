@@ -12,6 +12,7 @@ __plat_takes_value() {
     exec) case $2 in --env) return 0 ;; esac ;;
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
     op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; --refresh|-i|--include|--anonymous|--paginate|--ndjson|--slurp|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
+    mcp) case $2 in --for) return 0 ;; esac ;;
   esac
   return 1
 }
@@ -34,8 +35,9 @@ __plat_value_kind() {
     op:arg:0) echo 'd operations' ;;
     scopes:arg:0) echo 'l plan' ;;
     scopes:arg:*) echo 'd operations' ;;
+    mcp:--for) echo 'd operations' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status switch refresh token exec logout call op scopes discover completion' ;;
+    help:arg:0) echo 'l login whoami status switch refresh token exec logout call op scopes discover mcp completion' ;;
   esac
 }
 
@@ -54,6 +56,7 @@ __plat_options() {
     op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     scopes) echo '-h --help' ;;
     discover) echo '--refresh -h --help' ;;
+    mcp) echo '--for --allow-write -h --help' ;;
     completion) echo '-h --help' ;;
     help) echo '' ;;
   esac
@@ -142,7 +145,7 @@ _plat() {
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
     [[ -n $opid ]] && __plat_add < <("$plat" __complete op-flags "$opid" "${globals[@]}" 2>/dev/null)
   elif [[ -z $cmd ]]; then
-    __plat_add_values 'l login whoami status switch refresh token exec logout call op scopes discover completion help'
+    __plat_add_values 'l login whoami status switch refresh token exec logout call op scopes discover mcp completion help'
   elif [[ -n $opid && $prev == --* ]]; then
     # a parameter named like one of plat's flag options (--include): the parameter's values
     __plat_add < <("$plat" __complete op-values "$opid" "${prev#--}" "${globals[@]}" 2>/dev/null)

@@ -18,6 +18,8 @@ function __plat_takes_value
             contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
             contains -- $argv[2] --refresh -i --include --anonymous --paginate --ndjson --slurp -h --help; and return 1
             string match -q -- '--*' $argv[2]; and return 0
+        case mcp
+            contains -- $argv[2] --for; and return 0
     end
     return 1
 end
@@ -177,10 +179,13 @@ complete -c plat -n '__plat_arg scopes 0' -x -a 'plan' -d 'plan: the least set o
 complete -c plat -n '__plat_using scopes' -x -a '(__plat_query operations)' -d 'operations from plat op'
 complete -c plat -n __plat_needs_command -a discover -d 'show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'
 complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata again instead of using the cached copy (kept for an hour)'
+complete -c plat -n __plat_needs_command -a mcp -d 'serve the API to AI agents: a Model Context Protocol server on stdin/stdout, as you and within your scopes'
+complete -c plat -n '__plat_using mcp' -l for -d 'offer exactly these operations as tools; repeat, or separate with spaces or commas' -x -a '(__plat_query operations)'
+complete -c plat -n '__plat_using mcp' -l allow-write -d 'also offer operations that change data (POST, PUT, PATCH, DELETE); default: reading only'
 complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
 complete -c plat -n __plat_needs_command -a help -d 'show help for a command'
-complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call op scopes discover completion' -d 'the command'
+complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call op scopes discover mcp completion' -d 'the command'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_flags)'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_values)'
 complete -c plat -l version -d 'print the version'

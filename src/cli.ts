@@ -19,6 +19,21 @@ function examples(...lines: string[]): string {
   return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
 }
 
+/** How agent hosts start `plat mcp` (also in README.md's "Agents (MCP)"). */
+const MCP_HOSTS = `Agent hosts start plat mcp themselves and talk to it over stdin/stdout. Sign in first (plat login); the
+server never opens a browser or signs in, and a tool that needs a scope the session lacks names the plat login
+--add-scope command to run. Configure the host (add "--profile", "<name>" and "--allow-write" to args as needed):
+
+  Claude Code:     claude mcp add plat -- plat mcp
+  Codex CLI:       codex mcp add plat -- plat mcp
+  Claude Desktop (claude_desktop_config.json), Cursor (~/.cursor/mcp.json), Windsurf, Cline:
+    { "mcpServers": { "plat": { "command": "plat", "args": ["mcp"] } } }
+  VS Code (.vscode/mcp.json):
+    { "servers": { "plat": { "type": "stdio", "command": "plat", "args": ["mcp"] } } }
+
+Tools: one per operation of the platform's /openapi.json (reading ones only unless --allow-write), plus call (any
+path on the platform's origin, nowhere else) and whoami. Results are capped at 256 KiB; lists page up to 20 pages.`;
+
 export interface BuildOptions {
   /**
    * Each command's options, arguments, help text and action are added when it is dispatched, or when the whole
@@ -407,6 +422,30 @@ config dir (ETag revalidation after that); a document that cannot be read never 
       )
       .action(async (flags, command: Command) => {
         const { run } = await import('./commands/discover.js');
+        await run(ctxFor(command), flags);
+      }),
+  );
+
+  lazily(program.command('mcp').description('serve the API to AI agents: a Model Context Protocol server on stdin/stdout, as you and within your scopes'), (cmd) =>
+    cmd
+      .addOption(
+        completes(
+          new Option('--for <operationId>', 'offer exactly these operations as tools; repeat, or separate with spaces or commas').argParser(collect),
+          'operations',
+        ),
+      )
+      .option('--allow-write', 'also offer operations that change data (POST, PUT, PATCH, DELETE); default: reading only')
+      .addHelpText(
+        'after',
+        examples(
+          'plat mcp                                            # the read operations, as the default profile',
+          'plat mcp --profile school --for listCourses --for getCourse',
+          'plat mcp --allow-write                              # also operations that change data',
+        ) + `\n\n${MCP_HOSTS}`,
+      )
+      .action(async (flags, command: Command) => {
+        const { loadMcpCommand } = await import('./commands/mcp-load.js');
+        const { run } = await loadMcpCommand();
         await run(ctxFor(command), flags);
       }),
   );

@@ -2,6 +2,8 @@
  * The entry point: build the context, run the program, and map every outcome to the contract's exit code. The
  * only place that decides how plat ends.
  */
+import { fstatSync } from 'node:fs';
+import { isCI } from './session/step-up.js';
 import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, safe, type IO } from './io.js';
@@ -20,8 +22,22 @@ const version = typeof PLAT_VERSION === 'string' ? PLAT_VERSION : '0.0.0-dev';
 declare const PLAT_PLAIN_BUNDLE: boolean;
 
 /** Whether main() runs these arguments without commander (src/dispatch.ts): what dist/plain.cjs can run. */
-export function runsPlainly(argv: string[] = process.argv): boolean {
-  return plainForm(argv.slice(2)) !== undefined;
+export function runsPlainly(argv: string[] = process.argv, env: Record<string, string | undefined> = process.env): boolean {
+  // Where a step-up question could be asked (a person at a terminal), the whole program runs: it has the login.
+  return plainForm(argv.slice(2)) !== undefined && !mightAsk(argv, env);
+}
+
+function mightAsk(argv: string[], env: Record<string, string | undefined>): boolean {
+  return !argv.includes('--no-prompt') && env.PLAT_NO_PROMPT !== '1' && !isCI(env) && characterDevice(0) && characterDevice(2);
+}
+
+/** A terminal, or /dev/null: node:tty costs every start a module, and the precise test comes later (step-up.ts). */
+function characterDevice(fd: number): boolean {
+  try {
+    return fstatSync(fd).isCharacterDevice();
+  } catch {
+    return false;
+  }
 }
 
 export async function main(argv: string[] = process.argv): Promise<number> {

@@ -27,6 +27,8 @@ export interface DiscoverOutput {
     registration: string | null;
     userinfo: string | null;
     revocation: string | null;
+    /** RFC 8628: where `plat login --device` asks for a code; null when the server offers no device flow. */
+    deviceAuthorization: string | null;
     introspection: string | null;
     jwks: string | null;
   };
@@ -65,6 +67,7 @@ export async function run(ctx: Context, flags: DiscoverFlags): Promise<void> {
       registration: string(as.registration_endpoint),
       userinfo: string(as.userinfo_endpoint),
       revocation: string(as.revocation_endpoint),
+      deviceAuthorization: string(as.device_authorization_endpoint),
       introspection: string(as.introspection_endpoint),
       jwks: string(as.jwks_uri),
     },
@@ -102,6 +105,7 @@ export async function run(ctx: Context, flags: DiscoverFlags): Promise<void> {
     ['UserInfo', endpoint(output.endpoints.userinfo, 'userinfo_endpoint')],
     ['Revocation', endpoint(output.endpoints.revocation, 'revocation_endpoint')],
   ];
+  if (output.endpoints.deviceAuthorization) entries.push(['Device authorization', `${safe(output.endpoints.deviceAuthorization)} ${io.dim('(plat login --device)')}`]);
   if (output.endpoints.introspection) entries.push(['Introspection', safe(output.endpoints.introspection)]);
   if (output.endpoints.jwks) entries.push(['JWKS', safe(output.endpoints.jwks)]);
   entries.push(

@@ -30,10 +30,21 @@ export function missingFromChallenge(challenge: { error?: string; scope?: string
   return missing.length > 0 ? missing : undefined;
 }
 
-/** Whether plat may ask a question here: a person at a terminal, and nobody said not to. */
+declare const PLAT_PLAIN_BUNDLE: boolean;
+
+/**
+ * Whether plat may ask a question here: a person at a terminal, and nobody said not to. Never in dist/plain.cjs,
+ * the scripts' bundle, which carries no login: bin/plat.js does not choose it where a question could be asked
+ * (main.ts runsPlainly), and this constant lets esbuild leave the login out of it.
+ */
 export function mayAsk(ctx: Context): boolean {
-  const ci = ctx.env.CI !== undefined && ctx.env.CI !== '' && ctx.env.CI !== 'false' && ctx.env.CI !== '0';
-  return ctx.globals.prompt === true && ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && !ci;
+  if (typeof PLAT_PLAIN_BUNDLE === 'boolean' && PLAT_PLAIN_BUNDLE) return false;
+  return ctx.globals.prompt === true && ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && !isCI(ctx.env);
+}
+
+/** CI set to anything but empty, `false` or `0`. */
+export function isCI(env: Record<string, string | undefined>): boolean {
+  return env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
 }
 
 /**
@@ -61,14 +72,16 @@ export async function offerStepUp(ctx: Context, profile: Profile, scopes: string
     stdin.close();
   }
   if (!/^\s*y(es)?\s*$/i.test(answer ?? '')) return false;
-  const { login } = await import('./login.js');
-  await login(ctx, {
-    addScope: scopes,
-    browser: true,
-    device: profile.loginMethod === 'device',
-    client: { kind: 'auto' },
-    timeoutSeconds: 300,
-  });
+  if (!(typeof PLAT_PLAIN_BUNDLE === 'boolean' && PLAT_PLAIN_BUNDLE)) {
+    const { login } = await import('./login.js');
+    await login(ctx, {
+      addScope: scopes,
+      browser: true,
+      device: profile.loginMethod === 'device',
+      client: { kind: 'auto' },
+      timeoutSeconds: 300,
+    });
+  }
   ctx.io.note(`Signed in again with ${names}; making the request once more.`);
   return true;
 }

@@ -12,6 +12,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchMcpStartup } from './mcp.mjs';
 import { benchPagination } from './pages.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -92,6 +93,10 @@ try {
   // The floor: Node itself making the same request and printing the body, with nothing of plat's.
   const rawGet = `require('http').get(${JSON.stringify(url)},{headers:{authorization:${JSON.stringify(`Bearer ${token}`)}}},r=>r.pipe(process.stdout))`;
   results.rows.push(reference('floor: node http.get → stdout / node -e 0', await ratio([process.execPath, '-e', rawGet], nodeBare)));
+
+  // An agent host waits this long for plat mcp's tools (the SDK is loaded from dist/mcp-sdk.cjs, by this command alone).
+  const mcp = await benchMcpStartup({ plat, env, spawn, median, runs: RUNS, warmup: WARMUP });
+  results.rows.push({ figure: 'file: plat mcp, start to first tools/list answer / node -e 0', target: '-', measured: mcp.median.toFixed(2), detail: `A ${mcp.aMs.toFixed(1)} ms, B ${mcp.bMs.toFixed(1)} ms; medians of ${RUNS}` });
 
   if (startupOnly) throw new StartupOnly();
   const sizes = quick ? [64, 256] : [64, 256, 1024];

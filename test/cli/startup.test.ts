@@ -2,8 +2,8 @@
  * The start-up tricks must keep working, or plat silently gets slower: the V8 code cache of bin/plat.js, the
  * bundle's latin1 read (it must be ASCII), chalk initialised on first use, commander with node:child_process deferred (src/build/build.mjs), chalk
  * without its terminal detection (node:tty), standard streams built only when used (main.ts, io.ts), and no
- * node:fs/promises on the token path (store/atomic.ts). Each would break without an error, so each is checked from
- * outside, on the built CLI.
+ * node:fs/promises on the token path (store/atomic.ts), and plat mcp with the MCP SDK in a bundle of their own that
+ * only plat mcp loads. Each would break without an error, so each is checked from outside, on the built CLI.
  */
 import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -137,5 +137,60 @@ describe('modules plat does not load at start-up', () => {
       expect(touched, `plat ${args.join(' ')}`).toEqual([]);
       expect(loaded.filter((m) => /^NativeModule (fs\/promises|internal\/fs\/promises|readline|internal\/readline\/interface|os|perf_hooks)$/.test(m)), `plat ${args.join(' ')}`).toEqual([]);
     }
+  });
+});
+
+describe('plat mcp and the MCP SDK, which it alone uses', () => {
+  it('are a bundle of their own (dist/mcp.cjs): dist/main.cjs and dist/plain.cjs hold none of them', async () => {
+    const read = (bundle: string) => readFile(path.join(repoRoot, 'dist', `${bundle}.cjs`), 'latin1');
+    const [mcp, main, plain] = [await read('mcp'), await read('main'), await read('plain')];
+    for (const module of ['node_modules/@modelcontextprotocol/sdk/', 'node_modules/zod/', 'src/commands/mcp.ts', 'src/commands/mcp-tools.ts', 'src/commands/mcp-call.ts', 'src/commands/mcp-sdk.ts']) {
+      expect(mcp).toContain(`// ${module}`);
+      expect(main).not.toContain(`// ${module}`);
+      expect(plain).not.toContain(`// ${module}`);
+    }
+    // The SDK's ajv provider (elicitation answers, which plat mcp never asks for) is stubbed at build time.
+    expect(mcp).not.toContain('// node_modules/ajv/');
+    expect(mcp).not.toContain('// node_modules/ajv-formats/');
+    // Every other plat module is dist/main.cjs's copy, handed over (one PlatError class, one registry of secrets).
+    const own = [...mcp.matchAll(/^\/\/ (src\/\S+)$/gm)].map((m) => m[1]);
+    expect(new Set(own)).toEqual(new Set(['src/commands/mcp.ts', 'src/commands/mcp-call.ts', 'src/commands/mcp-tools.ts', 'src/commands/mcp-schema.ts', 'src/commands/mcp-sdk.ts']));
+    expect(mcp).toContain('// plat-main:src/errors.ts');
+  });
+
+  it('take from dist/main.cjs only names that mcp-load.ts hands over', async () => {
+    const mcp = await readFile(path.join(repoRoot, 'dist', 'mcp.cjs'), 'latin1');
+    // esbuild's shapes: a handed-over module is `require_x = __commonJS({ "plat-main:<key>" …`, imported as
+    // `import_x = __toESM(require_x(), 1)` and used as `import_x.name`, or destructured from a dynamic import.
+    const keyOf = new Map([...mcp.matchAll(/var (require_\w+) = __commonJS\(\{\s*"plat-main:([^"]+)"/g)].map((m) => [m[1]!, m[2]!]));
+    const imports = [...mcp.matchAll(/var (import_\w+) = __toESM\((require_\w+)\(\), 1\);/g)].filter((m) => keyOf.has(m[2]!));
+    const dynamic = [...mcp.matchAll(/const \{ ([^}]+) \} = await Promise\.resolve\(\)\.then\(\(\) => __toESM\((require_\w+)\(\), 1\)\);/g)].filter((m) => keyOf.has(m[2]!));
+    // Every use of a handed-over module has one of the two shapes, or this check would miss names.
+    const calls = [...mcp.matchAll(/\b(require_\w+)\(\)/g)].filter((m) => keyOf.has(m[1]!));
+    expect(calls.length).toBe(imports.length + dynamic.length);
+    const used = new Set<string>();
+    const aliasKey = new Map(imports.map((m) => [m[1]!, keyOf.get(m[2]!)!]));
+    for (const [, alias, name] of mcp.matchAll(/\b(import_\w+)\.(\w+)/g)) if (aliasKey.has(alias!)) used.add(`${aliasKey.get(alias!)} ${name}`);
+    for (const [, names, req] of dynamic) for (const name of names!.split(',')) used.add(`${keyOf.get(req!)} ${name.trim().split(':')[0]}`);
+    expect(used.size).toBeGreaterThan(20);
+    const { mainModules } = await import('../../src/commands/mcp-load.js');
+    const handed = mainModules();
+    const missing = [...used].filter((entry) => {
+      const [key, name] = entry.split(' ');
+      return handed[key!]?.[name!] === undefined;
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it('are loaded by plat mcp, and by no other command', async () => {
+    const bundle = path.join(repoRoot, 'dist', 'mcp.cjs');
+    for (const args of [['status'], ['op', '--help'], ['mcp', '--help'], ['call', 'GET', '/api/courses', '--base-url', platform.baseUrl]]) {
+      const { required } = await runPlatProbed(home, args);
+      expect(required, `plat ${args.join(' ')}`).not.toContain(bundle);
+    }
+    // stdin closes at once: the server starts, answers nothing and ends.
+    const mcp = await runPlatProbed(home, ['mcp', '--base-url', platform.baseUrl]);
+    expect(mcp.code, mcp.stderr).toBe(0);
+    expect(mcp.required).toContain(bundle);
   });
 });

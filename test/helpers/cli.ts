@@ -145,9 +145,10 @@ export function expectCleanError(result: PlatResult): void {
 
 /**
  * Runs plat with a probe that records which standard streams it builds (Node builds process.stdin/stderr on first
- * access, 2–3 ms each) and the built-in modules it loads, without touching either stream itself (fs.writeSync).
+ * access, 2–3 ms each), the built-in modules it loads and the files it require()s (the shim, a bundle loaded on
+ * use such as dist/mcp.cjs), without touching either stream itself (fs.writeSync).
  */
-export async function runPlatProbed(home: Home, args: string[]): Promise<PlatResult & { touched: string[]; loaded: string[] }> {
+export async function runPlatProbed(home: Home, args: string[]): Promise<PlatResult & { touched: string[]; loaded: string[]; required: string[] }> {
   const probe = path.join(home.dir, 'probe-streams.cjs');
   await writeFile(
     probe,
@@ -157,13 +158,13 @@ export async function runPlatProbed(home: Home, args: string[]): Promise<PlatRes
       '  const own = Object.getOwnPropertyDescriptor(process, name);',
       '  Object.defineProperty(process, name, { configurable: true, enumerable: own.enumerable, get() { touched.push(name); return own.get.call(process); } });',
       '}',
-      "process.on('exit', () => require('node:fs').writeSync(1, `\\nPROBE ${JSON.stringify({ touched, loaded: process.moduleLoadList })}\\n`));",
+      "process.on('exit', () => require('node:fs').writeSync(1, `\\nPROBE ${JSON.stringify({ touched, loaded: process.moduleLoadList, required: Object.keys(require.cache) })}\\n`));",
     ].join('\n'),
   );
   // NODE_OPTIONS carries the probe into the one process runPlat spawns (node bin/plat.js …).
   const result = await home.run(args, { env: { NODE_OPTIONS: `--require ${JSON.stringify(probe)}` } });
   const found = /\nPROBE (.*)\n$/.exec(result.stdout);
   if (!found) throw new Error(`plat ${args.join(' ')} ended without the probe's report:\n${result.stderr}`);
-  const { touched, loaded } = JSON.parse(found[1]!) as { touched: string[]; loaded: string[] };
-  return { ...result, stdout: result.stdout.slice(0, found.index), touched, loaded };
+  const { touched, loaded, required } = JSON.parse(found[1]!) as { touched: string[]; loaded: string[]; required: string[] };
+  return { ...result, stdout: result.stdout.slice(0, found.index), touched, loaded, required };
 }

@@ -18,6 +18,24 @@ async function start(options: Record<string, unknown> = {}): Promise<InteropServ
   return startPythonServer('authlib/server.py', options, '/idp/authlib');
 }
 
+/** A server started with `options`, a fresh home signed in as a public client, then `plat logout` there. */
+async function withLogout(
+  options: Record<string, unknown>,
+  check: (run: { server: InteropServer; local: Home; session: Record<string, any>; logout: Awaited<ReturnType<Home['run']>> }) => Promise<void>,
+): Promise<void> {
+  const server = await start(options);
+  const local = await makeHome();
+  try {
+    const { result } = await loginAt(local, server.baseUrl, `${server.issuer}/consent/authorize`, SIGN_IN, ['--scope', 'courses:read']);
+    expect(result.code, result.stderr).toBe(0);
+    const session = await readStoredSession(local);
+    await check({ server, local, session, logout: await local.run(['logout']) });
+  } finally {
+    await local.cleanup();
+    await server.close();
+  }
+}
+
 describe.skipIf(skip)('Authlib (OpenID Connect provider): the whole journey', () => {
   let server: InteropServer;
   let home: Home;
@@ -135,13 +153,7 @@ describe.skipIf(skip)('Authlib: client authentication and revocation policies', 
   });
 
   it('a server that does not let public clients revoke: plat asks anyway, says what it answered, and removes the session here', async () => {
-    const server = await start({ revocationForPublicClients: false });
-    const local = await makeHome();
-    try {
-      const { result } = await loginAt(local, server.baseUrl, `${server.issuer}/consent/authorize`, SIGN_IN, ['--scope', 'courses:read']);
-      expect(result.code, result.stderr).toBe(0);
-      const session = await readStoredSession(local);
-      const logout = await local.run(['logout']);
+    await withLogout({ revocationForPublicClients: false }, async ({ server, local, session, logout }) => {
       expect(logout.code, logout.stderr).toBe(0);
       expectCleanError(logout);
       expect(logout.stderr).toMatch(/refused to let plat's client revoke tokens: it answered HTTP 401 \(invalid_client/);
@@ -152,28 +164,16 @@ describe.skipIf(skip)('Authlib: client authentication and revocation policies', 
       expect(tokens.find((t: any) => t.access_token === session.accessToken)).toMatchObject({ access_revoked: false });
       expect((await readProfile(local)).loggedIn).toBe(false);
       await expect(readStoredSession(local)).rejects.toThrow(/ENOENT/);
-    } finally {
-      await local.cleanup();
-      await server.close();
-    }
+    });
   });
 
   it('metadata that leaves public clients out of revocation, from a server that revokes their tokens when asked: revoked', async () => {
-    const server = await start({ listedRevocationMethods: ['client_secret_basic'] });
-    const local = await makeHome();
-    try {
-      const { result } = await loginAt(local, server.baseUrl, `${server.issuer}/consent/authorize`, SIGN_IN, ['--scope', 'courses:read']);
-      expect(result.code, result.stderr).toBe(0);
-      const session = await readStoredSession(local);
-      const logout = await local.run(['logout']);
+    await withLogout({ listedRevocationMethods: ['client_secret_basic'] }, async ({ server, session, logout }) => {
       expect(logout.code, logout.stderr).toBe(0);
       expect(logout.stdout).toMatch(/the tokens were revoked at the server/);
       expect(logout.stderr).toBe('');
       const { tokens } = await server.state();
       expect(tokens.find((t: any) => t.access_token === session.accessToken)).toMatchObject({ access_revoked: true, refresh_revoked: true });
-    } finally {
-      await local.cleanup();
-      await server.close();
-    }
+    });
   });
 });

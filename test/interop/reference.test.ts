@@ -117,7 +117,8 @@ describe('registration (RFC 7591)', () => {
     const registered = await platform.registeredClient(clientId);
     expect(String(registered?.scope).split(' ').sort()).toEqual(['courses:read', 'email', 'openid', 'profile']);
     expect(registered).toMatchObject({
-      grant_types: ['authorization_code', 'refresh_token'],
+      // the device grant beside the code grant, where the server offers it: one registration serves both logins
+      grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
       response_types: ['code'],
       application_type: 'native',
       token_endpoint_auth_method: 'none',

@@ -77,6 +77,22 @@ class CookieJar {
   }
 }
 
+/**
+ * One request as a browser makes it: the jar's cookies sent, the answer's stored.
+ * @param {CookieJar} jar @param {URL} url @param {{ method: string, body?: string, contentType?: string }} next
+ * @param {string} [ca]
+ */
+async function browse(jar, url, next, ca) {
+  /** @type {Record<string, string>} */
+  const headers = { accept: 'text/html' };
+  const cookie = jar.header();
+  if (cookie) headers.cookie = cookie;
+  if (next.contentType) headers['content-type'] = next.contentType;
+  const res = await send(url, { method: next.method, headers, ca, ...(next.body !== undefined ? { body: next.body } : {}) });
+  jar.store(res.headers);
+  return res;
+}
+
 /** @param {string} html */
 function textOf(html) {
   return html
@@ -143,13 +159,7 @@ export async function driveConsent(authorizeUrl, options = {}) {
   let submitted = false;
 
   for (let hop = 0; hop < MAX_HOPS; hop += 1) {
-    /** @type {Record<string, string>} */
-    const headers = { accept: 'text/html' };
-    const cookie = jar.header();
-    if (cookie) headers.cookie = cookie;
-    if (next.contentType) headers['content-type'] = next.contentType;
-    const res = await send(url, { method: next.method, headers, ca: options.ca, ...(next.body !== undefined ? { body: next.body } : {}) });
-    jar.store(res.headers);
+    const res = await browse(jar, url, next, options.ca);
 
     if (res.status >= 300 && res.status < 400) {
       const location = res.headers.location;
@@ -202,13 +212,7 @@ export async function driveDeviceConsent(verificationUrl, options = {}) {
   let confirmed = false;
   let consented = false;
   for (let hop = 0; hop < MAX_HOPS; hop += 1) {
-    /** @type {Record<string, string>} */
-    const headers = { accept: 'text/html' };
-    const cookie = jar.header();
-    if (cookie) headers.cookie = cookie;
-    if (next.contentType) headers['content-type'] = next.contentType;
-    const res = await send(url, { method: next.method, headers, ca: options.ca, ...(next.body !== undefined ? { body: next.body } : {}) });
-    jar.store(res.headers);
+    const res = await browse(jar, url, next, options.ca);
     if (res.status >= 300 && res.status < 400) {
       const location = res.headers.location;
       if (!location) throw new Error(`redirect ${res.status} from ${url.pathname} without Location`);

@@ -234,7 +234,8 @@ describe('plat discover', () => {
       ['Registration', `${base}/api/oauth/register`],
       ['UserInfo', `${base}/api/oauth/userinfo`],
       ['Revocation', `${base}/api/oauth/revoke`],
-      ['Grant types', 'authorization_code refresh_token'],
+      ['Device authorization', `${base}/api/oauth/device/auth \\(plat login --device\\)`],
+      ['Grant types', 'authorization_code refresh_token urn:ietf:params:oauth:grant-type:device_code'],
       ['PKCE methods', 'S256'],
       ['Scopes', '38 \\(plat scopes lists them\\)'],
     ]) {

@@ -167,6 +167,7 @@ export const DISCOVER = object({
     registration: nullable('url'),
     userinfo: nullable('url'),
     revocation: nullable('url'),
+    deviceAuthorization: nullable('url'),
     introspection: nullable('url'),
     jwks: nullable('url'),
   }),

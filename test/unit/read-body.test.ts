@@ -1,7 +1,10 @@
-/** A whole body held in memory up to a limit (UserInfo, a page of --paginate): its bytes, or why it has none. */
+/**
+ * A whole body held in memory up to a limit (UserInfo, a page of --paginate): its bytes, or why it has none; and
+ * the first bytes of a body up to a limit, with whether there was more (plat mcp's tool results).
+ */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readWholeBody } from '../../src/http/read-body.js';
+import { readBodyUpTo, readWholeBody } from '../../src/http/read-body.js';
 
 const tooLarge = () => new Error('too large');
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -43,5 +46,26 @@ describe('readWholeBody', () => {
     await turn();
     closing.destroy();
     await expect(closed).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+  });
+});
+
+describe('readBodyUpTo', () => {
+  it('gives a body that fits whole, cut: false', async () => {
+    const body = new PassThrough();
+    const read = readBodyUpTo(body, 8);
+    body.write('1234');
+    await turn();
+    body.end('5678');
+    expect(await read).toEqual({ bytes: Buffer.from('12345678'), cut: false });
+  });
+
+  it('keeps exactly the first bytes past the limit, mid-chunk, says cut: true, and reads no more', async () => {
+    const body = new PassThrough();
+    const read = readBodyUpTo(body, 6);
+    body.write('1234');
+    await turn();
+    body.write('56789');
+    expect(await read).toEqual({ bytes: Buffer.from('123456'), cut: true });
+    expect(body.destroyed).toBe(true);
   });
 });
