@@ -196,7 +196,7 @@ function chooseIssuer(resource: oauth.ResourceServer | undefined, baseUrl: strin
     throw new PlatError(`The API's protected-resource metadata names an authorization server that is not a URL.`);
   }
   if (!isSecureOrLoopback(url)) {
-    throw new PlatError(`The API names an authorization server that is not https:// (${url.origin}); plat refuses to use it.`);
+    throw new PlatError(`The API names an authorization server that is not https:// (${url.origin}); plat refuses to use it (RFC 8414 §2 and RFC 9728 §7.1 ask for TLS). Report it to the platform.`);
   }
   return issuer;
 }
@@ -219,7 +219,7 @@ async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: 
     } catch (error) {
       if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
         throw new PlatError(
-          `The authorization server metadata at ${issuer.origin} names a different issuer than the one it is served for; plat will not trust it.`,
+          `The authorization server metadata at ${issuer.origin} names a different issuer than the one it is served for; plat will not trust it (RFC 8414 §3.3 requires them to be identical, so that no server can speak for another). Check the base URL; if it is right, report it to the platform.`,
           undefined,
           { cause: error },
         );
