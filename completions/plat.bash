@@ -9,8 +9,9 @@ __plat_takes_value() {
   case $1 in
     login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
     token) case $2 in --min-ttl) return 0 ;; esac ;;
-    exec) case $2 in --env) return 0 ;; esac ;;
+    exec) case $2 in --env|--min-ttl) return 0 ;; esac ;;
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
+    api) case $2 in --method|-X|--jq|-q|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next) return 0 ;; esac ;;
     op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; --refresh|-i|--include|--anonymous|--paginate|--ndjson|--slurp|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
     mcp) case $2 in --for) return 0 ;; esac ;;
   esac
@@ -31,13 +32,15 @@ __plat_value_kind() {
     call:--input) echo 'f' ;;
     call:arg:0) echo 'l GET POST PUT PATCH DELETE HEAD OPTIONS' ;;
     call:arg:1) echo 'd paths' ;;
+    api:-X|api:--method) echo 'l GET POST PUT PATCH DELETE HEAD OPTIONS' ;;
+    api:--input) echo 'f' ;;
+    api:arg:0) echo 'd paths' ;;
     op:--input) echo 'f' ;;
     op:arg:0) echo 'd operations' ;;
-    scopes:arg:0) echo 'l plan' ;;
     scopes:arg:*) echo 'd operations' ;;
     mcp:--for) echo 'd operations' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status switch refresh token exec logout call op scopes discover mcp completion' ;;
+    help:arg:0) echo 'l login whoami status switch refresh token exec logout call api op scopes discover mcp completion' ;;
   esac
 }
 
@@ -50,9 +53,10 @@ __plat_options() {
     switch) echo '-h --help' ;;
     refresh) echo '-h --help' ;;
     token) echo '--min-ttl -h --help' ;;
-    exec) echo '--env -h --help' ;;
+    exec) echo '--env --min-ttl -h --help' ;;
     logout) echo '--no-revoke --all --forget -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
+    api) echo '-X --method -q --jq -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next -h --help' ;;
     op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     scopes) echo '-h --help' ;;
     discover) echo '--refresh -h --help' ;;
@@ -145,7 +149,7 @@ _plat() {
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
     [[ -n $opid ]] && __plat_add < <("$plat" __complete op-flags "$opid" "${globals[@]}" 2>/dev/null)
   elif [[ -z $cmd ]]; then
-    __plat_add_values 'l login whoami status switch refresh token exec logout call op scopes discover mcp completion help'
+    __plat_add_values 'l login whoami status switch refresh token exec logout call api op scopes discover mcp completion help'
   elif [[ -n $opid && $prev == --* ]]; then
     # a parameter named like one of plat's flag options (--include): the parameter's values
     __plat_add < <("$plat" __complete op-values "$opid" "${prev#--}" "${globals[@]}" 2>/dev/null)

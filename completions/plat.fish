@@ -11,9 +11,11 @@ function __plat_takes_value
         case token
             contains -- $argv[2] --min-ttl; and return 0
         case exec
-            contains -- $argv[2] --env; and return 0
+            contains -- $argv[2] --env --min-ttl; and return 0
         case call
             contains -- $argv[2] --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
+        case api
+            contains -- $argv[2] --method -X --jq -q --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next; and return 0
         case op
             contains -- $argv[2] --param -p --header -H --field -f --typed-field -F --input --timeout --retry --max-pages --max-items --items --next --jq; and return 0
             contains -- $argv[2] --refresh -i --include --anonymous --paginate --ndjson --slurp -h --help; and return 1
@@ -131,6 +133,7 @@ complete -c plat -n __plat_needs_command -a token -d 'print the access token (re
 complete -c plat -n '__plat_using token' -l min-ttl -d 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts' -x
 complete -c plat -n __plat_needs_command -a exec -d 'run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'
 complete -c plat -n '__plat_using exec' -l env -d 'the environment variable that carries the token' -x
+complete -c plat -n '__plat_using exec' -l min-ttl -d 'refresh first if the token would expire sooner, as plat token does; exit 4 if the server cannot give one that lasts' -x
 complete -c plat -n __plat_needs_command -a logout -d 'revoke the tokens at the server and forget them locally'
 complete -c plat -n '__plat_using logout' -l no-revoke -d 'only forget the tokens locally'
 complete -c plat -n '__plat_using logout' -l all -d 'log out of every profile'
@@ -151,10 +154,29 @@ complete -c plat -n '__plat_using call' -l max-pages -d 'with --paginate: stop a
 complete -c plat -n '__plat_using call' -l max-items -d 'with --paginate: stop after n items' -x
 complete -c plat -n '__plat_using call' -l items -d 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell' -x
 complete -c plat -n '__plat_using call' -l next -d 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)' -x
-complete -c plat -n '__plat_using call' -l jq -d 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)' -x
+complete -c plat -n '__plat_using call' -l jq -d 'filter the JSON response with jq (with --paginate: one array of every page\'s items, not each page as in gh; with --ndjson: each item)' -x
 complete -c plat -n '__plat_arg call 0' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS' -d 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'
 complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
-complete -c plat -n __plat_needs_command -a op -d 'list the API\'s operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters'
+complete -c plat -n __plat_needs_command -a api -d 'gh api\'s shape: call a path (GET, or POST with fields) with your token; the response body goes to stdout'
+complete -c plat -n '__plat_using api' -s X -l method -d 'the HTTP method (default: GET, or POST when -f/-F/--input give a body)' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS'
+complete -c plat -n '__plat_using api' -s q -l jq -d 'filter the JSON response with jq (with --paginate: the merged items, not each page as gh does)' -x
+complete -c plat -n '__plat_using api' -s H -l header -d 'add a request header "Name: value" (repeatable)' -x
+complete -c plat -n '__plat_using api' -s f -l field -d 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise' -x
+complete -c plat -n '__plat_using api' -s F -l typed-field -d 'add a typed field: numbers, true/false/null, @file (repeatable)' -x
+complete -c plat -n '__plat_using api' -l input -d 'send a file (or - for stdin) as the request body' -r -F
+complete -c plat -n '__plat_using api' -s i -l include -d 'print the status line and response headers first'
+complete -c plat -n '__plat_using api' -l anonymous -d 'send no token'
+complete -c plat -n '__plat_using api' -l timeout -d 'give up after this many seconds (default: 600)' -x
+complete -c plat -n '__plat_using api' -l retry -d 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others' -x
+complete -c plat -n '__plat_using api' -l paginate -d 'follow every page and print one JSON array of all the items'
+complete -c plat -n '__plat_using api' -l ndjson -d 'with --paginate: one item per line, printed as pages arrive'
+complete -c plat -n '__plat_using api' -l slurp -d 'with --paginate: an array of the whole page bodies, not just their items'
+complete -c plat -n '__plat_using api' -l max-pages -d 'with --paginate: stop after n pages' -x
+complete -c plat -n '__plat_using api' -l max-items -d 'with --paginate: stop after n items' -x
+complete -c plat -n '__plat_using api' -l items -d 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell' -x
+complete -c plat -n '__plat_using api' -l next -d 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)' -x
+complete -c plat -n '__plat_arg api 0' -x -a '(__plat_query paths)' -d 'path relative to the base URL (/api/courses), or an absolute URL'
+complete -c plat -n __plat_needs_command -a op -d 'list the API\'s operations from its /openapi.json, or call one by its operationId with checked parameters'
 complete -c plat -n '__plat_using op' -s p -l param -d 'a parameter whose name plat uses itself (repeatable)' -x
 complete -c plat -n '__plat_using op' -l refresh -d 'fetch /openapi.json again now (otherwise the cached copy is used for an hour)'
 complete -c plat -n '__plat_using op' -s H -l header -d 'add a request header "Name: value" (repeatable)' -x
@@ -172,10 +194,9 @@ complete -c plat -n '__plat_using op' -l max-pages -d 'with --paginate: stop aft
 complete -c plat -n '__plat_using op' -l max-items -d 'with --paginate: stop after n items' -x
 complete -c plat -n '__plat_using op' -l items -d 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell' -x
 complete -c plat -n '__plat_using op' -l next -d 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)' -x
-complete -c plat -n '__plat_using op' -l jq -d 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)' -x
+complete -c plat -n '__plat_using op' -l jq -d 'filter the JSON response with jq (with --paginate: one array of every page\'s items, not each page as in gh; with --ndjson: each item)' -x
 complete -c plat -n '__plat_arg op 0' -x -a '(__plat_query operations)' -d 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'
 complete -c plat -n __plat_needs_command -a scopes -d 'list the scopes the platform offers and which your session holds; plan the least set some operations need'
-complete -c plat -n '__plat_arg scopes 0' -x -a 'plan' -d 'plan: the least set of scopes covering the operations named after it'
 complete -c plat -n '__plat_using scopes' -x -a '(__plat_query operations)' -d 'operations from plat op'
 complete -c plat -n __plat_needs_command -a discover -d 'show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'
 complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata again instead of using the cached copy (kept for an hour)'
@@ -185,7 +206,7 @@ complete -c plat -n '__plat_using mcp' -l allow-write -d 'also offer operations 
 complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
 complete -c plat -n __plat_needs_command -a help -d 'show help for a command'
-complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call op scopes discover mcp completion' -d 'the command'
+complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call api op scopes discover mcp completion' -d 'the command'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_flags)'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_values)'
 complete -c plat -l version -d 'print the version'

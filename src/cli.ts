@@ -235,14 +235,16 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   lazily(program.command('exec').description('run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'), (cmd) =>
     cmd
       .argument('<command...>', 'the program and its arguments, after --')
-      .usage('[--env NAME] -- <command> [args...]')
+      .usage('[--env NAME] [--min-ttl <seconds>] -- <command> [args...]')
       .option('--env <name>', 'the environment variable that carries the token', 'PLAT_TOKEN')
+      .option('--min-ttl <seconds>', 'refresh first if the token would expire sooner, as plat token does; exit 4 if the server cannot give one that lasts')
       .addHelpText(
         'after',
         examples(
           'plat exec -- sh -c \'curl -sf -H "Authorization: Bearer $PLAT_TOKEN" "$PLAT_BASE_URL/api/courses"\'',
           'plat exec -- python3 migrate.py                 # os.environ["PLAT_TOKEN"]',
           'plat exec --env API_TOKEN -- node sync.mjs      # process.env.API_TOKEN',
+          'plat exec --min-ttl 900 -- ./job                # a token that lasts the job\'s 15 minutes',
         ) +
           `
 
@@ -272,7 +274,9 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
   const callCommand = lazily(program.command('call').description('call the API with your token; the response body goes to stdout'), (cmd) =>
     cmd
       .addArgument(completes(new Argument('<method>', 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'), 'methods'))
-      .addArgument(completes(new Argument('<path>', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
+      // Optional to commander so that a path typed without its method gets plat's own hint (commands/call-usage.ts).
+      .addArgument(completes(new Argument('[path]', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
+      .usage('[options] <method> <path>')
       .addOption(new Option('-H, --header <header>', 'add a request header "Name: value" (repeatable)').argParser(collect))
       .addOption(
         new Option('-f, --field <key=value>', 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise').argParser(collect),
@@ -290,7 +294,7 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
       .option('--max-items <n>', 'with --paginate: stop after n items')
       .option('--items <path>', 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell')
       .option('--next <path>', 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)')
-      .option('--jq <expr>', 'filter the JSON response with jq (with --paginate: the merged items; with --ndjson: each item)')
+      .option('--jq <expr>', "filter the JSON response with jq (with --paginate: one array of every page's items, not each page as in gh; with --ndjson: each item)")
       .addHelpText(
         'after',
         examples(
@@ -307,7 +311,7 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
         ) +
           `
 
-Paths and scopes come from the platform's /openapi.json once plat api has cached it: plat call warns about a path
+Paths and scopes come from the platform's /openapi.json once plat op has cached it: plat call warns about a path
 the document does not list, and names the scope an operation needs when the session lacks it.
 
 --paginate finds the next page in this order: an RFC 8288 Link header with rel="next"; a body member next,
@@ -317,12 +321,56 @@ page with total_pages (top level or under meta), as ?page=N+1. The items are the
 its only array member, or the first of items, data, results, value, records, entries, elements. A page that says
 has_more but names no next page is an error, not a short list. A next link on
 another origin is fetched without your token; a page that leads back to an earlier one is an error. If a page
-fails, plat exits non-zero and the array printed so far has no closing ].`,
+fails, plat exits non-zero and the array printed so far has no closing ].
+
+--jq with --paginate filters one array holding every page's items, not each page as gh api --paginate --jq does:
+write --jq '.[].title' where gh takes '.items[].title' (--slurp: an array of the whole pages; --ndjson: each item).`,
       )
-      .action((method: string, path: string, flags, command: Command) => runCall(() => ctxFor(command), method, path, flags)),
+      // gh api's spellings, accepted only to be answered with plat call's own.
+      .addOption(new Option('-X <method>').hideHelp())
+      .addOption(new Option('-q <expr>').hideHelp())
+      .action(async (method: string, path: string | undefined, flags, command: Command) => {
+        if (path === undefined || flags.X !== undefined || flags.q !== undefined) {
+          const { callUsageError } = await import('./commands/call-usage.js');
+          const error = callUsageError(ctxFor(command), method, path, flags);
+          if (error) throw error;
+        }
+        await runCall(() => ctxFor(command), method, path!, flags);
+      }),
   );
 
-  const opCommand = lazily(program.command('op').alias('api').description("list the API's operations from its /openapi.json (plat api: the listing alone), or call one by its operationId with checked parameters"), (cmd) => {
+  lazily(program.command('api').description('gh api\'s shape: call a path (GET, or POST with fields) with your token; the response body goes to stdout'), (cmd) => {
+    cmd
+      .addArgument(completes(new Argument('<path>', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
+      .addOption(completes(new Option('-X, --method <method>', 'the HTTP method (default: GET, or POST when -f/-F/--input give a body)'), 'methods'))
+      .addOption(new Option('-q, --jq <expr>', 'filter the JSON response with jq (with --paginate: the merged items, not each page as gh does)'));
+    // The rest of plat call's options, the Option objects themselves: the same runner behind both shapes.
+    define(callCommand);
+    for (const option of callCommand.options) if (option.long !== '--jq' && !option.hidden) cmd.addOption(option);
+    cmd
+      .addHelpText(
+        'after',
+        examples(
+          "plat api /api/courses | jq '.courses[].title'              # GET, as gh api",
+          'plat api /api/courses -f title=Algebra -F seats=30         # fields: POST with a JSON body',
+          'plat api -X GET /api/courses -f q=algebra                  # fields as query parameters',
+          "plat api /api/courses -q '.courses[].title'",
+          "plat api /api/lists/link --paginate -q '.[].title'          # every page, the items merged into one array",
+          'plat api -X PUT /api/pages/1 --input page.json -i',
+        ) +
+          `
+
+plat api and plat call run the same request: plat call GET /api/courses is plat api /api/courses. Unlike gh api,
+--jq with --paginate filters the merged array of every page's items, not each page: write '.[]' where gh takes
+'.items[]'. The operations are listed by plat op.`,
+      )
+      .action(async (path: string, flags, command: Command) => {
+        const { run } = await import('./commands/api.js');
+        await run(ctxFor(command), path, flags);
+      });
+  });
+
+  const opCommand = lazily(program.command('op').description("list the API's operations from its /openapi.json, or call one by its operationId with checked parameters"), (cmd) => {
     cmd
       .usage('[filter] | <operationId> [--<parameter> <value>]... [-f/-F fields] [--input file] [call options]')
       .addArgument(completes(new Argument('[operationId]', 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'), 'operations'))
@@ -343,7 +391,7 @@ fails, plat exits non-zero and the array printed so far has no closing ].`,
           'plat op updateCourse --courseId course-101 -F seats=40 -f level=advanced',
           'plat op createCourse --input course.json -i',
           "plat op listCoursesLinkHeader --paginate --jq '.[].title'   # every page, as plat call --paginate",
-          'plat api --refresh                                  # plat api: only the listing (every word filters)',
+          'plat op --refresh                                   # read /openapi.json again now',
         ) +
           `
 
@@ -366,22 +414,15 @@ config dir (ETag revalidation after that); a document that cannot be read never 
           defaultValue: o.defaultValue as unknown,
           choices: o.argChoices,
         }));
-        const invokedAs = command.parent?.args[0] === 'api' ? 'api' : 'op';
-        await run(
-          ctxFor(command),
-          command.args,
-          own,
-          () => {
-            (command as unknown as { options: readonly Option[] }).options = options;
-            command.helpOption('-h, --help', 'show help');
-            command.outputHelp();
-          },
-          invokedAs,
-        );
+        await run(ctxFor(command), command.args, own, () => {
+          (command as unknown as { options: readonly Option[] }).options = options;
+          command.helpOption('-h, --help', 'show help');
+          command.outputHelp();
+        });
       });
     // The same request options as plat call (the Option objects themselves), since plat op then behaves as plat call.
     define(callCommand);
-    for (const option of callCommand.options) cmd.addOption(option);
+    for (const option of callCommand.options) if (!option.hidden) cmd.addOption(option);
   });
   // Which words are plat's options and which the operation's parameters depends on the operation: plat op parses
   // its words itself (commands/op-args.ts), --help included. Its options stay defined for help and completions.
@@ -390,7 +431,7 @@ config dir (ETag revalidation after that); a document that cannot be read never 
   lazily(program.command('scopes').description('list the scopes the platform offers and which your session holds; plan the least set some operations need'), (cmd) =>
     cmd
       .usage('[plan <operationId>...]')
-      .addArgument(new Argument('[plan]', 'plan: the least set of scopes covering the operations named after it').choices(['plan']))
+      .addArgument(new Argument('[plan]', 'plan: the least set of scopes covering the operations named after it'))
       .addArgument(completes(new Argument('[operationIds...]', 'operations from plat op'), 'operations'))
       .addHelpText(
         'after',
@@ -403,6 +444,10 @@ config dir (ETag revalidation after that); a document that cannot be read never 
         ),
       )
       .action(async (plan: string | undefined, operationIds: string[], _flags, command: Command) => {
+        if (plan !== undefined && plan !== 'plan') {
+          const { unknownSubcommand } = await import('./commands/scopes-plan.js');
+          throw unknownSubcommand(plan);
+        }
         if (plan === 'plan') {
           const { runPlan } = await import('./commands/scopes-plan.js');
           await runPlan(ctxFor(command), operationIds);

@@ -56,3 +56,23 @@ export function editDistance(a: string, b: string): number {
   }
   return row[b.length]!;
 }
+
+/**
+ * The candidates a mistyped word most likely meant, closest first: a few edits away, or one contains the other
+ * (listStudent → listStudents). One rule for every unknown word plat meets (profiles, operations, subcommands).
+ */
+export function closestWords(word: string, candidates: readonly string[], max = 3): string[] {
+  const lower = word.toLowerCase();
+  return [...new Set(candidates)]
+    .map((c) => ({ c, d: editDistance(lower, c.toLowerCase()) }))
+    .filter(({ c, d }) => d <= Math.max(2, Math.floor(c.length / 3)) || (lower.length >= 3 && (c.toLowerCase().includes(lower) || lower.includes(c.toLowerCase()))))
+    .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
+    .slice(0, max)
+    .map(({ c }) => c);
+}
+
+/** The closest-match sentence every unknown word gets: " Did you mean a or b?", or nothing. */
+export function didYouMean(word: string, candidates: readonly string[], max = 3): string {
+  const close = closestWords(word, candidates, max);
+  return close.length > 0 ? ` Did you mean ${close.join(' or ')}?` : '';
+}

@@ -1,5 +1,5 @@
 /**
- * `plat call`'s look before it leaps: with the platform's API description cached (by `plat api`), warn about a
+ * `plat call`'s look before it leaps: with the platform's API description cached (by `plat op`), warn about a
  * path or method the document does not list, and find the scopes an operation needs that the session lacks.
  * Reads only the cache, never the network, and never stops the call: the server has the last word.
  */
@@ -34,7 +34,7 @@ export async function checkCall(ctx: Context, call: CallCheck): Promise<ScopeSho
     const method = call.method.toUpperCase();
     const onPath = operationsFor(index, path);
     if (onPath.length === 0) {
-      ctx.io.warn(`${path} is not in the platform's API description; check the path (plat api lists the operations).`);
+      ctx.io.warn(`${path} is not in the platform's API description; check the path (plat op lists the operations).`);
       return;
     }
     const op = onPath.find((o) => o.method === method);

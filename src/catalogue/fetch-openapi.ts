@@ -1,6 +1,6 @@
 /**
  * Fetching the platform's `/openapi.json` (no token: the spec publishes it openly) into the cached index that
- * `plat op`, `plat api`, `plat call`'s check, `plat scopes plan` and the completions read.
+ * `plat op`, `plat call`'s check, `plat scopes plan` and the completions read.
  *
  * The cache is used while it is younger than API_TTL_MS (an hour); after that, or with `--refresh`, plat asks again
  * with If-None-Match when the server gave an ETag (a 304 only renews the copy). A document that cannot be read,

@@ -12,7 +12,7 @@ import { sanitize } from '../text.js';
 import { bodyOf, parametersOf, SCOPE_TOKEN, securityAlternatives, type BodySpec, type ParamSpec } from './operation-shape.js';
 
 export const OPENAPI_PATH = '/openapi.json';
-/** `plat op`/`plat api` fetch the document again (conditionally, with its ETag) after this long. */
+/** `plat op` fetches the document again (conditionally, with its ETag) after this long. */
 export const API_TTL_MS = 60 * 60 * 1000;
 /** The cached index's shape; a cache of another shape is read as no cache. */
 export const INDEX_FORMAT = 3;

@@ -119,6 +119,9 @@ export function bodyOf(op: Json, doc: Json): BodySpec | null {
  */
 export function securityAlternatives(requirements: unknown, schemes: Json | undefined): string[][] | null {
   if (!Array.isArray(requirements)) return null;
+  // `security: []` lists no requirement at all: the operation is public (OpenAPI 3 §4.8.10), the same as one
+  // alternative that needs nothing. It is not "every alternative needs another credential".
+  if (requirements.length === 0) return [[]];
   const alternatives: string[][] = [];
   for (const requirement of requirements) {
     if (!isObject(requirement)) continue;

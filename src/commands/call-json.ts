@@ -73,7 +73,7 @@ async function send(
   { options, jq }: Awaited<ReturnType<typeof checkFlags>>,
 ): Promise<void> {
   const { io } = ctx;
-  // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.
+  // The cached /openapi.json (from `plat op`), if any: warn about unknown paths and scopes the session lacks.
   if (prepared.sameOrigin) {
     const { checkCall } = await import('../catalogue/call-check.js');
     await checkCall(ctx, { ...prepared, baseUrl: client.baseUrl, profile: flags.anonymous ? undefined : client.profile });
@@ -180,7 +180,20 @@ async function filterAll(pages: Pages, mode: 'items' | 'slurp', jq: JqProgram, o
     if (mode === 'slurp') parts.push(JSON.stringify(page.body));
     else if (page.items.length > 0) parts.push(JSON.stringify(page.items).slice(1, -1));
   }
-  await out.write(jq.apply(`[${parts.join(',')}]`));
+  let filtered: string;
+  try {
+    filtered = jq.apply(`[${parts.join(',')}]`);
+  } catch (error) {
+    // gh api --paginate filters each page, so '.items[]' is what its users type: say what jq was given here.
+    if (error instanceof Error) {
+      error.message +=
+        mode === 'items'
+          ? " With --paginate, --jq gets one array of every page's items (not each page, as gh api's does): write .[] where gh takes .items[], or add --slurp to filter the array of whole pages."
+          : ' With --paginate --slurp, --jq gets one array of the whole page bodies.';
+    }
+    throw error;
+  }
+  await out.write(filtered);
 }
 
 /** stdout with backpressure (a slow reader slows the paging instead of filling memory), collecting as it goes. */

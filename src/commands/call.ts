@@ -42,7 +42,7 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
   }
   const { baseUrl } = client;
   if (request.inputFrom && request.inputFrom !== '-') await assertRegularFile(request.inputFrom, '--input');
-  // The cached /openapi.json (from `plat api`), if any: warn about unknown paths and scopes the session lacks.
+  // The cached /openapi.json (from `plat op`), if any: warn about unknown paths and scopes the session lacks.
   let shortfall: Awaited<ReturnType<typeof import('../catalogue/call-check.js').checkCall>>;
   if (request.sameOrigin) {
     const { checkCall } = await import('../catalogue/call-check.js');

@@ -5,9 +5,12 @@
 import type { Context } from '../context.js';
 import { ExitStatus, UsageError } from '../errors.js';
 import { getAccessToken } from '../session/binding.js';
+import { parsePositiveInt } from './options.js';
 
 export interface ExecFlags {
   env?: string;
+  /** As for plat token: refresh first when the token would expire sooner (a job that runs long needs a token that lasts). */
+  minTtl?: string;
 }
 
 export const DEFAULT_TOKEN_VARIABLE = 'PLAT_TOKEN';
@@ -22,7 +25,9 @@ export async function run(ctx: Context, argv: string[], flags: ExecFlags): Promi
   const [command, ...args] = argv;
   if (!command) throw new UsageError('plat exec needs a command to run: plat exec -- <command> [args…]');
 
-  const source = await getAccessToken(ctx);
+  const { MAX_MIN_TTL_SECONDS } = await import('./token.js');
+  const minTtl = parsePositiveInt(flags.minTtl, '--min-ttl', MAX_MIN_TTL_SECONDS);
+  const source = await getAccessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : minTtl * 1000 });
   // The session's own origin (the token is for it), or for PLAT_TOKEN the platform named by --base-url/PLAT_BASE_URL.
   const baseUrl = source.kind === 'session' ? source.profile.baseUrl : source.baseUrl;
   const env: Record<string, string> = {};

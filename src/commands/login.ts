@@ -88,7 +88,8 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
 async function plannedScopes(ctx: Context, values: string[]): Promise<string[]> {
   const { getApiIndex } = await import('../catalogue/fetch-openapi.js');
   const { parseOperationIds, planFor } = await import('./scopes-plan.js');
-  const profile = await loadProfile(ctx);
+  // login creates profiles: --for on a new one is planned against the base URL given.
+  const profile = await loadProfile(ctx, { mayBeNew: true });
   const baseUrl = requireBaseUrl(ctx, profile);
   const held = profile.loggedIn && profile.baseUrl === baseUrl ? (profile.scopes ?? []) : [];
   const ids = parseOperationIds(values);

@@ -51,7 +51,7 @@ export function splitLeading(tokens: string[], options: OwnOption[]): { flags: F
   return { flags: withDefaults(flags, options), first: undefined, rest: [], help };
 }
 
-/** `plat api [filter] [--refresh]`: every word filters; plat's options may stand anywhere. */
+/** `plat op <filter…> [--refresh]` once the first word is no operationId: every word filters; plat's options may stand anywhere. */
 export function listingArgs(tokens: string[], options: OwnOption[]): { filter: string | undefined; flags: Flags; help: boolean } {
   const flags: Flags = {};
   const words: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * `plat op [filter]` lists the API's operations (also `plat api`); `plat op <operationId> --<param> value…` calls
+ * `plat op [filter]` lists the API's operations; `plat op <operationId> --<param> value…` calls
  * one, with its parameters and body checked against the document first, then exactly as `plat call` does (same
  * output, flags, exit codes and origin rule: the request goes to call.ts's runPrepared). `plat op <operationId>
  * --help` describes the operation from the document.
@@ -9,7 +9,7 @@ import type { ApiIndex, ListedOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
-import { editDistance, sanitize } from '../text.js';
+import { didYouMean, sanitize } from '../text.js';
 import type { CallFlags } from './call-request.js';
 import type { OwnOption } from './op-args.js';
 
@@ -23,14 +23,8 @@ export interface OpFlags extends CallFlags {
  * `--<name> value` parameters, and plat call's options, told apart in op-args.ts. `options`: plat op's own options
  * (from its commander definition). `commandHelp` prints plat op's own help.
  */
-export async function run(ctx: Context, words: string[], options: OwnOption[], commandHelp: () => void, invokedAs = 'op'): Promise<void> {
+export async function run(ctx: Context, words: string[], options: OwnOption[], commandHelp: () => void): Promise<void> {
   const { splitLeading, parseOpArgs, listingArgs } = await import('./op-args.js');
-  if (invokedAs === 'api') {
-    // plat api is the listing as it always was: every word filters, --refresh reads the document again.
-    const { filter, flags, help } = listingArgs(words, options);
-    if (help) return commandHelp();
-    return listing(ctx, filter, flags as OpFlags);
-  }
   const leading = splitLeading(words, options);
   const { first, rest } = leading;
   if (first === undefined) {
@@ -50,7 +44,7 @@ export async function run(ctx: Context, words: string[], options: OwnOption[], c
     } catch {
       throw unknownOperation(index, first);
     }
-    const { matches } = await import('./api.js');
+    const { matches } = await import('./op-list.js');
     if (!index.operations.some((o) => matches(o, words.filter!))) throw unknownOperation(index, first);
     // --refresh after the filter: read the document again (the copy just read was the cached one).
     const again = Boolean(words.flags.refresh) && !leading.flags.refresh;
@@ -74,12 +68,15 @@ export async function run(ctx: Context, words: string[], options: OwnOption[], c
   );
   // Checked: from here on it is plat call's request, sent through the session's one authenticated path.
   const { openApiClient } = await import('../session/request.js');
-  const client = await openApiClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
+  // A public operation (every alternative needs nothing, as `security: []` says) runs without a token: it needs no
+  // session, and an ended or absent one is no reason to stop it.
+  const isPublic = op.security !== null && op.security.length > 0 && op.security.every((alt) => alt.length === 0);
+  const client = await openApiClient(ctx, { auth: flags.anonymous || isPublic ? 'anonymous' : 'auto' });
   await runPrepared(ctx, client, request, flags);
 }
 
 async function listing(ctx: Context, filter: string | undefined, flags: OpFlags, loaded?: { index: ApiIndex; baseUrl: string }): Promise<void> {
-  const { run: list } = await import('./api.js');
+  const { run: list } = await import('./op-list.js');
   await list(ctx, filter, { refresh: flags.refresh }, loaded);
 }
 
@@ -92,11 +89,8 @@ export function findOperation<Op extends ListedOperation>(index: ApiIndex<Op>, i
   return folded.length === 1 ? folded[0] : undefined;
 }
 
-function unknownOperation(index: ApiIndex, id: string): UsageError {
+export function unknownOperation(index: ApiIndex, id: string): UsageError {
   const ids = index.operations.map((op) => op.operationId).filter((x): x is string => x !== null);
-  const lower = id.toLowerCase();
-  const close = ids.filter((x) => x.toLowerCase().includes(lower) || lower.includes(x.toLowerCase()) || editDistance(x.toLowerCase(), lower) <= 2).slice(0, 3);
-  const hint = close.length > 0 ? ` Did you mean ${close.join(' or ')}?` : '';
-  return new UsageError(`The platform's API has no operation "${sanitize(id, 100)}".${hint} plat op lists them (plat op --refresh reads the document again).`);
+  return new UsageError(`The platform's API has no operation "${sanitize(id, 100)}".${didYouMean(id, ids)} plat op lists them (plat op --refresh reads the document again).`);
 }
 

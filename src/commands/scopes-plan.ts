@@ -10,9 +10,9 @@ import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
 import { suggestCommand } from '../session/suggest.js';
-import { sanitize } from '../text.js';
+import { didYouMean, sanitize } from '../text.js';
 import { printJson } from './format.js';
-import { findOperation } from './op.js';
+import { findOperation, unknownOperation } from './op.js';
 import { table } from './table.js';
 
 /** `plat scopes plan --json`. */
@@ -30,6 +30,13 @@ export interface ScopePlanOutput {
   unstated: string[];
 }
 
+/** `plat scopes pln`: the one word plat scopes takes is plan, said with the same closest-match sentence as any other. */
+export function unknownSubcommand(word: string): UsageError {
+  return new UsageError(
+    `plat scopes has no subcommand "${sanitize(word, 100)}".${didYouMean(word, ['plan']) || ' The one it has is plan.'} plat scopes lists the scopes; plat scopes plan <operationId>… plans the least set.`,
+  );
+}
+
 /** `--for` / `plan` values: repeatable, each may hold a space- or comma-separated list. */
 export function parseOperationIds(values: readonly string[]): string[] {
   return [...new Set(values.flatMap((v) => v.split(/[\s,]+/)).filter(Boolean))];
@@ -40,7 +47,7 @@ export function planFor(index: ApiIndex, ids: string[], held: readonly string[])
   if (ids.length === 0) throw new UsageError('Name at least one operation: plat scopes plan <operationId>… (plat op lists them).');
   const resolved = ids.map((id) => {
     const op = findOperation(index, id);
-    if (!op) throw new UsageError(`The platform's API has no operation "${sanitize(id, 100)}". plat op lists them.`);
+    if (!op) throw unknownOperation(index, id);
     return op;
   });
   const plan = planScopes(

@@ -5,7 +5,7 @@ import { suggestCommand } from '../session/suggest.js';
 import { checkProfileName } from '../session/switch.js';
 import { whoAmI } from '../session/userinfo.js';
 import type { Profile, StoredSession } from '../store/types.js';
-import { describeUser, expiryText, iso, printJson, rows, userJson } from './format.js';
+import { describeUser, expiryText, iso, printJson, relative, rows, userJson } from './format.js';
 
 /** What the profile store's scan returns: the usable profiles and the damaged ones. */
 interface ProfileScan {
@@ -32,6 +32,9 @@ interface ProfileStatus {
   tokenStore: string | null;
   tokenStoreLocation: string | null;
   works?: boolean;
+  /** --check: when the server accepted the token, and whether plat refreshed it first to check it. */
+  checkedAt?: string;
+  refreshedForCheck?: boolean;
   problem?: string;
 }
 
@@ -61,12 +64,12 @@ export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
   }
   if (ctx.globals.json) {
     printJson(ctx.io, { profiles: statuses.map((s) => ({ ...s, user: userJson(s.user ?? undefined) })), token: ctx.env.PLAT_TOKEN ? 'PLAT_TOKEN is set and used instead of stored sessions' : null });
-    throwIfNotAllLoggedIn(ctx, statuses);
+    throwIfNotLoggedIn(ctx, statuses, flags.profile);
     return;
   }
   if (ctx.env.PLAT_TOKEN) ctx.io.note('PLAT_TOKEN is set: commands use it instead of the stored sessions below.');
   // No profiles: the error says so (one message per fact), and stdout stays empty.
-  if (statuses.length === 0) throwIfNotAllLoggedIn(ctx, statuses);
+  if (statuses.length === 0) throwIfNotLoggedIn(ctx, statuses, flags.profile);
   const now = ctx.now();
   ctx.io.out(
     statuses
@@ -84,13 +87,19 @@ export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
           entries.push(['Stored in', s.tokenStore === 'keychain' ? 'OS keychain' : (s.tokenStoreLocation ?? '-')]);
         }
         entries.push(['Client ID', s.clientId ?? '-']);
-        if (s.works !== undefined) entries.push(['Check', s.works ? 'the token works' : `failed: ${s.problem}`]);
+        if (s.works !== undefined) entries.push(['Check', s.works ? checkedText(s, now) : `failed: ${s.problem}`]);
         else if (s.problem) entries.push(['Problem', s.problem]);
         return `${title}\n${rows(ctx.io, entries)}`;
       })
       .join('\n'),
   );
-  throwIfNotAllLoggedIn(ctx, statuses);
+  throwIfNotLoggedIn(ctx, statuses, flags.profile);
+}
+
+/** What --check asked and when, so a token refreshed for the check does not sit beside an expiry in the past. */
+function checkedText(s: ProfileStatus, now: number): string {
+  const refreshed = s.refreshedForCheck ? ', after refreshing it (the stored one was about to expire or had expired)' : '';
+  return `the token works: the server's UserInfo endpoint accepted it ${relative(Date.parse(s.checkedAt!), now)} (${s.checkedAt})${refreshed}`;
 }
 
 /**
@@ -116,12 +125,20 @@ async function selectProfiles(ctx: Context, scan: ProfileScan, name: string | un
 }
 
 /**
- * Like `gh auth status`: the listing is printed in full, then exit 4 when a listed profile is not logged in (or,
- * with --check, its token was refused), so `plat status && …` is a check a script can use. No profile at all is
- * not logged in either.
+ * Like `gh auth status`: the listing is printed in full, then exit 4 when the profile asked about (or, with none
+ * named, the current one) is not logged in or, with --check, its token was refused, so `plat status && …` is a check
+ * a script can use. Other profiles' states are shown, not turned into the exit code: one logged-out profile must
+ * not make every later `plat status` fail. No profile at all is not logged in either.
  */
-function throwIfNotAllLoggedIn(ctx: Context, statuses: ProfileStatus[]): void {
-  if (statuses.length === 0) throw new AuthError(`No profiles yet. Run: ${suggestCommand(ctx, ['login'], { profile: 'default' })} --base-url <url>`);
+function throwIfNotLoggedIn(ctx: Context, all: ProfileStatus[], named: string | undefined): void {
+  if (all.length === 0) throw new AuthError(`No profiles yet. Run: ${suggestCommand(ctx, ['login'], { profile: 'default' })} --base-url <url>`);
+  const asked = named ?? ctx.globals.profile;
+  const statuses = all.filter((s) => s.profile === asked);
+  if (statuses.length === 0) {
+    throw new AuthError(
+      `The current profile ${asked} does not exist, so it is not logged in. Choose one of those listed with plat switch <profile>, or sign in: ${suggestCommand(ctx, ['login'], { profile: asked })} --base-url <url>`,
+    );
+  }
   // A profile plat cannot read now (damaged file, locked keychain) is not "not logged in": its problem is said.
   const unusable = statuses.filter((s) => !s.loggedIn && s.problem);
   const out = statuses.filter((s) => !s.loggedIn && !s.problem);
@@ -130,15 +147,11 @@ function throwIfNotAllLoggedIn(ctx: Context, statuses: ProfileStatus[]): void {
   const parts: string[] = unusable.map((s) => `Profile ${s.profile} cannot be used now: ${s.problem}`);
   if (out.length > 0) {
     const first = out[0]!.profile;
-    parts.push(
-      `${out.length === 1 ? `Profile ${first} is` : `Profiles ${out.map((s) => s.profile).join(', ')} are`} not logged in. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`,
-    );
+    parts.push(`Profile ${first} is not logged in. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`);
   }
   if (refused.length > 0) {
     const first = refused[0]!.profile;
-    parts.push(
-      `The server refused the token of ${refused.length === 1 ? `profile ${first}` : `profiles ${refused.map((s) => s.profile).join(', ')}`}. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`,
-    );
+    parts.push(`The server refused the token of profile ${first}. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`);
   }
   throw new AuthError(parts.join(' '));
 }
@@ -175,12 +188,18 @@ async function statusOf(ctx: Context, profile: Profile, flags: StatusFlags): Pro
     try {
       if (ctx.env.PLAT_TOKEN) throw new PlatError('PLAT_TOKEN is set, so the stored session was not checked');
       const who = await whoAmI(ctx, { profile, quiet: true });
+      // The check may have refreshed the token first: show the expiry of the one it checked.
+      if (who.source.kind === 'session') {
+        status.expiresAt = iso(who.source.session.expiresAt);
+        if (who.source.session.accessToken !== session?.accessToken) status.refreshedForCheck = true;
+      }
       if (who.from !== 'userinfo') {
         // A token UserInfo cannot judge (bound to an API with --resource, or no UserInfo at all) says nothing either way.
         status.problem = `not checked: ${who.why}; plat call shows whether it works`;
         return status;
       }
       status.works = true;
+      status.checkedAt = iso(ctx.now())!;
     } catch (error) {
       status.works = false;
       status.problem = error instanceof PlatError ? error.message : String(error);

@@ -8,7 +8,7 @@ const ENVIRONMENT: Array<[string, string]> = [
   ['PLAT_BASE_URL', 'The platform\'s origin (https, or http on loopback only); same as --base-url.'],
   ['PLAT_PROFILE', 'The profile to use (default "default"); same as --profile.'],
   ['PLAT_CONFIG_DIR', 'Where non-secret state lives (default $XDG_CONFIG_HOME/plat, ~/.config/plat).'],
-  ['PLAT_TOKEN_STORE', '"keychain" (only the OS keychain), "file" (a 0600 file), unset: the keychain with a file fallback.'],
+  ['PLAT_TOKEN_STORE', '"keychain" (only the OS keychain), "file" (a 0600 file), unset: the keychain with a file fallback. For new sessions; a stored session is read where it is and moved, once, to the store named.'],
   ['PLAT_TOKEN', 'A bearer token used instead of any stored session (for CI); never stored.'],
   ['PLAT_BROWSER, BROWSER', 'A command that opens URLs; the URL is appended as its last argument.'],
   ['PLAT_DEBUG', 'Set to 1 for the same trace as --verbose.'],

@@ -10,7 +10,7 @@ import type { ClientCredentials } from '../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../store/types.js';
 import { rememberSecrets } from '../redact.js';
 import { loadProfile, notLoggedIn } from './profile.js';
-import { suggestCommand } from './suggest.js';
+import { loginAgainCommand, suggestCommand } from './suggest.js';
 import { noRefreshTokenError } from './no-refresh-token.js';
 
 export interface ActiveSession {
@@ -40,11 +40,18 @@ export async function loadSession(ctx: Context, profile?: Profile, options: { lo
   const p = profile ?? (await loadProfile(ctx));
   if (!p.loggedIn || !p.baseUrl) return undefined;
   const store = await ctx.tokenStore(p.tokenStore);
-  const session = await store.get(p.name);
+  let session: StoredSession | undefined;
+  try {
+    session = await store.get(p.name);
+    // A store that cannot tell "gone" from "out of reach" (a locked keychain) throws here instead.
+    if (!session) await store.assertWritable?.(p.name);
+  } catch (error) {
+    // Out of reach is not logged out: exit 4, and the profile stays as it is.
+    const { unreachableStoreError } = await import('./store-reach.js');
+    throw (await unreachableStoreError(ctx, p, error)) ?? error;
+  }
   if (session) rememberSecrets(session.accessToken, session.refreshToken, session.idToken, session.clientSecret);
   if (!session) {
-    // A store that cannot tell "gone" from "out of reach" (a locked keychain) throws here instead.
-    await store.assertWritable?.(p.name);
     if (!options.locked) await reconcileProfile(ctx, p.name);
     return undefined;
   }
@@ -146,7 +153,7 @@ export async function refreshSession(
       // A dead refresh token ends the session; a network failure (any other error) keeps it for the next try.
       if (error instanceof RefreshRejectedError) {
         await endSession(ctx, current, { ended: 'the server rejected its refresh token' });
-        throw new AuthError(`${error.message} Run ${suggestCommand(ctx, ['login'], { profile: current.profile.name })} to sign in again.`, { cause: error });
+        throw new AuthError(`${error.message} Run ${loginAgainCommand(ctx, current.profile)} to sign in again.`, { cause: error });
       }
       if (error instanceof ClientRejectedError) {
         // The client itself is refused: the session cannot be refreshed any more. A registration plat made is

@@ -11,12 +11,18 @@ import type { Profile } from '../store/types.js';
 import { lastsAtLeast, loadSession, needsRefresh, refreshSession, type ActiveSession } from './access.js';
 import { usableUntilExpiry } from './no-refresh-token.js';
 import { explicitBaseUrl, loadProfile, notLoggedIn } from './profile.js';
-import { suggestCommand } from './suggest.js';
+import { loginAgainCommand, suggestCommand } from './suggest.js';
 
 export type Binding =
   | { kind: 'env'; token: string; baseUrl: string | undefined; profile: Profile }
   | { kind: 'session'; baseUrl: string; profile: Profile; active: ActiveSession }
-  | { kind: 'none'; reason: NoSession; baseUrl: string | undefined; profile: Profile };
+  | { kind: 'none'; reason: NoSession; baseUrl: string | undefined; profile: Profile; elsewhere?: PlatformProfiles };
+
+/** For `other-platform`: the profiles signed in to the platform named, or else a name for a new one there. */
+export interface PlatformProfiles {
+  holders: string[];
+  newProfile: string;
+}
 
 /**
  * `not-logged-in`: nothing stored. `other-platform`: the profile is signed in to another base URL than the one
@@ -34,11 +40,16 @@ export async function bindSession(ctx: Context, given?: Profile): Promise<Bindin
     return { kind: 'env', token: fromEnv, baseUrl, profile };
   }
   if (named && profile.baseUrl && named !== profile.baseUrl && (profile.loggedIn || profile.sessionEnded)) {
-    return { kind: 'none', reason: 'other-platform', baseUrl, profile };
+    // The ways out: a profile signed in there already (this one was named explicitly), or a login under a profile of
+    // its own (signing this one in there would move it, and end its session).
+    const { freshProfileName, signedInTo } = await import('./platform-profile.js');
+    const holders = (await signedInTo(ctx, named)).map((p) => p.name);
+    return { kind: 'none', reason: 'other-platform', baseUrl, profile, elsewhere: { holders, newProfile: await freshProfileName(ctx, named) } };
   }
   if (profile.sessionEnded && !profile.loggedIn) return { kind: 'none', reason: 'ended', baseUrl, profile };
-  const active = await loadSession(ctx, profile);
-  if (!active) return { kind: 'none', reason: 'not-logged-in', baseUrl, profile };
+  const found = await loadSession(ctx, profile);
+  if (!found) return { kind: 'none', reason: 'not-logged-in', baseUrl, profile };
+  const active = ctx.env.PLAT_TOKEN_STORE ? await (await import('./store-move.js')).moveToRequestedStore(ctx, found) : found;
   return { kind: 'session', baseUrl: active.profile.baseUrl!, profile: active.profile, active };
 }
 
@@ -47,25 +58,31 @@ export function noSessionError(ctx: Context, binding: Extract<Binding, { kind: '
   const { profile, baseUrl } = binding;
   const name = profile.name;
   if (binding.reason === 'other-platform') {
-    return new AuthError(
-      `Profile ${name} is signed in to ${profile.baseUrl}, not to ${baseUrl}, so its tokens are not used there. ` +
-        `Use the profile that belongs to ${baseUrl} (--profile), or sign this one in there: ${suggestCommand(ctx, ['login'], { profile: name, baseUrl })}`,
-    );
+    return new AuthError(`Profile ${name} is signed in to ${profile.baseUrl}, not to ${baseUrl}, so its tokens are not used there. ${otherWay(ctx, binding)}`);
   }
   if (binding.reason === 'ended') {
     const ended = profile.sessionEnded!;
     return new AuthError(
       `The session of profile ${name} at ${profile.baseUrl} ended: ${ended.reason}. ` +
-        `Sign in again with ${suggestCommand(ctx, ['login'], { profile: name })}, or run ${suggestCommand(ctx, ['logout'], { profile: name })} to use the platform anonymously.`,
+        `Sign in again with ${loginAgainCommand(ctx, profile)}, or run ${suggestCommand(ctx, ['logout'], { profile: name })} to use the platform anonymously.`,
     );
   }
   return notLoggedIn(ctx, profile, baseUrl);
 }
 
+/** How to act as yourself at the other platform: the profiles signed in there, or a login under a new profile. */
+function otherWay(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): string {
+  const { holders = [], newProfile = binding.profile.name } = binding.elsewhere ?? {};
+  if (holders.length > 0) {
+    return `${holders.length === 1 ? `Profile ${holders[0]} is` : `Profiles ${holders.join(', ')} are`} signed in there: use --profile ${holders[0]}.`;
+  }
+  return `No profile is signed in there; sign in to it under a profile of its own: ${suggestCommand(ctx, ['login'], { profile: newProfile, baseUrl: binding.baseUrl })}`;
+}
+
 /** A one-line note for a call that goes out without the session's token, saying why. */
 export function anonymousNote(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): string {
   if (binding.reason === 'other-platform') {
-    return `Profile ${binding.profile.name} is signed in to ${binding.profile.baseUrl}, not ${binding.baseUrl}: calling ${binding.baseUrl} anonymously.`;
+    return `Profile ${binding.profile.name} is signed in to ${binding.profile.baseUrl}, not ${binding.baseUrl}: calling ${binding.baseUrl} anonymously. ${otherWay(ctx, binding)}`;
   }
   return `Not logged in: calling anonymously. Run ${suggestCommand(ctx, ['login'], { profile: binding.profile.name, baseUrl: binding.profile.baseUrl ? undefined : binding.baseUrl })} to call as yourself.`;
 }

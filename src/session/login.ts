@@ -74,6 +74,8 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
   const stdin = readStdinLines(io.stdin);
   try {
     const secret = choice.kind === 'registered' && choice.secretOnStdin ? await readSecret(stdin, ctx.signal) : undefined;
+    // A login nobody can approve fails now, before anything is discovered or registered, not after --timeout.
+    (await import('./finish-ways.js')).assertLoginCanFinish(ctx, options, profile.name, baseUrl);
     let discovery = await getDiscovery(ctx, baseUrl);
     const stored = profile.client?.issuer === discovery.issuer ? profile.client : undefined;
     const documentClient = metadataUrl ?? (choice.kind === 'auto' && stored && isMetadataDocumentClient(stored) ? stored.clientId : undefined);

@@ -6,7 +6,7 @@
 import type { Context } from '../context.js';
 import { AuthError, PlatError } from '../errors.js';
 import type { Profile, StoredSession } from '../store/types.js';
-import { suggestCommand } from './suggest.js';
+import { loginAgainCommand } from './suggest.js';
 
 /** "14:05" in local time, with the date when it is not today: the moment a person will look at the clock for. */
 export function clockTime(epochMs: number, now: number): string {
@@ -30,7 +30,7 @@ export function noRefreshTokenNote(session: StoredSession, now: number): string 
 /** Why a session without a refresh token cannot be refreshed, true to whether its token still works. */
 export function noRefreshTokenError(ctx: Context, profile: Profile, session: StoredSession): PlatError {
   const now = ctx.now();
-  const login = suggestCommand(ctx, ['login'], { profile: profile.name });
+  const login = loginAgainCommand(ctx, { name: profile.name, scopes: session.scopes });
   if (session.expiresAt !== undefined && session.expiresAt > now) {
     const minutes = Math.max(1, Math.round((session.expiresAt - now) / 60_000));
     return new PlatError(

@@ -5,7 +5,7 @@
  */
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { closeMatches } from '../oauth/scopes.js';
+import { didYouMean } from '../text.js';
 import { suggestCommand } from './suggest.js';
 
 /** Throws the usage error for a profile that has no file. `default` always exists as far as this check goes. */
@@ -19,10 +19,11 @@ export async function assertProfileExists(ctx: Context, name: string = ctx.globa
 }
 
 export function unknownProfile(ctx: Context, name: string, existing: string[]): UsageError {
-  const close = closeMatches(name, existing, 1);
+  // Only the profile this run acts on can have come from plat switch: a name typed as an argument (plat switch
+  // pear, plat status pear) is the person's own.
   const origin =
-    ctx.globals.profileSource === 'switch' ? ' (the current one, chosen with plat switch)' : '';
-  const hint = close.length > 0 ? ` Did you mean ${close[0]}?` : existing.length > 0 ? ` Profiles: ${existing.join(', ')}.` : ' There are no profiles yet.';
+    ctx.globals.profileSource === 'switch' && name === ctx.globals.profile ? ' (the current one, chosen with plat switch)' : '';
+  const hint = didYouMean(name, existing, 1) || (existing.length > 0 ? ` Profiles: ${existing.join(', ')}.` : ' There are no profiles yet.');
   const other = origin ? ', or choose another: plat switch <profile>' : '';
   return new UsageError(
     `There is no profile ${name}${origin}.${hint} To create it, sign in: ${suggestCommand(ctx, ['login'], { profile: name })}${other}`,

@@ -6,11 +6,23 @@ import type { Profile } from '../store/types.js';
 import { suggestCommand } from './suggest.js';
 
 /**
- * The profile named by --profile / PLAT_PROFILE, as stored (or a fresh one that is not saved yet).
+ * The profile named by --profile / PLAT_PROFILE (or, with only a base URL named, the one signed in there: see
+ * platform-profile.ts), as stored (or a fresh one that is not saved yet).
  * `replaceDamaged` (login): a damaged profile file is replaced by the new sign-in, as its error message promises,
  * instead of stopping it. `mayBeNew` (login, completion): a name with no profile yet is fine.
  */
 export async function loadProfile(ctx: Context, options: { replaceDamaged?: boolean; mayBeNew?: boolean } = {}): Promise<Profile> {
+  const profile = await loadNamedProfile(ctx, options);
+  const named = explicitBaseUrl(ctx);
+  if (!named) return profile;
+  // login and completion (mayBeNew) act on the profile named, whatever platform it belongs to: login says so itself.
+  if (options.mayBeNew) return profile;
+  const { assertProfileAgreesWithEnv, profileForPlatform } = await import('./platform-profile.js');
+  assertProfileAgreesWithEnv(ctx, profile, named);
+  return profileForPlatform(ctx, profile, named);
+}
+
+async function loadNamedProfile(ctx: Context, options: { replaceDamaged?: boolean; mayBeNew?: boolean }): Promise<Profile> {
   const profiles = await ctx.profiles();
   try {
     const found = await profiles.load(ctx.globals.profile);

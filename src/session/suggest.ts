@@ -23,3 +23,15 @@ export function suggestCommand(ctx: Context, args: string[], options: SuggestOpt
   if (options.baseUrl) words.push('--base-url', options.baseUrl);
   return commandLine([...words, ...rest]);
 }
+
+/** Scopes every login asks for by itself (those the server lists): a hint need not carry them. */
+const ASKED_ANYWAY = new Set(['openid', 'profile', 'email', 'offline_access']);
+
+/**
+ * The login that gets back the session a profile had: the same profile and the scopes it held, so that pasting it
+ * does not sign in with the identity scopes alone and meet exit 5 (and a second browser round) at the next call.
+ */
+export function loginAgainCommand(ctx: Context, profile: { name: string; scopes?: readonly string[] }): string {
+  const own = (profile.scopes ?? []).filter((scope) => !ASKED_ANYWAY.has(scope));
+  return suggestCommand(ctx, ['login', ...(own.length > 0 ? ['--scope', own.join(',')] : [])], { profile: profile.name });
+}

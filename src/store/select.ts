@@ -41,13 +41,16 @@ export interface OpenTokenStoreOptions {
 }
 
 /**
- * Chooses where sessions live. `PLAT_TOKEN_STORE` decides when set; otherwise the kind the profile recorded at
- * login; otherwise (a new login) the keychain, falling back to the 0600 file with one warning when the keychain is
- * unavailable. Nothing is loaded here: keytar is imported on the first keychain operation, if any.
+ * Chooses where sessions live. A profile's session is where the profile recorded it at login: PLAT_TOKEN_STORE
+ * never hides it (a run that looked in the other store would find nothing and log the profile out, leaving the
+ * real session behind unrevoked); the session layer moves it once when PLAT_TOKEN_STORE asks for the other store.
+ * Without a recorded kind (a new login), `PLAT_TOKEN_STORE` decides when set; otherwise the keychain, falling back
+ * to the 0600 file with one warning when the keychain is unavailable. Nothing is loaded here: keytar is imported on
+ * the first keychain operation, if any.
  */
 export function openTokenStore(options: OpenTokenStoreOptions): TokenStore {
   const requested = parseTokenStoreEnv(options.env.PLAT_TOKEN_STORE);
-  const kind = requested ?? options.recordedKind;
+  const kind = options.recordedKind ?? requested;
   if (kind === 'file') return fileStore(options);
   if (kind === 'keychain') return keychainStore(options);
   return new AutoTokenStore(keychainStore(options), fileStore(options), options.warn);

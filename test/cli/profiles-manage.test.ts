@@ -107,7 +107,7 @@ describe('a mistyped profile name', () => {
 });
 
 describe('plat status', () => {
-  it('shows one profile with <profile>, and exits 4 when a listed profile is not logged in', async () => {
+  it('shows one profile with <profile>, and exits 4 only for the profile asked about (or the current one)', async () => {
     await signIn(home, school, ['--profile', 'school']);
     await signIn(home, district, ['--profile', 'district']);
     const one = await home.run(['status', 'school']);
@@ -116,10 +116,17 @@ describe('plat status', () => {
     expect(one.stdout).not.toContain(district.baseUrl);
 
     expect((await home.run(['logout', '--profile', 'district'])).code).toBe(0);
+    // The current profile (default) was never created: the listing is printed, and it is what the exit code is about.
     const all = await home.run(['status']);
     expect(all.code).toBe(4);
     expect(all.stdout).toContain(district.baseUrl); // the listing is still printed in full
-    expect(all.stderr).toMatch(/Profile district is not logged in\. Run: plat login --profile district/);
+    expect(all.stderr).toMatch(/The current profile default does not exist, so it is not logged in\. Choose one of those listed with plat switch <profile>/);
+    // With school current, district being logged out is shown, not turned into the exit code (issue 24).
+    expect((await home.run(['switch', 'school'])).code).toBe(0);
+    const listing = await home.run(['status']);
+    expect(listing.code, listing.stderr).toBe(0);
+    expect(listing.stdout).toMatch(/district\n(.*\n)*?\s*Logged in\s+no/);
+    expect((await home.run(['status', '--profile', 'district'])).code).toBe(4);
     expect((await home.run(['status', 'school'])).code).toBe(0);
     expect((await home.run(['status', 'district'])).code).toBe(4);
   });

@@ -55,10 +55,10 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
       ['call (no silent anonymous call)', ['call', 'GET', '/api/courses']],
       ['refresh', ['refresh']],
       ['logout (nothing revoked, nothing forgotten)', ['logout']],
-    ])('%s: exit 1 saying it is locked; the profile is untouched', async (_what, args) => {
+    ])('%s: exit 4 saying it is locked; the profile is untouched', async (_what, args) => {
       const before = await sessionBytes(home);
       kr.lock();
-      expectFailure(await home.run(args), 1, LOCKED);
+      expectFailure(await home.run(args), 4, LOCKED);
       expect(await sessionBytes(home)).toEqual(before);
       expect(platform.stats.count('POST /api/oauth/revoke') + platform.stats.count('token:refresh_token') + platform.stats.count('GET /api/courses')).toBe(0);
     });
@@ -73,8 +73,8 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
     it('once unlocked, the same session is there and works: nothing was lost', async () => {
       const token = (await home.run(['token'])).stdout;
       kr.lock();
-      expectFailure(await home.run(['token']), 1, LOCKED);
-      expectFailure(await home.run(['logout']), 1, LOCKED);
+      expectFailure(await home.run(['token']), 4, LOCKED);
+      expectFailure(await home.run(['logout']), 4, LOCKED);
       await kr.unlock();
       expect((await home.run(['token'])).stdout).toBe(token);
       expectSuccess(await home.run(['call', 'GET', '/api/courses']));
@@ -103,11 +103,11 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
   describe('missing (no session bus)', () => {
     const gone = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/plat-faults-bus', DISPLAY: undefined };
 
-    it('a profile whose session is in the keychain: exit 1 naming the keychain; nothing changes', async () => {
+    it('a profile whose session is in the keychain: exit 4 naming the keychain and the one-time move to the file; nothing changes', async () => {
       await keychainSession();
       const before = await sessionBytes(home);
       for (const args of [['token'], ['refresh'], ['logout'], ['call', 'GET', '/api/courses']]) {
-        expectFailure(await home.run(args, { env: gone }), 1, /The OS keychain is not available/);
+        expectFailure(await home.run(args, { env: gone }), 4, /The OS keychain is not available .*keeps its session there.*PLAT_TOKEN_STORE=file plat refresh/);
       }
       expect(await sessionBytes(home)).toEqual(before);
       expectSuccess(await home.run(['token']));
@@ -134,7 +134,7 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
      * process itself ends only when the call returns: when the daemon answers again, or libsecret's own D-Bus
      * timeouts expire (about 50 s measured). Here the daemon is thawed once the error is out.
      */
-    it('plat reports the keychain after its 5 s deadline (exit 1), and the session is intact afterwards', async () => {
+    it('plat reports the keychain after its 5 s deadline (exit 4), and the session is intact afterwards', async () => {
       await keychainSession();
       const token = (await home.run(['token'])).stdout;
       kr.freeze();
@@ -150,7 +150,7 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
             }
           },
         });
-        expectFailure(result, 1, /The OS keychain is not available \(no answer to a read within 5 s; it may be locked/);
+        expectFailure(result, 4, /The OS keychain is not available \(no answer to a read within 5 s; it may be locked/);
         expect(reportedAfter).toBeGreaterThanOrEqual(4_500);
         expect(reportedAfter).toBeLessThan(9_000);
       } finally {

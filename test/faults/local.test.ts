@@ -24,6 +24,7 @@ import { expectPlatError, useTestContexts } from '../helpers/context.js';
 import { listFiles, profilePath, sessionBytes, tokenPath } from '../helpers/state.js';
 import { ANSI, expectConsistent, expectFailure, expectSuccess, makeUnprivilegedHome, type UnprivilegedHome } from './helpers.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { freePort } from '../interop/glewlwyd.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -249,12 +250,12 @@ describe('config files cut short or edited into garbage', () => {
 
   it('a damaged discovery or API-description cache is ignored and fetched again', async () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
-    expectSuccess(await home.run(['api']));
+    expectSuccess(await home.run(['op']));
     const cache = path.join(home.configDir, 'cache');
     const files = await readdir(cache);
     expect(files.length).toBeGreaterThanOrEqual(2);
     for (const file of files) await writeFile(path.join(cache, file), '{"cut sho');
-    for (const args of [['refresh'], ['discover'], ['api'], ['scopes'], ['call', 'GET', '/api/courses'], ['logout']]) {
+    for (const args of [['refresh'], ['discover'], ['op'], ['scopes'], ['call', 'GET', '/api/courses'], ['logout']]) {
       const result = await home.run(args);
       expectSuccess(result);
       expect(result.stderr).not.toMatch(/warning|error/);
@@ -295,9 +296,9 @@ describe('stdin closed, and no terminal', () => {
     });
   }
 
-  it('plat login with stdin closed completes through the listener', async () => {
+  it('plat login with stdin closed completes through the listener (a forwarded --port: the one way left without a terminal)', async () => {
     let approved = false;
-    const result = await runWithStdinClosed(['login', '--no-browser', '--base-url', platform.baseUrl], (stderr) => {
+    const result = await runWithStdinClosed(['login', '--no-browser', '--port', String(await freePort()), '--base-url', platform.baseUrl], (stderr) => {
       const match = AUTHORIZE_URL.exec(stderr);
       if (match && !approved) {
         approved = true;
@@ -345,7 +346,8 @@ describe('a permissive umask', () => {
   it('umask 000: the token file and the profile are still 0600, in 0700 directories', async () => {
     const child = spawn('/bin/sh', ['-c', `umask 000; exec "$0" "$@"`, process.execPath, platBin, 'login', '--no-browser', '--base-url', platform.baseUrl], {
       env: home.env as NodeJS.ProcessEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // stdin a pipe (where the address could be pasted): a login with no way to finish is refused at once.
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stderr = '';
     let approved = false;

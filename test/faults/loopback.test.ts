@@ -31,7 +31,8 @@ interface Waiting {
 async function waitingLogin(): Promise<Waiting> {
   const child = spawn(process.execPath, [platBin, 'login', '--no-browser', '--base-url', platform.baseUrl], {
     env: home.env as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // stdin a pipe, where the address could be pasted: with none of the ways to finish, login stops at once.
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';

@@ -63,7 +63,7 @@ async function journey(h: Home, out: Outputs, env: Record<string, string | undef
   ok(await run('refresh', ['refresh']));
   ok(await run('refresh --json', ['refresh', '--json']));
   ok(await run('scopes', ['scopes']));
-  ok(await run('api', ['api', '--refresh']));
+  ok(await run('op', ['op', '--refresh']));
   ok(await run('discover', ['discover', '--refresh', '--json']));
   ok(await run('completion', ['completion', 'bash']));
   for (const kind of ['scopes', 'profiles', 'base-urls', 'paths']) ok(await run(`__complete ${kind}`, ['__complete', kind]));

@@ -27,6 +27,10 @@ export interface RunOptions {
   /** Text written to stdin, then closed; `keepOpen` leaves stdin open (the child sees no EOF). */
   stdin?: string;
   keepStdinOpen?: boolean;
+  /** stdin is /dev/null (`plat … </dev/null`, as cron and CI runners start programs), not a pipe. */
+  stdinDevNull?: boolean;
+  /** The working directory (default: the test's). */
+  cwd?: string;
   /** Called with the growing stderr; lets a test react (approve consent, send a signal). */
   onStderr?: (stderr: string, child: ChildProcess) => void;
   timeoutMs?: number;
@@ -99,19 +103,22 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
     const otherUser = options.uid !== undefined && options.uid !== process.getuid?.();
     const child = spawn(process.execPath, [otherUser ? readablePlatBin(repoRoot) : platBin, ...args], {
       env: env as NodeJS.ProcessEnv,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      stdio: [options.stdinDevNull ? 'ignore' : 'pipe', 'pipe', 'pipe'] as ('ignore' | 'pipe')[],
       ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {}),
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
       options.onStderr?.(stderr, child);
     });
-    child.stdin.on('error', () => {});
-    if (options.stdin !== undefined) child.stdin.write(options.stdin);
-    if (!options.keepStdinOpen) child.stdin.end();
+    if (child.stdin) {
+      child.stdin.on('error', () => {});
+      if (options.stdin !== undefined) child.stdin.write(options.stdin);
+      if (!options.keepStdinOpen) child.stdin.end();
+    }
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`plat ${args.join(' ')} did not finish in time.\nstdout: ${stdout}\nstderr: ${stderr}`));

@@ -46,7 +46,7 @@ describe('offline_access (OIDC Core §11)', () => {
     expect(refresh.code).toBe(1);
     expectCleanError(refresh);
     expect(refresh.stderr).toMatch(
-      new RegExp(`no refresh token, so plat cannot refresh the session; the access token is still valid for 60 minutes \\(until ${HH_MM}\\)\\. Run plat login when it ends\\.`),
+      new RegExp(`no refresh token, so plat cannot refresh the session; the access token is still valid for 60 minutes \\(until ${HH_MM}\\)\\. Run plat login --scope courses:read when it ends\\.`),
     );
     expect(refresh.stderr).not.toMatch(/has expired/);
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
@@ -63,7 +63,7 @@ describe('offline_access (OIDC Core §11)', () => {
     await new Promise((resolve) => setTimeout(resolve, 2200));
     const refresh = await home.run(['refresh']);
     expect(refresh.code).toBe(4);
-    expect(refresh.stderr).toMatch(new RegExp(`The session ended at ${HH_MM}: this server issued no refresh token, so plat cannot renew it\\. Run plat login to sign in again\\.`));
+    expect(refresh.stderr).toMatch(new RegExp(`The session ended at ${HH_MM}: this server issued no refresh token, so plat cannot renew it\\. Run plat login --scope courses:read to sign in again\\.`));
     const call = await home.run(['call', 'GET', '/api/courses']);
     expect(call.code).toBe(4);
     expect(call.stderr).toMatch(/session ended .*no refresh token/);

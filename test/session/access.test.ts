@@ -87,7 +87,7 @@ describe('bindSession: a session belongs to its platform, and an ended one is no
     await writeFile(tokenPath(home), JSON.stringify({ ...session, refreshToken: 'not-a-refresh-token-the-server-issued' }));
     await expect(refreshSession(ctx, (await loadSession(ctx))!, { onlyIfUnchanged: false })).rejects.toThrow(AuthError);
     expect(await bindSession(ctx)).toMatchObject({ kind: 'none', reason: 'ended' });
-    await expect(getAccessToken(ctx)).rejects.toThrow(/The session of profile default at .* ended: .*Sign in again with plat login, or run plat logout/);
+    await expect(getAccessToken(ctx)).rejects.toThrow(/The session of profile default at .* ended: .*Sign in again with plat login --scope courses:read, or run plat logout/);
   });
 });
 

@@ -52,7 +52,7 @@ describe('a session that ended on its own', () => {
         again,
         () => call(again.ctx, 'GET', '/api/courses', {}),
         4,
-        new RegExp(`The session of profile default at ${platform.baseUrl.replace(/\./g, '\\.')} ended: the server rejected its refresh token\\. Sign in again with plat login, or run plat logout to use the platform anonymously\\.`),
+        new RegExp(`The session of profile default at ${platform.baseUrl.replace(/\./g, '\\.')} ended: the server rejected its refresh token\\. Sign in again with plat login --scope courses:read, or run plat logout to use the platform anonymously\\.`),
       );
       expect(again.stderr()).not.toMatch(/calling anonymously/);
     }

@@ -38,7 +38,6 @@ describe('PLAT_TOKEN_STORE', () => {
     const store = openTokenStore({
       env: { PLAT_TOKEN_STORE: 'file' },
       configDir,
-      recordedKind: 'keychain',
       warn: noWarn,
       loadKeytar: forbiddenLoader(),
     });
@@ -57,7 +56,6 @@ describe('PLAT_TOKEN_STORE', () => {
     const store = openTokenStore({
       env: { PLAT_TOKEN_STORE: 'keychain' },
       configDir,
-      recordedKind: 'file',
       warn: noWarn,
       loadKeytar: loader,
     });
@@ -108,6 +106,14 @@ describe('PLAT_TOKEN_STORE', () => {
 });
 
 describe('the kind recorded in the profile', () => {
+  it.each([
+    ['keychain', 'file'],
+    ['file', 'keychain'],
+  ] as const)("'%s' beats PLAT_TOKEN_STORE=%s: the session is read where it is (the session layer moves it)", async (recorded, requested) => {
+    const store = openTokenStore({ env: { PLAT_TOKEN_STORE: requested }, configDir: await tmp.make(), recordedKind: recorded, warn: noWarn, loadKeytar: brokenLoader() });
+    expect(store.kind).toBe(recorded);
+  });
+
   it("'file' is honoured without loading keytar", async () => {
     const store = openTokenStore({
       env: {},

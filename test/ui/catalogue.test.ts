@@ -1,6 +1,6 @@
 /**
  * The platform's own catalogue at hand: `plat scopes` (metadata's scopes_supported with the spec's descriptions,
- * the session's marked), `plat api` (operations from /openapi.json, cached), `plat call`'s checks against the cached
+ * the session's marked), `plat op` (operations from /openapi.json, cached), `plat call`'s checks against the cached
  * document (unknown paths, scopes the session lacks), and `plat discover` (what the metadata says).
  */
 import { readdir } from 'node:fs/promises';
@@ -89,9 +89,9 @@ describe('plat scopes', () => {
   });
 });
 
-describe('plat api', () => {
+describe('plat op (the listing)', () => {
   it('lists method, path, summary and required scopes from /openapi.json', async () => {
-    const result = await home.run(['api', '--base-url', platform.baseUrl]);
+    const result = await home.run(['op', '--base-url', platform.baseUrl]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^listCourses\s+GET\s+\/api\/courses\s+List courses\s+courses:read$/m);
     expect(result.stdout).toMatch(/^createCourse\s+POST\s+\/api\/courses\s+Create a course .*\s+courses:write$/m);
@@ -102,13 +102,13 @@ describe('plat api', () => {
   });
 
   it('filters by method, path, summary, operation id or scope', async () => {
-    const base = ['api', '--base-url', platform.baseUrl];
+    const base = ['op', '--base-url', platform.baseUrl];
     const lines = async (filter: string) => (await home.run([...base, filter])).stdout.trimEnd().split('\n');
     expect(await lines('/api/courses')).toHaveLength(5);
     expect(await lines('post courses')).toEqual([expect.stringMatching(/^createCourse\s+POST\s+\/api\/courses/)]);
     expect(await lines('students:read')).toEqual([expect.stringMatching(/^listStudents\s+GET\s+\/api\/students/), expect.stringMatching(/^listEnrolments\s/)]);
     expect(await lines('listStudents')).toHaveLength(1);
-    const json = JSON.parse((await home.run([...base, 'getAnalytics', '--json'])).stdout) as { operations: unknown[] };
+    const json = JSON.parse((await home.run([...base, '/api/analytics', '--json'])).stdout) as { operations: unknown[] };
     expect(json.operations).toEqual([
       {
         method: 'GET',
@@ -129,16 +129,16 @@ describe('plat api', () => {
       authorization.push(req.headers.authorization);
       return false; // the platform's own document
     });
-    for (let i = 0; i < 2; i++) expect((await home.run(['api'])).code).toBe(0);
+    for (let i = 0; i < 2; i++) expect((await home.run(['op'])).code).toBe(0);
     expect(platform.stats.count('GET /openapi.json')).toBe(1);
     expect(await readdir(path.join(home.configDir, 'cache'))).toEqual(expect.arrayContaining([expect.stringMatching(/^openapi-[0-9a-f]+\.json$/)]));
-    expect((await home.run(['api', '--refresh'])).code).toBe(0);
+    expect((await home.run(['op', '--refresh'])).code).toBe(0);
     expect(platform.stats.count('GET /openapi.json')).toBe(2);
     expect(authorization).toEqual([undefined, undefined]);
   });
 
   it('explains a platform without a document, a document that is not JSON, and one that is too big (exit 1)', async () => {
-    const base = ['api', '--base-url', platform.baseUrl];
+    const base = ['op', '--base-url', platform.baseUrl];
     serve('/openapi.json', 404, '{"error":"not_found"}');
     let result = await home.run(base);
     expect(result.code).toBe(1);
@@ -162,7 +162,7 @@ describe('plat api', () => {
   });
 
   it('is a usage error without a platform (exit 2)', async () => {
-    const result = await home.run(['api']);
+    const result = await home.run(['op']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/pass --base-url/);
   });
@@ -171,10 +171,10 @@ describe('plat api', () => {
 describe('plat call checks the cached API description', () => {
   it('warns about a path or a method the document does not list, and still calls', async () => {
     await loggedIn();
-    expect((await home.run(['api'])).code).toBe(0);
+    expect((await home.run(['op'])).code).toBe(0);
     const unknown = await home.run(['call', 'GET', '/api/nope']);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/warning: \/api\/nope is not in the platform's API description; check the path \(plat api lists the operations\)\./);
+    expect(unknown.stderr).toMatch(/warning: \/api\/nope is not in the platform's API description; check the path \(plat op lists the operations\)\./);
     const method = await home.run(['call', 'DELETE', '/api/students']);
     expect(method.stderr).toMatch(/warning: The platform's API description has no DELETE \/api\/students \(it has GET\)\./);
     const templated = await home.run(['call', 'GET', '/api/status/204']);
@@ -184,7 +184,7 @@ describe('plat call checks the cached API description', () => {
 
   it('says the scope an operation needs once: the insufficient_scope error names it, so no warning repeats it', async () => {
     await loggedIn();
-    expect((await home.run(['api'])).code).toBe(0);
+    expect((await home.run(['op'])).code).toBe(0);
     const result = await home.run(['call', 'GET', '/api/students']);
     expect(result.code).toBe(5);
     expect(result.stderr).not.toMatch(/warning/);
@@ -201,7 +201,7 @@ describe('plat call checks the cached API description', () => {
   it('names the scope the description lists when the server refuses without naming one, with the profile in the command', async () => {
     const result = await home.login(platform, ['--profile', 'work', '--scope', 'courses:read']);
     expect(result.code, result.stderr).toBe(0);
-    expect((await home.run(['api', '--profile', 'work'])).code).toBe(0);
+    expect((await home.run(['op', '--profile', 'work'])).code).toBe(0);
     platform.override('/api/students', (_req, res) => {
       res.writeHead(403, { 'content-type': 'application/json' }).end('{"error":"forbidden"}');
       return true;

@@ -30,9 +30,9 @@ beforeAll(async () => {
   });
   home = await makeHome();
   env = { ...home.env, PATH: `${await platOnPath(home.dir)}${path.delimiter}${process.env.PATH}` };
-  // What a user has after `plat discover` and `plat api`: the caches the completions read.
+  // What a user has after `plat discover` and `plat op`: the caches the completions read.
   expect((await home.run(['discover', '--base-url', platform.baseUrl])).code).toBe(0);
-  expect((await home.run(['api', '--base-url', platform.baseUrl])).code).toBe(0);
+  expect((await home.run(['op', '--base-url', platform.baseUrl])).code).toBe(0);
   await mkdir(path.join(home.configDir, 'profiles'), { recursive: true });
   await writeFile(path.join(home.configDir, 'profiles', 'work.json'), JSON.stringify({ baseUrl: platform.baseUrl }));
   await writeFile(path.join(home.configDir, 'profiles', 'staging.json'), JSON.stringify({}));
@@ -188,7 +188,7 @@ describe('plat __complete (what the scripts call)', () => {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ openapi: '3.1.0', paths }));
         return true;
       });
-      expect((await local.run(['api', '--base-url', hostile.baseUrl])).code).toBe(0);
+      expect((await local.run(['op', '--base-url', hostile.baseUrl])).code).toBe(0);
       const result = await local.run(['__complete', 'paths', '--base-url', hostile.baseUrl]);
       expect(result.stdout).toBe('/api/ok\tGET\n');
     } finally {

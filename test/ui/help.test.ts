@@ -108,7 +108,7 @@ describe('mistakes get the closest match suggested (exit 2, nothing on stdout)',
     [['call', 'GET', '/x', '--heder', 'a: b'], /\(Did you mean --header\?\)/],
     [['whoami', '--verbos'], /\(Did you mean --verbose\?\)/],
     [['--profle', 'x', 'whoami'], /\(Did you mean --profile\?\)/],
-    [['api', '--refersh'], /\(Did you mean --refresh\?\)/],
+    [['op', '--refersh'], /\(Did you mean --refresh\?\)/],
   ])('plat %j', async (args, message) => {
     const result = await home.run(args);
     expect(result.code).toBe(2);

@@ -47,15 +47,17 @@ describe('--json shapes', () => {
     await mkdir(path.join(home.configDir, 'profiles'), { recursive: true });
     await writeFile(path.join(home.configDir, 'profiles', 'old.json'), JSON.stringify({ baseUrl: platform.baseUrl, loggedIn: false }));
     await writeFile(path.join(home.configDir, 'profiles', 'broken.json'), '{not json');
-    // Two profiles not logged in: the listing in full, and exit 4 (like gh auth status).
-    const value = expectJson(await home.run(['status', '--json']), STATUS, 4) as { profiles: Array<{ profile: string; loggedIn: boolean }> };
+    // Two other profiles not logged in: the listing in full, and exit 0 since the current one is signed in (issue 24).
+    const value = expectJson(await home.run(['status', '--json']), STATUS) as { profiles: Array<{ profile: string; loggedIn: boolean }> };
     expect(value.profiles.map((p) => [p.profile, p.loggedIn])).toEqual([
       ['default', true],
       ['old', false],
       ['broken', false],
     ]);
-    const checked = expectJson(await home.run(['status', 'default', '--check', '--json']), STATUS) as { profiles: Array<{ works?: boolean }> };
+    expectJson(await home.run(['status', 'old', '--json']), STATUS, 4);
+    const checked = expectJson(await home.run(['status', 'default', '--check', '--json']), STATUS) as { profiles: Array<{ works?: boolean; checkedAt?: string }> };
     expect(checked.profiles[0]!.works).toBe(true);
+    expect(checked.profiles[0]!.checkedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   it('refresh', async () => {
@@ -82,7 +84,7 @@ describe('--json shapes', () => {
     const base = ['--base-url', platform.baseUrl, '--json'];
     expectJson(await home.run(['scopes', ...base]), SCOPES);
     expectJson(await home.run(['scopes', '--json']), SCOPES);
-    expectJson(await home.run(['api', ...base]), API);
+    expectJson(await home.run(['op', ...base]), API);
     expectJson(await home.run(['op', ...base]), API);
     expectJson(await home.run(['scopes', 'plan', 'listEnrolments', 'getSchoolReport', ...base]), SCOPE_PLAN);
     expectJson(await home.run(['discover', ...base]), DISCOVER);

@@ -97,9 +97,11 @@ export const STATUS = object({
         tokenStore: nullable(tokenStore),
         tokenStoreLocation: nullable('string'),
         works: 'boolean',
+        checkedAt: 'iso',
+        refreshedForCheck: 'boolean',
         problem: 'string',
       },
-      { optional: ['works', 'problem'] },
+      { optional: ['works', 'checkedAt', 'refreshedForCheck', 'problem'] },
     ),
   ),
   token: nullable('string'),
@@ -134,7 +136,7 @@ export const SCOPE_PLAN = object({
   unstated: arrayOf('string'),
 });
 
-/** `plat op --json`, `plat api --json` */
+/** `plat op --json` */
 export const API = object({
   baseUrl: 'url',
   source: 'url',

@@ -132,7 +132,7 @@ describe("plat op's words", () => {
     expect(parseOpArgs('op', params, ['--json'], options).given[0]!.values).toEqual(['true']);
   });
 
-  it('options before the operationId, and plat api where every word filters', () => {
+  it('options before the operationId, and a listing where every word filters', () => {
     expect(splitLeading(['--refresh', 'getCourse', '--id', '1'], options)).toMatchObject({ first: 'getCourse', rest: ['--id', '1'], flags: { refresh: true } });
     expect(() => splitLeading(['--refersh'], options)).toThrow("unknown option '--refersh'\n(Did you mean --refresh?)");
     expect(listingArgs(['post', '--refresh', 'courses'], options)).toMatchObject({ filter: 'post courses', flags: { refresh: true } });
