@@ -50,6 +50,11 @@ export interface OperationExtras {
 
 export interface OperationDetail extends ListedOperation, OperationExtras {}
 
+/** The listing's members of an operation, without its cached details (what the listing and `plat op --json` carry). */
+export function listedOnly({ method, path, summary, operationId, scopes, anonymous, security }: ListedOperation): ListedOperation {
+  return { method, path, summary, operationId, scopes, anonymous, security };
+}
+
 export interface ApiIndex<Op extends ListedOperation = ListedOperation> {
   format?: number;
   baseUrl: string;
@@ -272,15 +277,7 @@ export async function writeCachedIndex(configDir: string, index: ApiIndex | Full
   try {
     await ensurePrivateDir(configDir);
     await ensurePrivateDir(join(configDir, 'cache'));
-    const operations = index.operations.map(({ method, path, summary, operationId, scopes, anonymous, security }) => ({
-      method,
-      path,
-      summary,
-      operationId,
-      scopes,
-      anonymous,
-      security,
-    }));
+    const operations = index.operations.map(listedOnly);
     const withDetails = index.operations as Array<ListedOperation & Partial<OperationExtras>>;
     if (withDetails.every((op) => op.parameters !== undefined)) {
       const details: CachedDetails = {
