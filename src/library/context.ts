@@ -6,7 +6,7 @@
 import { homedir } from 'node:os';
 import { createContext, type Context } from '../context.js';
 import { resolveConfigDir, validateProfileName } from '../store/paths.js';
-import { parseBaseUrl } from '../oauth/base-url.js';
+import { parseBaseUrl } from '../session/base-url.js';
 import { parseTokenStoreEnv } from '../store/select.js';
 import { readCurrentProfile } from '../store/current-profile.js';
 import { libraryIO } from './io.js';
