@@ -61,7 +61,7 @@ export function editDistance(a: string, b: string): number {
  * The candidates a mistyped word most likely meant, closest first: a few edits away, or one contains the other
  * (listStudent → listStudents). One rule for every unknown word plat meets (profiles, operations, subcommands).
  */
-export function closestWords(word: string, candidates: readonly string[], max = 3): string[] {
+function closestWords(word: string, candidates: readonly string[], max = 3): string[] {
   const lower = word.toLowerCase();
   return [...new Set(candidates)]
     .map((c) => ({ c, d: editDistance(lower, c.toLowerCase()) }))

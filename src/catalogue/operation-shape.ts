@@ -8,7 +8,7 @@ import { sanitize } from '../text.js';
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export type ParamLocation = 'path' | 'query' | 'header';
+type ParamLocation = 'path' | 'query' | 'header';
 
 export interface ParamSpec {
   name: string;
@@ -41,7 +41,7 @@ const MAX_NODES = 20_000;
  * A copy of `node` with every local `$ref` (`#/components/...`) replaced by what it points to; a cycle, a remote
  * reference or a reference to nothing becomes `{}` (accept anything): the server still checks what plat lets by.
  */
-export function resolveRefs(node: unknown, doc: Json): unknown {
+function resolveRefs(node: unknown, doc: Json): unknown {
   let budget = MAX_NODES;
   const walk = (value: unknown, depth: number, seen: readonly string[]): unknown => {
     if (--budget < 0 || depth > MAX_DEPTH) return {};

@@ -34,7 +34,7 @@ function makeAjv(): Ajv2020 {
 const ajv = makeAjv();
 const validators = new Map<string, ValidateFunction>();
 
-export function validator(name: string): ValidateFunction {
+function validator(name: string): ValidateFunction {
   let validate = validators.get(name);
   if (!validate) {
     validate = ajv.compile(readSchema(name));
