@@ -4,12 +4,14 @@
  */
 
 /**
- * C0 controls (ESC, CR, BEL, …), DEL, C1 controls (U+0080–U+009F, among them the one-byte CSI U+009B) and the
- * bidirectional overrides that reorder what a terminal shows (Trojan Source). Any of them in a name, a reason
- * phrase, a header or a metadata value could move the cursor, retitle the window or hide text.
+ * C0 controls (ESC, CR, BEL, …), DEL, C1 controls (U+0080–U+009F, among them the one-byte CSI U+009B), every
+ * bidirectional control that reorders what a terminal shows (Trojan Source: the embeddings and overrides
+ * U+202A–U+202E, the isolates U+2066–U+2069, and the marks U+200E, U+200F and U+061C) and the Unicode line and
+ * paragraph separators. Any of them in a name, a reason phrase, a header or a metadata value could move the
+ * cursor, retitle the window, hide text or show it in another order than it is.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/g;
-const UNSAFE_KEEP_NEWLINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/g;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
+const UNSAFE_KEEP_NEWLINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
 
 /**
  * A server-supplied string made safe to print: unsafe characters become a space, the result is trimmed and bounded
@@ -21,6 +23,17 @@ export function sanitize(text: unknown, max = 200, options: { multiline?: boolea
     .replace(options.multiline ? UNSAFE_KEEP_NEWLINES : UNSAFE, ' ')
     .trim();
   return max > 0 && s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+/**
+ * JSON text plat re-rendered for a terminal (a pretty-printed body, items under --paginate), with the characters
+ * JSON.stringify leaves raw but a terminal acts on — C1 controls such as the one-byte CSI U+009B, bidirectional
+ * controls, line separators — written as \uXXXX escapes: the same JSON value, shown inert. (JSON.stringify already
+ * escapes C0 controls such as ESC.) These characters can only stand inside strings, so the text stays valid JSON.
+ */
+const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+export function escapeJsonForTerminal(json: string): string {
+  return json.replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** True when the text holds nothing `sanitize` would change (before trimming and bounding). */
@@ -63,9 +76,18 @@ export function editDistance(a: string, b: string): number {
  */
 function closestWords(word: string, candidates: readonly string[], max = 3): string[] {
   const lower = word.toLowerCase();
+  const FAR = Number.MAX_SAFE_INTEGER;
   return [...new Set(candidates)]
-    .map((c) => ({ c, d: editDistance(lower, c.toLowerCase()) }))
-    .filter(({ c, d }) => d <= Math.max(2, Math.floor(c.length / 3)) || (lower.length >= 3 && (c.toLowerCase().includes(lower) || lower.includes(c.toLowerCase()))))
+    .map((c) => {
+      const other = c.toLowerCase();
+      const limit = Math.max(2, Math.floor(c.length / 3));
+      // The distance is at least the difference in length: computed only where it can be close (a description of
+      // 200,000 operations otherwise costs seconds of edit distances for one typo).
+      const d = Math.abs(other.length - lower.length) <= limit ? editDistance(lower, other) : FAR;
+      const close = d <= limit || (lower.length >= 3 && (other.includes(lower) || lower.includes(other)));
+      return { c, d, close };
+    })
+    .filter(({ close }) => close)
     .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
     .slice(0, max)
     .map(({ c }) => c);

@@ -4,7 +4,8 @@
 // initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so their code is
 // parsed but not run. ESM-only packages used by few commands (ora, open) and the ones plat needs only in rare cases
 // (undici: only behind a proxy; keytar: a native addon; jq-web: --jq, a 2.7 MB WebAssembly file it finds beside
-// itself; ajv: plat op's body check, 280 KB the bundle would otherwise carry into every start) stay outside and are
+// itself; ajv: plat op's body check, 280 KB the bundle would otherwise carry into every start; re2js: the engine for
+// an API description's patterns, needed only when one is checked) stay outside and are
 // imported on use.
 import { build } from 'esbuild';
 import { copyFile, cp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -29,7 +30,7 @@ const program = {
   target: 'node20',
   sourcemap: 'linked',
   legalComments: 'none',
-  external: ['@github/keytar', 'ajv', 'open', 'ora', 'undici', 'jq-web'],
+  external: ['@github/keytar', 'ajv', 'open', 'ora', 'undici', 'jq-web', 're2js'],
   // The bundle is the body of the function bin/plat.js compiles, wrapped here rather than by concatenating strings
   // there: one 580 KB copy fewer per start, and with it one of the two scavenges a `plat call` made (~0.5 ms).
   banner: { js: '(function (exports, require, module, __filename, __dirname) {' },

@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
 import { cacheKey } from '../store/paths.js';
 import { sanitize } from '../text.js';
-import { bodyOf, parametersOf, SCOPE_TOKEN, securityAlternatives, type BodySpec, type ParamSpec } from './operation-shape.js';
+import { bodyOf, newExpansionBudget, parametersOf, SCOPE_TOKEN, securityAlternatives, type BodySpec, type ParamSpec } from './operation-shape.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 /** `plat op` fetches the document again (conditionally, with its ETag) after this long. */
 export const API_TTL_MS = 60 * 60 * 1000;
 /** The cached index's shape; a cache of another shape is read as no cache. */
-const INDEX_FORMAT = 3;
+const INDEX_FORMAT = 4;
 /** `plat call` checks against a cached document only while it is younger than this. */
 export const CALL_CHECK_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
@@ -50,6 +50,11 @@ interface OperationExtras {
 
 export interface OperationDetail extends ListedOperation, OperationExtras {}
 
+/** The listing's members of an operation, without its cached details (what the listing and `plat op --json` carry). */
+export function listedOnly({ method, path, summary, operationId, scopes, anonymous, security }: ListedOperation): ListedOperation {
+  return { method, path, summary, operationId, scopes, anonymous, security };
+}
+
 export interface ApiIndex<Op extends ListedOperation = ListedOperation> {
   format?: number;
   baseUrl: string;
@@ -72,10 +77,10 @@ export type FullApiIndex = ApiIndex<OperationDetail>;
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Text from the document, on one line and bounded: it is shown in a terminal. */
+/** Text from the document, on one line, sanitized and bounded: it is shown in a terminal. */
 function text(value: unknown, max = 200): string | null {
   if (typeof value !== 'string') return null;
-  const s = value.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  const s = sanitize(value.slice(0, max * 4), 0).replace(/\s+/g, ' ');
   if (!s) return null;
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
@@ -132,6 +137,7 @@ export function buildIndex(doc: unknown, baseUrl: string, source: string, fetche
   const scoped = scopedSchemes(doc);
   const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : undefined;
   const operations: OperationDetail[] = [];
+  const budget = newExpansionBudget();
   for (const [path, item] of Object.entries(doc.paths)) {
     if (!path.startsWith('/') || !isObject(item)) continue;
     for (const method of METHODS) {
@@ -145,8 +151,8 @@ export function buildIndex(doc: unknown, baseUrl: string, source: string, fetche
         ...securityOf(op.security ?? doc.security, scoped),
         description: typeof op.description === 'string' ? sanitize(op.description, 2000, { multiline: true }) || null : null,
         security: securityAlternatives(op.security ?? doc.security, schemes),
-        parameters: parametersOf(item, op, doc),
-        body: bodyOf(op, doc),
+        parameters: parametersOf(item, op, doc, budget),
+        body: bodyOf(op, doc, budget),
       });
     }
   }
@@ -172,12 +178,23 @@ function templateMatches(template: string, path: string): boolean {
 
 function segmentMatches(part: string, segment: string): boolean {
   if (part.startsWith('{') && part.indexOf('}') === part.length - 1) return segment.length > 0;
-  // A parameter inside a segment (`{name}.json`, `v{version}`).
-  const pattern = part
-    .split(/(\{[^}]*\})/)
-    .map((piece) => (piece.startsWith('{') ? '[^/]+' : piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-    .join('');
-  return new RegExp(`^${pattern}$`).test(segment);
+  // A parameter inside a segment (`{name}.json`, `v{version}`): the literals between the parameters, each found at
+  // its leftmost place after at least one character per parameter. No regular expression: a template of the server's
+  // with many parameters in one segment (`{a}{b}{c}…`) made a backtracking one take exponential time on every call.
+  // Leftmost placement is exact when every parameter stands for "one or more characters": linear in the segment.
+  const literals = part.split(/\{[^}]*\}/);
+  if (literals.length === 1) return part === segment; // an unclosed brace is literal text
+  const first = literals[0]!;
+  const last = literals[literals.length - 1]!;
+  if (!segment.startsWith(first)) return false;
+  let at = first.length;
+  for (let i = 1; i < literals.length - 1; i++) {
+    const found = segment.indexOf(literals[i]!, at + 1);
+    if (found < 0) return false;
+    at = found + literals[i]!.length;
+  }
+  // The last parameter takes at least one character before the final literal.
+  return segment.length - last.length >= at + 1 && segment.endsWith(last);
 }
 
 const normalise = (path: string) => (path.length > 1 ? path.replace(/\/+$/, '') : path);
@@ -272,15 +289,7 @@ export async function writeCachedIndex(configDir: string, index: ApiIndex | Full
   try {
     await ensurePrivateDir(configDir);
     await ensurePrivateDir(join(configDir, 'cache'));
-    const operations = index.operations.map(({ method, path, summary, operationId, scopes, anonymous, security }) => ({
-      method,
-      path,
-      summary,
-      operationId,
-      scopes,
-      anonymous,
-      security,
-    }));
+    const operations = index.operations.map(listedOnly);
     const withDetails = index.operations as Array<ListedOperation & Partial<OperationExtras>>;
     if (withDetails.every((op) => op.parameters !== undefined)) {
       const details: CachedDetails = {

@@ -34,17 +34,31 @@ const FLAG_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-[\]]{0,99}$/;
 
 /** Resolving stops this deep (a cycle or a monster document): what is below accepts anything. */
 const MAX_DEPTH = 24;
-/** A schema that big is hostile: stop copying and accept anything below. */
+/** One schema that big is hostile: stop copying and accept anything below. */
 const MAX_NODES = 20_000;
+/**
+ * What the whole description may expand to, all operations together: references that multiply (each schema naming
+ * the next one twice) made a 1.5 MB document 2.7 GB in memory and a 322 MB cache file when only each reference had a
+ * budget. The reference platform's document uses about 1 % of it; GitHub's REST description (11 MB) fits as well.
+ */
+const MAX_DOCUMENT_NODES = 500_000;
+
+/** The nodes left to copy for one description: shared by every resolveRefs for it. */
+export interface ExpansionBudget {
+  left: number;
+}
+
+export const newExpansionBudget = (): ExpansionBudget => ({ left: MAX_DOCUMENT_NODES });
 
 /**
  * A copy of `node` with every local `$ref` (`#/components/...`) replaced by what it points to; a cycle, a remote
  * reference or a reference to nothing becomes `{}` (accept anything): the server still checks what plat lets by.
+ * Once the description's budget is spent, whatever is left accepts anything too.
  */
-function resolveRefs(node: unknown, doc: Json): unknown {
+function resolveRefs(node: unknown, doc: Json, document: ExpansionBudget = newExpansionBudget()): unknown {
   let budget = MAX_NODES;
   const walk = (value: unknown, depth: number, seen: readonly string[]): unknown => {
-    if (--budget < 0 || depth > MAX_DEPTH) return {};
+    if (--budget < 0 || --document.left < 0 || depth > MAX_DEPTH) return {};
     if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1, seen));
     if (!isObject(value)) return value;
     if (typeof value.$ref === 'string') {
@@ -74,12 +88,12 @@ function pointer(doc: Json, ref: string): unknown {
 }
 
 /** Path-item parameters, overridden by the operation's own of the same name and location (OpenAPI §4.8.10). */
-export function parametersOf(item: Json, op: Json, doc: Json): ParamSpec[] {
+export function parametersOf(item: Json, op: Json, doc: Json, budget?: ExpansionBudget): ParamSpec[] {
   const byKey = new Map<string, ParamSpec>();
   for (const list of [item.parameters, op.parameters]) {
     if (!Array.isArray(list)) continue;
     for (const raw of list) {
-      const p = resolveRefs(raw, doc);
+      const p = resolveRefs(raw, doc, budget);
       if (!isObject(p) || typeof p.name !== 'string' || !FLAG_NAME.test(p.name)) continue;
       if (p.in !== 'path' && p.in !== 'query' && p.in !== 'header') continue; // cookies: plat sends none
       const schema = isObject(p.schema) ? p.schema : isObject(p.content) ? firstSchema(p.content) ?? {} : {};
@@ -101,8 +115,8 @@ function firstSchema(content: Json): Json | undefined {
 }
 
 /** The request body: the JSON media type if there is one, else the first listed. */
-export function bodyOf(op: Json, doc: Json): BodySpec | null {
-  const body = resolveRefs(op.requestBody, doc);
+export function bodyOf(op: Json, doc: Json, budget?: ExpansionBudget): BodySpec | null {
+  const body = resolveRefs(op.requestBody, doc, budget);
   if (!isObject(body) || !isObject(body.content)) return null;
   const types = Object.keys(body.content);
   const contentType = types.find((t) => /^application\/([\w.+-]*\+)?json\b/i.test(t)) ?? types[0];

@@ -4,13 +4,21 @@
  * what it expects, so `plat op` can stop before anything is sent (exit 2).
  */
 import type { ParamSpec } from './operation-shape.js';
+import type { PatternEngine } from './pattern.js';
+import { sanitize } from '../text.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** What a schema expects, in a few words: `an integer from 1 to 100`, `one of: active, completed`. */
+/**
+ * What a schema expects, in a few words: `an integer from 1 to 100`, `one of: active, completed`. The enum's values
+ * and the pattern are the document's text, printed to a terminal: sanitized and bounded.
+ */
 export function expectation(schema: Json): string {
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return `one of: ${schema.enum.map((v) => String(v)).join(', ')}`;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) {
+    const shown = schema.enum.slice(0, 20).map((v) => sanitize(String(v), 40));
+    return `one of: ${shown.join(', ')}${schema.enum.length > 20 ? `, … (${schema.enum.length} in all)` : ''}`;
+  }
   const type = typeOf(schema);
   const noun =
     type === 'integer' ? 'an integer' : type === 'number' ? 'a number' : type === 'boolean' ? 'true or false' : type === 'array' ? 'a list' : 'a string';
@@ -19,7 +27,7 @@ export function expectation(schema: Json): string {
   if (min !== undefined && max !== undefined) return `${noun} from ${min} to ${max}`;
   if (min !== undefined) return `${noun} of at least ${min}`;
   if (max !== undefined) return `${noun} of at most ${max}`;
-  if (typeof schema.pattern === 'string') return `${noun} matching ${schema.pattern}`;
+  if (typeof schema.pattern === 'string') return `${noun} matching ${sanitize(schema.pattern, 100)}`;
   return noun;
 }
 
@@ -37,20 +45,26 @@ export class ParamValueError extends Error {}
  * The values for one parameter (a flag may repeat for a list) as the strings to send, or a ParamValueError saying
  * what was expected. `flag` is how the person named it (`--limit`).
  */
-export function checkParam(param: ParamSpec, raw: string[], flag: string): string[] {
+export function checkParam(param: ParamSpec, raw: string[], flag: string, patterns?: PatternEngine): string[] {
   const schema = param.schema;
   if (typeOf(schema) === 'array') {
     const items = isObject(schema.items) ? schema.items : {};
-    const values = raw.flatMap((v) => checkScalar(items, v, flag));
+    const values = raw.flatMap((v) => checkScalar(items, v, flag, patterns));
     if (typeof schema.minItems === 'number' && values.length < schema.minItems) throw new ParamValueError(`${flag} expects at least ${schema.minItems} values.`);
     if (typeof schema.maxItems === 'number' && values.length > schema.maxItems) throw new ParamValueError(`${flag} expects at most ${schema.maxItems} values.`);
     return values;
   }
   if (raw.length > 1) throw new ParamValueError(`${flag} takes one value (given ${raw.length} times).`);
-  return checkScalar(schema, raw[0]!, flag);
+  return checkScalar(schema, raw[0]!, flag, patterns);
 }
 
-function checkScalar(schema: Json, value: string, flag: string): string[] {
+/** Whether the schema (or, for a list, its items) has a pattern: only then is the pattern engine loaded. */
+export function hasPattern(param: ParamSpec): boolean {
+  const items = param.schema.items;
+  return typeof param.schema.pattern === 'string' || (isObject(items) && typeof items.pattern === 'string');
+}
+
+function checkScalar(schema: Json, value: string, flag: string, patterns: PatternEngine | undefined): string[] {
   const refuse = () => new ParamValueError(`${flag} expects ${expectation(schema)} (got "${value}").`);
   if (Array.isArray(schema.enum) && schema.enum.length > 0) {
     if (!schema.enum.some((allowed) => String(allowed) === value)) throw refuse();
@@ -78,14 +92,10 @@ function checkScalar(schema: Json, value: string, flag: string): string[] {
       if (typeof schema.maxLength === 'number' && [...value].length > schema.maxLength) {
         throw new ParamValueError(`${flag} expects at most ${schema.maxLength} characters.`);
       }
-      if (typeof schema.pattern === 'string') {
-        let re: RegExp | undefined;
-        try {
-          re = new RegExp(schema.pattern, 'u');
-        } catch {
-          re = undefined; // a pattern JavaScript cannot read: the server judges
-        }
-        if (re && !re.test(value)) throw refuse();
+      if (typeof schema.pattern === 'string' && patterns) {
+        // RE2, never V8's backtracking engine (pattern.ts); a pattern RE2 cannot run is the server's to judge.
+        const test = patterns(schema.pattern);
+        if (test && !test(value)) throw refuse();
       }
       return [value];
     }

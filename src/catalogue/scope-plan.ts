@@ -32,8 +32,13 @@ export interface ScopePlan {
   unsatisfiable: string[];
 }
 
-/** Past this many branches the search gives the best union found so far (never reached by real questions). */
-const MAX_STEPS = 2_000_000;
+/**
+ * Past this much work (scopes looked at) the search gives the best union found so far; never reached by real
+ * questions. Counted in work, not branches: a description's operations can list hundreds of alternatives of
+ * hundreds of scopes each, and two million branches of that took hours in one synchronous loop (Ctrl-C held). The
+ * first, cheapest-first descent always finishes (its work is linear in the alternatives), so there is an answer.
+ */
+const MAX_WORK = 2_000_000;
 
 export function planScopes(inputs: readonly PlanInput[], held: readonly string[] = []): ScopePlan {
   const heldSet = new Set(held);
@@ -61,7 +66,8 @@ export function planScopes(inputs: readonly PlanInput[], held: readonly string[]
 
   let best: { union: Set<string>; picks: number[] } | undefined;
   const picks: number[] = new Array(choices.length).fill(0);
-  let steps = 0;
+  let work = 0;
+  const spent = () => best !== undefined && work > MAX_WORK;
   const better = (union: Set<string>) => {
     if (!best) return true;
     if (union.size !== best.union.size) return union.size < best.union.size;
@@ -70,9 +76,10 @@ export function planScopes(inputs: readonly PlanInput[], held: readonly string[]
     return [...union].sort().join(' ') < [...best.union].sort().join(' ');
   };
   const search = (depth: number, union: Set<string>) => {
-    if (++steps > MAX_STEPS) return;
+    if (spent()) return;
     if (best && union.size > best.union.size) return;
     if (depth === order.length) {
+      work += 4 * union.size; // comparing with the best: a few passes over the union
       if (better(union)) best = { union: new Set(union), picks: [...picks] };
       return;
     }
@@ -80,7 +87,10 @@ export function planScopes(inputs: readonly PlanInput[], held: readonly string[]
     const alternatives = choices[i]!.alternatives;
     // Cheapest extension first, so a good bound is found early.
     const ranked = alternatives.map((alt, k) => ({ k, cost: alt.filter((s) => !union.has(s)).length })).sort((a, b) => a.cost - b.cost);
+    for (const alt of alternatives) work += alt.length + 8; // filtering each, and its share of the sort
     for (const { k } of ranked) {
+      if (spent()) return;
+      work += union.size + alternatives[k]!.length;
       const next = new Set(union);
       for (const s of alternatives[k]!) next.add(s);
       picks[i] = k;

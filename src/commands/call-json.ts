@@ -16,7 +16,7 @@ import { parseJsonPath, parseNextHint } from '../session/page-detect.js';
 import { Pages, type Page } from '../session/paginate.js';
 import { header, openApiClient, type ApiClient, type ApiRequest } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
-import { sanitize } from '../text.js';
+import { escapeJsonForTerminal, sanitize } from '../text.js';
 import { assertRegularFile, bodyOf, parseRetry, prepareRequest, type CallFlags, type PreparedRequest } from './call-request.js';
 import { parsePositiveInt } from './options.js';
 import { minorGc } from '../stream-out.js';
@@ -31,11 +31,11 @@ import { minorGc } from '../stream-out.js';
  * is the price of memory that stays flat whatever the length (src/stream-out.ts does the same for downloads).
  */
 const GC_EVERY_CHARS = 64 * 1024;
+/** --ndjson writes (and --jq filters) a page's items this many characters at a time. */
+const NDJSON_BATCH_CHARS = 64 * 1024;
 
 
 
-/** A response read whole for --jq (without --paginate) is refused past this size rather than buffered. */
-const MAX_JQ_BODY = 256 * 1024 * 1024;
 
 export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
   const checked = await checkFlags(ctx, method, flags);
@@ -60,7 +60,7 @@ async function checkFlags(ctx: Context, method: string, flags: CallFlags) {
   let jq: JqProgram | undefined;
   if (flags.jq !== undefined) {
     const { compileJq } = await import('../jq.js');
-    jq = await compileJq(flags.jq, { pretty: ctx.io.stdoutIsTTY && !flags.ndjson });
+    jq = await compileJq(flags.jq, { pretty: ctx.io.stdoutIsTTY && !flags.ndjson, signal: ctx.signal });
   }
   return { options, jq };
 }
@@ -90,11 +90,11 @@ async function send(
   };
   const out = new Output(io.stdout);
   if (!flags.paginate) return filterOne(ctx, client, request, jq!, out);
-  const pages = new Pages(ctx, client, request, options);
   const mode = flags.ndjson ? 'ndjson' : flags.slurp ? 'slurp' : 'items';
+  const pages = new Pages(ctx, client, request, { ...options, wholeBodies: mode === 'slurp' });
   try {
     if (jq && mode !== 'ndjson') await filterAll(pages, mode, jq, out);
-    else if (mode === 'ndjson') await streamNdjson(pages, jq, out);
+    else if (mode === 'ndjson') await streamNdjson(pages, jq, out, io.stdoutIsTTY);
     else await streamArray(pages, mode, io.stdoutIsTTY, out);
   } catch (error) {
     if (error instanceof PlatError && out.openArray) {
@@ -135,7 +135,9 @@ async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, j
     await pipeline(response.body, ctx.io.stdout, { end: false }).catch(() => {});
     throw failure;
   }
-  const text = await readText(response.body, MAX_JQ_BODY);
+  const { MAX_JQ_INPUT_CHARS, jqInputTooLarge } = await import('../jq.js');
+  // Refused as soon as it passes what jq takes, not after reading it all.
+  const text = await readText(response.body, MAX_JQ_INPUT_CHARS, () => jqInputTooLarge(`The response to ${request.method} ${sanitize(request.url.pathname, 120)}`));
   if (text.trim() === '') return;
   try {
     JSON.parse(text);
@@ -143,46 +145,80 @@ async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, j
     const type = sanitize(header(response, 'content-type') ?? 'no content type', 100);
     throw new PlatError(`The response to ${request.method} ${sanitize(request.url.pathname, 120)} is not JSON (${type}): --jq needs JSON.`);
   }
-  await out.write(jq.apply(text));
+  await out.write(await jq.apply(text));
 }
 
 /** The default and --slurp without --jq: `[`, then items (or pages) as they arrive, and `]` only at the end. */
 async function streamArray(pages: Pages, mode: 'items' | 'slurp', pretty: boolean, out: Output) {
-  const render = pretty ? (v: unknown) => `  ${JSON.stringify(v, null, 2).replace(/\n/g, '\n  ')}` : (v: unknown) => JSON.stringify(v);
+  // On a terminal (pretty), what a terminal would act on inside the server's strings is written as \u escapes.
+  const render = pretty ? (v: unknown) => `  ${escapeJsonForTerminal(JSON.stringify(v, null, 2)).replace(/\n/g, '\n  ')}` : (v: unknown) => JSON.stringify(v);
   for await (const page of pages) {
     const values = mode === 'slurp' ? [page.body] : page.items;
-    if (values.length === 0) continue;
-    let text = out.openArray ? ',\n' : '[\n';
-    text += values.map(render).join(',\n');
-    out.openArray = true;
-    out.written += values.length;
-    await out.write(text);
+    // In batches: a page of millions of items is never one string of them all.
+    let text = '';
+    let pending = 0;
+    const flush = async () => {
+      out.written += pending;
+      pending = 0;
+      await out.write(text);
+      text = '';
+    };
+    for (const value of values) {
+      text += `${out.openArray || pending > 0 ? ',\n' : '[\n'}${render(value)}`;
+      pending++;
+      if (text.length >= NDJSON_BATCH_CHARS) {
+        out.openArray = true;
+        await flush();
+      }
+    }
+    if (pending > 0) out.openArray = true;
+    await flush();
   }
   await out.write(out.openArray ? '\n]\n' : '[]\n');
   out.openArray = false;
 }
 
 /** --ndjson: one compact item per line (or, with --jq, the filter's output for each item), page by page. */
-async function streamNdjson(pages: Pages, jq: JqProgram | undefined, out: Output) {
+async function streamNdjson(pages: Pages, jq: JqProgram | undefined, out: Output, terminal: boolean) {
   for await (const page of pages) {
-    if (page.items.length === 0) continue;
-    const text = jq ? jq.applyEach(JSON.stringify(page.items)) : `${page.items.map((item) => JSON.stringify(item)).join('\n')}\n`;
-    out.written += jq ? 1 : page.items.length;
-    await out.write(text);
+    // In batches: a page of millions of tiny items is never turned into one string of them all (nor, with --jq,
+    // handed to jq past what it takes at once).
+    let batch: string[] = [];
+    let chars = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const text = jq ? await jq.applyEach(`[${batch.join(',')}]`) : `${terminal ? escapeJsonForTerminal(batch.join('\n')) : batch.join('\n')}\n`;
+      out.written += jq ? 1 : batch.length;
+      batch = [];
+      chars = 0;
+      await out.write(text);
+    };
+    for (const item of page.items) {
+      const json = JSON.stringify(item);
+      if (chars + json.length > NDJSON_BATCH_CHARS) await flush();
+      batch.push(json);
+      chars += json.length + 1;
+    }
+    await flush();
   }
 }
 
 /** --jq over the merged items (or the pages, with --slurp): jq sees one array, so it is gathered first. */
 async function filterAll(pages: Pages, mode: 'items' | 'slurp', jq: JqProgram, out: Output) {
-  // Kept as JSON text, not objects: a third of the memory, and what jq reads anyway.
+  const { MAX_JQ_INPUT_CHARS, jqInputTooLarge } = await import('../jq.js');
+  // Kept as JSON text, not objects: a third of the memory, and what jq reads anyway; refused once past what jq takes.
   const parts: string[] = [];
+  let chars = 0;
   for await (const page of pages as AsyncIterable<Page>) {
-    if (mode === 'slurp') parts.push(JSON.stringify(page.body));
-    else if (page.items.length > 0) parts.push(JSON.stringify(page.items).slice(1, -1));
+    const part = mode === 'slurp' ? JSON.stringify(page.body) : page.items.length > 0 ? Array.from(page.items, (item) => JSON.stringify(item)).join(',') : undefined;
+    if (part === undefined) continue;
+    chars += part.length + 1;
+    if (chars > MAX_JQ_INPUT_CHARS) throw jqInputTooLarge(`The merged ${mode === 'slurp' ? 'pages' : 'items'} (by page ${page.number})`);
+    parts.push(part);
   }
   let filtered: string;
   try {
-    filtered = jq.apply(`[${parts.join(',')}]`);
+    filtered = await jq.apply(`[${parts.join(',')}]`);
   } catch (error) {
     // gh api --paginate filters each page, so '.items[]' is what its users type: say what jq was given here.
     if (error instanceof Error) {
@@ -221,12 +257,15 @@ class Output {
   }
 }
 
-async function readText(stream: NodeJS.ReadableStream, max = Number.POSITIVE_INFINITY): Promise<string> {
+async function readText(stream: NodeJS.ReadableStream, max = Number.POSITIVE_INFINITY, tooLarge?: () => PlatError): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     size += (chunk as Buffer).length;
-    if (size > max) throw new PlatError(`The response is larger than ${max / 1024 / 1024} MiB: too large for --jq. Save it with plat call > file and filter that.`);
+    if (size > max) {
+      (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      throw tooLarge?.() ?? new PlatError(`The response is larger than ${max / 1024 / 1024} MiB.`);
+    }
     chunks.push(Buffer.from(chunk as Buffer));
   }
   return Buffer.concat(chunks).toString('utf8');

@@ -3,15 +3,15 @@
  * unmodified (pretty JSON only on a TTY). Token choice, the origin rule, refresh and retries live in
  * session/request.ts; this file parses flags and renders.
  */
+import { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { ScopeError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
 import { openApiClient, type ApiClient, type ApiResponse } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
 import { mayAsk, offerStepUp, scopesToStepUp } from '../session/step-up.js';
-import { Readable } from 'node:stream';
 import { suggestCommand } from '../session/suggest.js';
-import { sanitize } from '../text.js';
+import { escapeJsonForTerminal, sanitize } from '../text.js';
 import { assertRegularFile, prepareRequest, toApiRequest, type CallFlags, type PreparedRequest } from './call-request.js';
 
 
@@ -100,23 +100,54 @@ async function render(ctx: Context, request: PreparedRequest, response: ApiRespo
   const type = header(response, 'content-type') ?? '';
   const length = Number(header(response, 'content-length') ?? NaN);
   try {
+    let body: Readable = response.body as Readable;
     if (io.stdoutIsTTY && /\bjson\b/.test(type) && !(length > PRETTY_LIMIT)) {
-      const text = await readAll(response.body);
-      try {
-        io.out(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
-      } catch {
-        io.out(text);
+      // Pretty only up to PRETTY_LIMIT, announced or not: a body without Content-Length is read that far and no
+      // further, then goes out as it came (the part read first, then the rest, streamed).
+      const head = await readUpTo(response.body, PRETTY_LIMIT);
+      if (!head.more) {
+        const text = Buffer.concat(head.chunks).toString('utf8');
+        try {
+          io.out(`${escapeJsonForTerminal(JSON.stringify(JSON.parse(text), null, 2))}\n`);
+        } catch {
+          io.out(text);
+        }
+        return;
       }
-      return;
+      body = Readable.from(head.all());
     }
     // Straight through with backpressure: memory stays flat whatever the size.
-    await (await import('../stream-out.js')).streamToStdout(response.body, io.stdout);
+    await (await import('../stream-out.js')).streamToStdout(body, io.stdout);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EPIPE') return; // `plat call … | head` is fine
     // Ctrl-C and the deadline end the body on purpose: say which, rather than that the server broke off.
     throw bodyReadError(error, request.url, { interrupted: ctx.signal.aborted, onTimeout: 'Raise --timeout if it needs longer.' });
   }
+}
+
+/** The body's first chunks up to `limit` bytes; `more` when it goes on, and `all()` then yields it whole, in order. */
+async function readUpTo(stream: NodeJS.ReadableStream, limit: number) {
+  const iterator = (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let more = false;
+  while (size <= limit) {
+    const next = await iterator.next();
+    if (next.done) break;
+    chunks.push(Buffer.from(next.value));
+    size += next.value.length;
+    more = size > limit;
+  }
+  async function* all(): AsyncGenerator<Buffer> {
+    yield* chunks.splice(0);
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield Buffer.from(next.value);
+    }
+  }
+  return { chunks, more, all };
 }
 
 export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {

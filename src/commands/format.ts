@@ -1,7 +1,7 @@
 /** Small shared renderers for human output; JSON output is built by each command with a documented shape. */
 import type { IO } from '../io.js';
 import type { ProfileUser } from '../store/types.js';
-import { sanitize } from '../text.js';
+import { escapeJsonForTerminal, sanitize } from '../text.js';
 
 export function describeUser(user: ProfileUser | undefined): string {
   if (!user) return 'an unknown user';
@@ -26,7 +26,9 @@ export function userJson(user: ProfileUser | undefined): { sub: string; name?: s
 }
 
 export function iso(epochMs: number | undefined): string | null {
-  return epochMs === undefined ? null : new Date(epochMs).toISOString();
+  // A stored number no Date can hold (a server's, from before plat capped lifetimes) prints as unknown, not a crash.
+  if (epochMs === undefined || !Number.isFinite(new Date(epochMs).getTime())) return null;
+  return new Date(epochMs).toISOString();
 }
 
 /** "in 59 minutes" / "3 minutes ago" — approximate on purpose, the absolute time is printed beside it. */
@@ -57,5 +59,7 @@ export function rows(io: IO, entries: Array<[string, string]>): string {
 }
 
 export function printJson(io: IO, value: unknown): void {
-  io.out(`${JSON.stringify(value, null, 2)}\n`);
+  // --json output holds server strings (names, metadata, the API description): inert on a terminal, as is in a pipe.
+  const text = JSON.stringify(value, null, 2);
+  io.out(`${io.stdoutIsTTY ? escapeJsonForTerminal(text) : text}\n`);
 }

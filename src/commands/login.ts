@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { login } from '../session/login.js';
-import { noRefreshTokenNote } from '../session/no-refresh-token.js';
+import { cappedLifetimeNote, noRefreshTokenNote } from '../session/no-refresh-token.js';
 import { describeUser, expiryText, iso, printJson, userJson } from './format.js';
 import { parsePositiveInt } from './options.js';
 import type { ClientChoice } from '../session/login-options.js';
@@ -59,6 +59,8 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     device: flags.device,
   });
   const { profile, session } = result;
+  const capped = cappedLifetimeNote(session);
+  if (capped) ctx.io.note(capped);
   if (ctx.globals.json) {
     printJson(ctx.io, {
       profile: profile.name,

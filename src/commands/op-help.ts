@@ -7,13 +7,14 @@ import type { OperationDetail } from '../catalogue/openapi.js';
 import type { ParamSpec } from '../catalogue/operation-shape.js';
 import { expectation, typeOf } from '../catalogue/param-check.js';
 import { commandLine, sanitize } from '../text.js';
+import { largest } from './table.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function renderOpHelp(op: OperationDetail & { operationId: string }): string {
   const lines: string[] = [];
-  lines.push(`Usage: plat op ${op.operationId}${op.parameters.map((p) => (p.required ? ` --${p.name} <${valueName(p)}>` : '')).join('')}${op.parameters.some((p) => !p.required) ? ' [parameters]' : ''}${op.body ? ' [-f/-F fields | --input file]' : ''}`);
+  lines.push(`Usage: plat op ${sanitize(op.operationId, 100)}${op.parameters.map((p) => (p.required ? ` --${p.name} <${valueName(p)}>` : '')).join('')}${op.parameters.some((p) => !p.required) ? ' [parameters]' : ''}${op.body ? ' [-f/-F fields | --input file]' : ''}`);
   lines.push('');
   lines.push(`${op.method} ${sanitize(op.path)}${op.summary ? ` — ${sanitize(op.summary)}` : ''}`);
   if (op.description && op.description !== op.summary) lines.push('', ...sanitize(op.description, 2000, { multiline: true }).split('\n').map((l) => l.trimEnd()));
@@ -24,7 +25,7 @@ export function renderOpHelp(op: OperationDetail & { operationId: string }): str
       const facts = [p.in, p.required ? 'required' : undefined, defaultOf(p.schema)].filter(Boolean).join(', ');
       return [`--${p.name} <${valueName(p)}>`, `${facts}${p.description ? `. ${sanitize(p.description, 200)}` : ''}`];
     });
-    lines.push(...columns(rows));
+    for (const line of columns(rows)) lines.push(line);
   }
 
   if (op.body) {
@@ -54,7 +55,7 @@ function scopesText(security: string[][] | null): string {
 function valueName(p: ParamSpec): string {
   const schema = p.schema;
   if (Array.isArray(schema.enum) && schema.enum.length > 0 && schema.enum.length <= 6) return schema.enum.map((v) => sanitize(String(v), 40)).join('|');
-  return typeOf(schema) ?? 'value';
+  return sanitize(typeOf(schema) ?? 'value', 40) || 'value';
 }
 
 function defaultOf(schema: Json): string | undefined {
@@ -76,7 +77,7 @@ function fieldsOf(schema: Json | null): string[][] {
 }
 
 function columns(rows: string[][]): string[] {
-  const width = Math.min(36, Math.max(...rows.map((r) => r[0]!.length)));
+  const width = Math.min(36, largest(rows.map((r) => r[0]!.length)));
   return rows.map(([left, right]) => `  ${left!.padEnd(width)}  ${right}`.trimEnd());
 }
 

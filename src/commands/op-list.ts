@@ -4,7 +4,7 @@
  * `plat call`'s check, `plat scopes plan` and the completions).
  */
 import { getApiIndex } from '../catalogue/fetch-openapi.js';
-import type { ApiIndex, ListedOperation } from '../catalogue/openapi.js';
+import { listedOnly, type ApiIndex, type ListedOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { sanitize } from '../text.js';
 import { loadProfile, requireBaseUrl } from '../session/profile.js';
@@ -50,15 +50,7 @@ export async function run(ctx: Context, filter: string | undefined, flags: ApiFl
       title: index.title,
       version: index.version,
       fetchedAt: iso(index.fetchedAt)!,
-      operations: operations.map(({ method, path, summary, operationId, scopes, anonymous, security }) => ({
-        method,
-        path,
-        summary,
-        operationId,
-        scopes,
-        anonymous,
-        security: security ?? null,
-      })),
+      operations: operations.map((op) => ({ ...listedOnly(op), security: op.security ?? null })),
     };
     printJson(io, output);
     return;

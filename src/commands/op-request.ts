@@ -6,7 +6,7 @@
  */
 import { promises as fs } from 'node:fs';
 import type { OperationDetail } from '../catalogue/openapi.js';
-import { checkParam, expectation, ParamValueError } from '../catalogue/param-check.js';
+import { checkParam, expectation, hasPattern, ParamValueError } from '../catalogue/param-check.js';
 import { UsageError } from '../errors.js';
 import { prepareRequest, type PreparedRequest } from './call-request.js';
 import type { GivenParam } from './op-args.js';
@@ -34,10 +34,11 @@ export async function prepareOpRequest(
   let path = op.path;
   const query = new URLSearchParams();
   const headers = [...body.headers];
+  const patterns = given.some((g) => hasPattern(g.param)) ? await (await import('../catalogue/pattern.js')).loadPatternEngine() : undefined;
   for (const { param, flag, values } of given) {
     let checked: string[];
     try {
-      checked = checkParam(param, values, flag);
+      checked = checkParam(param, values, flag, patterns);
     } catch (error) {
       if (error instanceof ParamValueError) throw new UsageError(error.message);
       throw error;

@@ -21,13 +21,14 @@ export function table(unsafeRows: string[][], styles: Style[] = [], fit?: Fit): 
   // Cells come from servers (paths, summaries, scope names): made safe before they are measured and painted.
   let rows = unsafeRows.map((row) => row.map((cell) => sanitize(cell, 0)));
   if (fit) {
-    const before = Math.max(...rows.map((r) => r.length));
+    const before = largest(rows.map((r) => r.length));
     rows = fitted(rows, fit);
     // A column left out takes its style with it, so the others keep theirs.
-    if (Math.max(...rows.map((r) => r.length)) < before) styles = styles.filter((_, c) => c !== fit.shrink);
+    if (largest(rows.map((r) => r.length)) < before) styles = styles.filter((_, c) => c !== fit.shrink);
   }
-  const columns = Math.max(...rows.map((r) => r.length));
-  const widths = Array.from({ length: columns }, (_, c) => Math.max(...rows.map((r) => length(r[c]))));
+  // Loops, not Math.max(...rows): a description of 200,000 operations would pass more arguments than a call takes.
+  const columns = largest(rows.map((r) => r.length));
+  const widths = Array.from({ length: columns }, (_, c) => largest(rows.map((r) => length(r[c]))));
   const lastStart = widths.slice(0, -1).reduce((sum, w) => sum + w + 2, 0);
   return rows
     .map((full) => {
@@ -56,8 +57,8 @@ export function table(unsafeRows: string[][], styles: Style[] = [], fit?: Fit): 
  * out when that is too little to read (the last column then wraps between its words, see table()).
  */
 function fitted(rows: string[][], { width, shrink }: Fit): string[][] {
-  const columns = Math.max(...rows.map((r) => r.length));
-  const widest = (c: number) => Math.max(...rows.map((r) => length(r[c])));
+  const columns = largest(rows.map((r) => r.length));
+  const widest = (c: number) => largest(rows.map((r) => length(r[c])));
   let others = 0;
   for (let c = 0; c < columns; c++) if (c !== shrink) others += widest(c);
   const room = width - others - 2 * (columns - 1);
@@ -80,6 +81,13 @@ function wrapWords(text: string, room: number): string[] {
   }
   lines.push(line);
   return lines;
+}
+
+/** The largest of `values` (0 for none), for lists of any length. */
+export function largest(values: number[]): number {
+  let max = 0;
+  for (const v of values) if (v > max) max = v;
+  return max;
 }
 
 /** "just now" / "3 minutes ago": how old a cached document is. */

@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { getAccessToken, type TokenSource } from '../session/binding.js';
 import { parsePositiveInt } from './options.js';
-import { printJson } from './format.js';
+import { iso, printJson } from './format.js';
 
 export interface TokenFlags {
   minTtl?: string;
@@ -46,7 +46,7 @@ function describeToken(ctx: Context, source: TokenSource): TokenJson {
   return {
     access_token: source.token,
     token_type: session.tokenType || 'Bearer',
-    expires_at: expiresAt === undefined ? null : new Date(expiresAt).toISOString(),
+    expires_at: iso(expiresAt),
     expires_in: expiresAt === undefined ? null : Math.max(0, Math.floor((expiresAt - ctx.now()) / 1000)),
     scopes: session.scopes,
     profile: profile.name,

@@ -10,6 +10,7 @@ import type { Context } from '../context.js';
 import { readCachedDiscovery } from '../session/discovery-cache.js';
 import { loadProfile, resolveBaseUrl } from '../session/profile.js';
 import { profilesDir, validateProfileName } from '../store/paths.js';
+import { sanitize } from '../text.js';
 
 export type CandidateKind = 'scopes' | 'profiles' | 'paths' | 'base-urls' | 'operations' | 'op-flags' | 'op-values';
 /**
@@ -28,7 +29,7 @@ export interface Candidate {
  * shell's command line pass, so completing a value can never insert `$(…)` or `;` into the user's command.
  */
 const SAFE = /^[A-Za-z0-9_.~:/@%+={}-]+$/;
-const clean = (text: string | undefined) => text?.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim().slice(0, 80) || undefined;
+const clean = (text: string | undefined) => (text === undefined ? undefined : sanitize(text, 80) || undefined);
 
 async function profileNames(ctx: Context): Promise<string[]> {
   try {

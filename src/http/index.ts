@@ -213,6 +213,14 @@ function toNetworkError(error: unknown, url: URL, interrupt?: AbortSignal): Plat
   if (err?.name === 'AbortError') return new InterruptedError();
   const code = err?.cause?.code ?? err?.code ?? '';
   const message = `${err?.cause?.message ?? ''} ${(error as Error)?.message ?? ''}`;
+  if (code === 'ERR_PLAT_NOT_LOOPBACK') {
+    // Not a network fault: plat itself would not send it. Said as such, so nobody goes looking for one.
+    const address = (err?.cause as { address?: string } | undefined)?.address ?? (error as { address?: string }).address;
+    return new NetworkError(
+      `plat refused to send the request to ${url.origin}: ${url.hostname} resolves to ${address ? sanitize(address, 60) : 'no address'}, not a loopback address, and plain http:// goes only to loopback addresses (127.0.0.1, ::1) so that nothing unencrypted leaves the machine. Use https://, or make the name resolve to 127.0.0.1.`,
+      { cause: error, code },
+    );
+  }
   if (url.protocol === 'https:' && code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(message)) {
     // The TLS handshake got a plain-HTTP answer: the address is right, the scheme is not.
     const http = `http://${url.host}`;

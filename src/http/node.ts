@@ -36,7 +36,8 @@ function loopbackOnlyLookup(
     const list = addresses as LookupAddress[];
     const outside = list.find((a) => !isLoopbackAddress(a.address));
     if (outside || list.length === 0) {
-      return callback(coded(`${hostname} resolves to ${outside?.address ?? 'no address'}, not a loopback address`, 'ERR_PLAT_NOT_LOOPBACK'), []);
+      const refused = Object.assign(coded(`${hostname} resolves to ${outside?.address ?? 'no address'}, not a loopback address`, 'ERR_PLAT_NOT_LOOPBACK'), { address: outside?.address });
+      return callback(refused, []);
     }
     if (options.all) return callback(null, list);
     callback(null, list[0]!.address, list[0]!.family);

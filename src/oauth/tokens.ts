@@ -161,16 +161,28 @@ export function toSession(result: oauth.TokenEndpointResponse, now: number, requ
   if (result.token_type.toLowerCase() !== 'bearer') {
     throw new PlatError(`The server issued a "${result.token_type}" token; plat only supports Bearer tokens.`);
   }
-  const expiresIn = result.expires_in;
   return {
     accessToken: result.access_token,
     refreshToken: result.refresh_token,
     idToken: result.id_token,
     tokenType: 'Bearer',
-    expiresAt: typeof expiresIn === 'number' ? now + expiresIn * 1000 : undefined,
+    ...expiryOf(result.expires_in, now),
     obtainedAt: now,
     scopes: typeof result.scope === 'string' && result.scope.trim() ? result.scope.trim().split(/\s+/) : requestedScopes,
   };
+}
+
+/** The longest access-token lifetime plat keeps: a year. */
+const MAX_TOKEN_LIFETIME_S = 365 * 24 * 3600;
+
+/**
+ * expires_in made an absolute expiry plat can store and print: a server's 10^13 seconds is a date no clock shows,
+ * so a lifetime past MAX_TOKEN_LIFETIME_S is capped there (and the session says so), never stored as it came.
+ */
+function expiryOf(expiresIn: number | undefined, now: number): Pick<TokenSet, 'expiresAt' | 'lifetimeCapped'> {
+  if (typeof expiresIn !== 'number' || Number.isNaN(expiresIn)) return {};
+  if (expiresIn > MAX_TOKEN_LIFETIME_S) return { expiresAt: now + MAX_TOKEN_LIFETIME_S * 1000, lifetimeCapped: true };
+  return { expiresAt: now + Math.max(0, expiresIn) * 1000 };
 }
 
 /**

@@ -43,6 +43,8 @@ export interface TokenSet {
   /** When the access token was obtained, epoch milliseconds. */
   obtainedAt: number;
   scopes: string[];
+  /** The server's expires_in was longer than plat keeps (MAX_TOKEN_LIFETIME_S): expiresAt is capped. */
+  lifetimeCapped?: true;
 }
 
 /** The non-secret facts about the signed-in user (OIDC Core §5.1 claims). */

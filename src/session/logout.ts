@@ -125,7 +125,7 @@ export async function revokeSession(ctx: Context, active: ActiveSession): Promis
  */
 async function forgetUncommitted(ctx: Context, name: string, profile: Profile | undefined): Promise<void> {
   const { parseTokenStoreEnv } = await import('../store/select.js');
-  const kind = parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE) ?? profile?.tokenStore ?? 'file';
+  const kind = profile?.tokenStore ?? parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE) ?? 'file';
   try {
     await (await ctx.tokenStore(kind)).delete(name);
   } catch {
@@ -143,7 +143,7 @@ export async function forgetProfile(ctx: Context, name: string): Promise<void> {
     const profiles = await ctx.profiles();
     const profile = await profiles.load(name, { ignoreDamaged: true });
     const { parseTokenStoreEnv } = await import('../store/select.js');
-    const kind = parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE) ?? profile?.tokenStore ?? 'file';
+    const kind = profile?.tokenStore ?? parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE) ?? 'file';
     const store = await ctx.tokenStore(kind).catch(() => undefined);
     if (store) {
       const { dropKeptClientSecret } = await import('./client-secret.js');

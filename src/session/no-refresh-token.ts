@@ -27,6 +27,12 @@ export function noRefreshTokenNote(session: StoredSession, now: number): string 
   return `This server issued no refresh token: the session ends at ${clockTime(session.expiresAt, now)}; run plat login again then.`;
 }
 
+/** Said at login and refresh when the server's expires_in was past what plat keeps. */
+export function cappedLifetimeNote(session: StoredSession): string | undefined {
+  if (!session.lifetimeCapped) return undefined;
+  return 'The server said the access token lasts longer than a year; plat keeps it as expiring in a year (it refreshes or asks for a login then).';
+}
+
 /** Why a session without a refresh token cannot be refreshed, true to whether its token still works. */
 export function noRefreshTokenError(ctx: Context, profile: Profile, session: StoredSession): PlatError {
   const now = ctx.now();

@@ -12,6 +12,9 @@ import { mayAsk, offerStepUp, scopesToStepUp } from './step-up.js';
 import { readWholeBody } from '../http/read-body.js';
 import { responseError } from './response-error.js';
 import { sanitize } from '../text.js';
+import { createHash } from 'node:crypto';
+import { headersForOtherOrigin } from './origin-headers.js';
+import { MAX_JSON_DEPTH, readPage, TooDeepError, type Items, type LazyItems } from './page-text.js';
 
 export interface PaginateOptions extends ShapeHints {
   /** Stop after this many pages. */
@@ -20,6 +23,8 @@ export interface PaginateOptions extends ShapeHints {
   maxItems?: number;
   /** A page larger than this is refused rather than buffered (default 64 MiB). */
   maxPageBytes?: number;
+  /** The caller reads `body` whole (--slurp): no array of the page is left in its bytes (page-text.ts). */
+  wholeBodies?: boolean;
 }
 
 export interface Page {
@@ -28,8 +33,11 @@ export interface Page {
   url: URL;
   /** The parsed JSON body, whole. */
   body: unknown;
-  /** Its items (cut short on the last page when maxItems says so). */
-  items: unknown[];
+  /**
+   * Its items (cut short on the last page when maxItems says so): an array, or, for a large one, the items left in
+   * the page's bytes and parsed one at a time as they are iterated.
+   */
+  items: Items;
 }
 
 const DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024;
@@ -55,13 +63,26 @@ export class Pages implements AsyncIterable<Page> {
 
   async *[Symbol.asyncIterator](): AsyncIterator<Page> {
     const { maxPages, maxItems } = this.options;
+    // Digests, not URLs: a server can make every cursor a megabyte long, and the guard keeps one per page.
     const seen = new Set<string>();
+    const origin = this.first.url.origin;
+    const warned = new Set<string>();
     let url: URL | undefined = this.first.url;
     let shape: PageShape | undefined;
     let itemCount = 0;
     for (let number = 1; url; number++) {
-      seen.add(url.href);
-      const request: ApiRequest = { ...this.first, url, body: undefined };
+      seen.add(digest(url));
+      let headers = this.first.headers;
+      if (url.origin !== origin) {
+        // The token is already held back there (request.ts); the user's own credentials are too.
+        const { kept, dropped } = headersForOtherOrigin(headers);
+        headers = kept;
+        if (dropped.length > 0 && !warned.has(url.origin)) {
+          warned.add(url.origin);
+          this.ctx.io.note(`Page ${number} is on ${sanitize(url.origin, 100)}, not ${sanitize(origin, 100)}: not sending ${dropped.map((n) => sanitize(n, 60)).join(', ')} there (given for ${sanitize(origin, 100)}).`);
+        }
+      }
+      const request: ApiRequest = { ...this.first, url, headers, body: undefined };
       let response = await this.client.send(request);
       const missing = scopesToStepUp(response);
       if (missing && mayAsk(this.ctx)) {
@@ -86,10 +107,13 @@ export class Pages implements AsyncIterable<Page> {
           `Page ${number} (${request.method} ${sanitize(url.pathname, 120)}) answered HTTP ${response.status}${location ? ` to ${sanitize(location, 160)}` : ''}: plat does not follow redirects; call the list where it is now.`,
         );
       }
-      const body = await readJson(response, request, number, this.options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES, this.ctx.signal);
+      // Lazily only where the items are the page or one of its members (what detection finds, or --items a.b's a).
+      const lazily = !this.options.wholeBodies && (this.options.items === undefined || this.options.items.length <= 1);
+      const { body, lazy } = await readJson(response, request, number, this.options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES, this.ctx.signal, lazily);
       const link = header(response, 'link');
       shape ??= detectShape(body, link, this.options);
-      let items = itemsOf(body, shape);
+      const parsed = itemsOf(body, shape);
+      let items: Items = lazy.get(parsed) ?? parsed;
       const next = nextPage(shape, url, body, link);
       if (!next && saysMore(body)) {
         // Stripe-style lists (has_more, the next page asked for by the last item's id) name no next page: printing
@@ -107,7 +131,7 @@ export class Pages implements AsyncIterable<Page> {
       }
       itemCount += items.length;
       yield { number, url, body, items };
-      if (next && seen.has(next.url.href)) {
+      if (next && seen.has(digest(next.url))) {
         const what = next.via === 'cursor' ? 'cursor' : next.via === 'page' ? 'page number' : 'next link';
         throw new PlatError(
           `Page ${number}'s ${what} leads back to a page already fetched (${redactQuery(next.url)}): stopping instead of looping. The server's pagination is broken; --max-pages bounds a run.`,
@@ -127,16 +151,26 @@ export async function* paginateItems(ctx: Context, client: ApiClient, first: Api
   for await (const page of new Pages(ctx, client, first, options)) yield* page.items;
 }
 
-function readJson(response: ApiResponse, request: ApiRequest, number: number, max: number, interrupt: AbortSignal): Promise<unknown> {
+function readJson(
+  response: ApiResponse,
+  request: ApiRequest,
+  number: number,
+  max: number,
+  interrupt: AbortSignal,
+  lazily: boolean,
+): Promise<{ body: unknown; lazy: Map<unknown, LazyItems> }> {
   // Only a failure names the page: the sentence is not built for every page that succeeds.
   const where = () => `page ${number} of ${request.method} ${sanitize(request.url.pathname, 120)}`;
   const tooLarge = () => new PlatError(`The ${where()} is larger than ${max / 1024 / 1024} MiB: too large to hold as one page.`);
   return readWholeBody(response.body as Readable, max, tooLarge).then(
     (bytes) => {
+      const notJson = () => new PlatError(`The ${where()} is not JSON (${sanitize(header(response, 'content-type') ?? 'no content type', 100)}): --paginate reads JSON lists.`);
       try {
-        return JSON.parse(bytes.toString('utf8')) as unknown;
-      } catch {
-        throw new PlatError(`The ${where()} is not JSON (${sanitize(header(response, 'content-type') ?? 'no content type', 100)}): --paginate reads JSON lists.`);
+        return readPage(bytes, lazily, notJson);
+      } catch (error) {
+        // Printing an item 100,000 deep would recurse past the stack: refused before anything is parsed.
+        if (error instanceof TooDeepError) throw new PlatError(`The ${where()} nests deeper than ${MAX_JSON_DEPTH} levels: plat does not read a list like that.`);
+        throw notJson();
       }
     },
     (error: unknown) => {
@@ -145,6 +179,10 @@ function readJson(response: ApiResponse, request: ApiRequest, number: number, ma
       throw interrupt.aborted ? new InterruptedError() : new PlatError(`The ${where()} broke off before it was complete. Try again.`, 3, { cause: error });
     },
   );
+}
+
+function digest(url: URL): string {
+  return createHash('sha256').update(url.href).digest('base64');
 }
 
 /** A page that says, in one of the usual words, that the list goes on. */

@@ -29,7 +29,10 @@ export interface ApiRequest {
   replayable?: boolean;
   /** How many times to retry; default DEFAULT_RETRIES for idempotent methods, 0 for others. */
   retries?: number;
-  /** Overall deadline of one attempt, body included; default DEFAULT_DEADLINE_MS. */
+  /**
+   * Overall deadline of the request, body included, across its retries and the waits between them (a Retry-After
+   * that would end past it is not waited for); default DEFAULT_DEADLINE_MS.
+   */
   timeoutMs?: number;
 }
 
@@ -111,14 +114,16 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
   const send = async (request: ApiRequest): Promise<ApiResponse> => {
     const method = request.method.toUpperCase();
     const replayable = request.replayable !== false;
+    // One deadline for the whole request: the refresh, every attempt, the waits between them and a replay after 401.
+    const deadline = ctx.now() + (request.timeoutMs ?? DEFAULT_DEADLINE_MS);
     let token = await tokenFor(request.url);
-    let response = await sendWithRetries(ctx, { ...request, method }, token, replayable);
+    let response = await sendWithRetries(ctx, { ...request, method }, token, replayable, deadline);
     if (response.status === 401 && token?.kind === 'session' && replayable) {
       const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
       if (!challenge?.error || challenge.error === 'invalid_token') {
         response.body.destroy();
         token = await tokenFor(request.url, true);
-        response = await sendWithRetries(ctx, { ...request, method }, token, replayable);
+        response = await sendWithRetries(ctx, { ...request, method }, token, replayable, deadline);
       }
     }
     const result = response as ApiResponse;
@@ -129,7 +134,7 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
   return { baseUrl: binding.baseUrl, profile: binding.profile, send };
 }
 
-async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSource | undefined, replayable: boolean): Promise<HttpResponse> {
+async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSource | undefined, replayable: boolean, deadline: number): Promise<HttpResponse> {
   const http = await ctx.http();
   const idempotent = IDEMPOTENT_METHODS.has(request.method);
   const retries = replayable ? (request.retries ?? (idempotent ? DEFAULT_RETRIES : 0)) : 0;
@@ -146,12 +151,12 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
         headers,
         body: request.body?.(),
         // Redirects are never followed: the response (3xx included) is the result, so no token follows one.
-        timeoutMs: request.timeoutMs ?? DEFAULT_DEADLINE_MS,
+        timeoutMs: Math.max(1, deadline - ctx.now()),
       });
     } catch (error) {
       const reset = error instanceof NetworkError && RESET_CODES.has(error.code ?? '');
-      if (idempotent && reset && attempt < retries) {
-        const wait = backoff(attempt);
+      const wait = backoff(attempt);
+      if (idempotent && reset && attempt < retries && ctx.now() + wait < deadline) {
         ctx.io.note(`${what()}: the connection was reset; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
         await sleep(wait, ctx.signal);
         continue;
@@ -161,7 +166,10 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
     const retryable = response.status === 429 || response.status === 503 || (idempotent && (response.status === 502 || response.status === 504));
     if (retryable && attempt < retries) {
       const wait = retryDelay(header(response, 'retry-after'), attempt, ctx.now());
-      if (wait !== undefined) {
+      if (wait !== undefined && ctx.now() + wait >= deadline) {
+        // --timeout bounds the request, waits included: the server's answer now rather than a wait past the deadline.
+        ctx.io.note(`${what()}: HTTP ${response.status}; a retry in ${seconds(wait)} would end past the request's deadline (--timeout): not retrying.`);
+      } else if (wait !== undefined) {
         response.body.destroy();
         ctx.io.note(`${what()}: HTTP ${response.status}; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
         await sleep(wait, ctx.signal);
@@ -194,12 +202,15 @@ export function backoff(attempt: number, random = Math.random): number {
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
+/** Ends early on Ctrl-C; the abort listener is removed when the timer fires, so ten retries leave none behind. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+    const done = () => {
       clearTimeout(timer);
+      signal.removeEventListener('abort', done);
       resolve();
-    }, { once: true });
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 }

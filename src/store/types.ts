@@ -16,6 +16,8 @@ export interface StoredSession {
   /** When the access token was obtained, epoch milliseconds (with expiresAt, gives the lifetime). */
   obtainedAt: number;
   scopes: string[];
+  /** The server's expires_in was past what plat keeps, so expiresAt is capped (a note says so at login and refresh). */
+  lifetimeCapped?: true;
   /** Secret of a pre-registered confidential client, kept beside the tokens, never in the config file. */
   clientSecret?: string;
 }

@@ -3,9 +3,10 @@
 // session, logs in once per token store (the 0600 file, the OS keychain), then for each row runs the two commands
 // interleaved (A B A B …) after a warm-up and reports the median of the pairwise time ratios (robust on a noisy,
 // shared machine), plus peak RSS, wall time and CPU time of large downloads, and paging through 1,000 pages
-// (pages.mjs). Prints a table and writes
+// (pages.mjs), and peak RSS against what a hostile server sends at 1x, 10x and 100x (hostile.mjs). Prints a table and writes
 // test/bench/results.json. `--quick` skips the 1 GiB download; `--no-keychain` measures the file store only;
-// `--startup-only` measures start-up rows only and writes no results.json; `--without-extra-ca` runs every command
+// `--startup-only` measures start-up rows only and writes no results.json; `--hostile-only` measures the hostile rows
+// only and merges them into results.json; `--without-extra-ca` runs every command
 // without NODE_EXTRA_CA_CERTS (see below).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchMcpStartup } from './mcp.mjs';
 import { benchPagination } from './pages.mjs';
+import { benchHostile } from './hostile.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const plat = path.join(root, 'bin', 'plat.js');
@@ -22,6 +24,9 @@ const WARMUP = 5;
 const quick = process.argv.includes('--quick');
 const withKeychain = !process.argv.includes('--no-keychain');
 const startupOnly = process.argv.includes('--startup-only'); // a quick look: no downloads, results.json untouched
+// Only the hostile-server rows, merged into the results.json there is (the rest of it untouched).
+const hostileOnly = process.argv.includes('--hostile-only');
+class HostileOnly extends Error {}
 class StartupOnly extends Error {}
 
 // The keychain rows need a Secret Service that is nobody's real keychain: run this script again under
@@ -58,6 +63,16 @@ const results = {
   rows: [],
 };
 try {
+  if (hostileOnly) {
+    const previous = JSON.parse(await readFile(path.join(root, 'test', 'bench', 'results.json'), 'utf8'));
+    const rows = previous.rows.filter((r) => !r.figure.includes(': peak RSS at 1x / 10x / 100x'));
+    previous.hostile = await benchHostile({ plat, measure, rows, env: stores.file });
+    previous.rows = rows;
+    previous.hostileMeasuredAt = new Date().toISOString();
+    await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(previous, null, 2)}\n`);
+    results.rows = rows.filter((r) => r.figure.includes(': peak RSS at 1x / 10x / 100x'));
+    throw new HostileOnly();
+  }
   await login();
   if (keychainReady) {
     env = stores.keychain;
@@ -118,20 +133,21 @@ try {
   results.downloads = downloads;
 
   results.pagination = await benchPagination({ platform, plat, token, measure, median, rows: results.rows, runs: quick ? 3 : undefined });
+  results.hostile = await benchHostile({ plat, measure, rows: results.rows, env: stores.file });
 
   platform.stats.reset();
   await login();
   const metadataOrRegistration = ['GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-authorization-server', 'GET /.well-known/openid-configuration', 'register'].reduce((n, k) => n + platform.stats.count(k), 0);
   results.rows.push({ figure: 'second plat login: metadata or registration requests', target: '0', measured: String(metadataOrRegistration), ok: metadataOrRegistration === 0, detail: `authorize ${platform.stats.count('GET /oauth/authorize')}, token ${platform.stats.count('token:authorization_code')}` });
 } catch (error) {
-  if (!(error instanceof StartupOnly)) throw error;
+  if (!(error instanceof StartupOnly) && !(error instanceof HostileOnly)) throw error;
 } finally {
   await platform.close();
   await rm(dir, { recursive: true, force: true });
 }
 
 printTable();
-if (!startupOnly) await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+if (!startupOnly && !hostileOnly) await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
 /** Re-runs this script on a private D-Bus session with a fresh, unlocked gnome-keyring; its exit code. */
 async function underPrivateKeyring() {
@@ -259,12 +275,13 @@ async function download(mib, token, bareNode = false) {
 /**
  * Runs a command with stdout to /dev/null, polling /proc for its peak RSS (VmHWM only grows); its CPU time (user +
  * system) is what /usr/bin/time reports for it, the steady figure on a loaded machine where wall time is not.
+ * `options.env` replaces the store's environment; `options.anyExit` measures a command that is meant to fail.
  */
-function measure(file, args) {
+function measure(file, args, options = {}) {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
     const [command, argv] = gnuTime ? ['/usr/bin/time', ['-f', '%U %S', file, ...args]] : [file, args];
-    const child = spawn(command, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(command, argv, { env: options.env ?? env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     let peakKiB = 0;
@@ -281,7 +298,7 @@ function measure(file, args) {
     child.on('close', (code) => {
       clearInterval(poll);
       const [user, system] = gnuTime ? (err.trim().split('\n').at(-1) ?? '').split(' ').map(Number) : [NaN, NaN];
-      if (code !== 0) reject(new Error(`${file} exited ${code}: ${err}`));
+      if (code !== 0 && !options.anyExit) reject(new Error(`${file} exited ${code}: ${err}`));
       else resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, peakKiB, cpuS: user + system });
     });
   });

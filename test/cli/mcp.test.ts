@@ -298,7 +298,7 @@ describe('tools/call', () => {
     platform.stats.reset();
     const first = await call(served, 'listCourses');
     expect(first.isError).toBe(true);
-    expect(text(first)).toMatch(/refresh token was rejected.*Run plat login to sign in again\./);
+    expect(text(first)).toMatch(/refresh token was rejected.*Run plat login( --scope \S+)* to sign in again\./);
     for (const [name, args] of [['listCourses', {}], ['whoami', {}], ['call', { method: 'GET', path: '/api/courses' }]] as const) {
       const again = await call(served, name, args);
       expect(again.isError, name).toBe(true);

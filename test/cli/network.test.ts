@@ -10,6 +10,18 @@ import { useHome, usePlatform } from '../helpers/platform.js';
 const platform = usePlatform();
 const home = useHome(() => ({ PLAT_BASE_URL: platform.baseUrl }));
 
+/** A proxy's CONNECT tunnel (as undici uses for https): the client's raw socket relayed to host:port. */
+function relay(client: import('node:stream').Duplex, head: Buffer, port: number, host: string): void {
+  const upstream = connect(port, host, () => {
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    upstream.write(head);
+    upstream.pipe(client);
+    client.pipe(upstream);
+  });
+  upstream.on('error', () => client.destroy());
+  client.on('error', () => upstream.destroy());
+}
+
 describe('plat call over an unreliable network', () => {
   it('retries a GET whose connection is reset, and succeeds', async () => {
     let calls = 0;
@@ -128,14 +140,7 @@ describe('proxies from the environment', () => {
     proxy.on('connect', (req, client, head) => {
       proxied.push(`CONNECT ${req.url}`);
       const [host, port] = req.url!.split(':');
-      const upstream = connect(Number(port), host!, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
+      relay(client, head, Number(port), host!);
     });
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   });
@@ -167,16 +172,7 @@ describe('proxies from the environment', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"ok":true}');
     });
-    anyHost.on('connect', (_req, client, head) => {
-      const upstream = connect((origin.address() as AddressInfo).port, '127.0.0.1', () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-    });
+    anyHost.on('connect', (_req, client, head) => relay(client, head, (origin.address() as AddressInfo).port, '127.0.0.1'));
     await new Promise<void>((r) => anyHost.listen(0, '127.0.0.1', r));
     try {
       const env = {

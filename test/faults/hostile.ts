@@ -10,6 +10,8 @@ interface HostileRequest {
   method: string;
   path: string;
   authorization?: string;
+  /** Every header as received (lower-case names). */
+  headers: http.IncomingHttpHeaders;
   body: string;
 }
 
@@ -20,22 +22,23 @@ export interface Hostile {
   readonly log: HostileRequest[];
   /** Answers requests whose path starts with `prefix` (the latest registration wins). */
   on(prefix: string, handler: HostileHandler): void;
-  /** Every logged request that carries one of `secrets` anywhere (Authorization or body). */
+  /** Every logged request that carries one of `secrets` anywhere (any header, or the body). */
   leaks(secrets: string[]): HostileRequest[];
   reset(): void;
   close(): Promise<void>;
 }
 
-export async function startHostile(): Promise<Hostile> {
+/** `maxHeaderSize`: what a request line and headers may hold (Node's default 16 KiB; more for megabyte cursors). */
+export async function startHostile(options: { maxHeaderSize?: number } = {}): Promise<Hostile> {
   const log: HostileRequest[] = [];
   let handlers: Array<[string, HostileHandler]> = [];
-  const server = http.createServer((req, res) => {
+  const server = http.createServer({ maxHeaderSize: options.maxHeaderSize }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const path = req.url ?? '/';
-      log.push({ method: req.method ?? 'GET', path, authorization: req.headers.authorization, body });
+      log.push({ method: req.method ?? 'GET', path, authorization: req.headers.authorization, headers: req.headers, body });
       const handler = handlers.find(([prefix]) => path.startsWith(prefix))?.[1];
       if (handler) return handler(req, res, body);
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -50,7 +53,7 @@ export async function startHostile(): Promise<Hostile> {
     on: (prefix, handler) => {
       handlers = [[prefix, handler], ...handlers];
     },
-    leaks: (secrets) => log.filter((r) => secrets.some((s) => s && ((r.authorization ?? '').includes(s) || r.body.includes(s)))),
+    leaks: (secrets) => log.filter((r) => secrets.some((s) => s && (JSON.stringify(r.headers).includes(s) || r.body.includes(s)))),
     reset: () => {
       log.length = 0;
       handlers = [];

@@ -339,7 +339,9 @@ describe('the machine: other users, loose modes', () => {
         child.on('close', (code) => resolve({ code, stderr }));
     });
     expect(result.code, result.stderr).toBe(3);
-    expect(result.stderr).toMatch(/resolves to an address that is not loopback/);
+    // What plat refused and why, not "could not reach", which would send the person looking for a network fault.
+    expect(result.stderr).toContain(`plat refused to send the request to http://school.localhost:${port}: school.localhost resolves to 0.0.0.0, not a loopback address`);
+    expect(result.stderr).not.toMatch(/could not reach/i);
     expect(hostile.log).toEqual([]);
   });
 

@@ -4,6 +4,7 @@
  * would: it waits for the authorization URL on stderr and approves (or denies) it on the reference platform.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +21,13 @@ export interface PlatResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+  /** With `measure`: the process's peak RSS (VmHWM, polled from /proc) in KiB, and its wall time. */
+  peakKiB?: number;
+  ms?: number;
+  /** With `interruptAfterMs`: how long after the SIGINT the process ended (undefined when it ended before). */
+  afterInterruptMs?: number;
+  /** With `discardStdout`: how many bytes went to stdout (stdout itself is then ''). */
+  stdoutBytes?: number;
 }
 
 export interface RunOptions {
@@ -34,6 +42,12 @@ export interface RunOptions {
   /** Called with the growing stderr; lets a test react (approve consent, send a signal). */
   onStderr?: (stderr: string, child: ChildProcess) => void;
   timeoutMs?: number;
+  /** Poll the process's peak RSS (PlatResult.peakKiB) and time it. */
+  measure?: boolean;
+  /** Send SIGINT (Ctrl-C) this long after the start, if it is still running. */
+  interruptAfterMs?: number;
+  /** Count stdout's bytes instead of keeping them (a large output). */
+  discardStdout?: boolean;
   /** Run as this user and group (root only), e.g. to meet permissions that do not stop root. */
   uid?: number;
   gid?: number;
@@ -109,11 +123,32 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
     });
     let stdout = '';
     let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    let stdoutBytes = 0;
+    if (options.discardStdout) child.stdout!.on('data', (d: Buffer) => (stdoutBytes += d.length));
+    else child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr!.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
       options.onStderr?.(stderr, child);
     });
+    const started = Date.now();
+    let peakKiB = 0;
+    const readPeak = () => {
+      try {
+        const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        if (hwm) peakKiB = Math.max(peakKiB, Number(hwm[1]));
+      } catch {
+        // the process has exited
+      }
+    };
+    const poll = options.measure ? setInterval(readPeak, 20) : undefined;
+    let interruptedAt: number | undefined;
+    const interrupt =
+      options.interruptAfterMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            interruptedAt = Date.now();
+            child.kill('SIGINT');
+          }, options.interruptAfterMs);
     if (child.stdin) {
       child.stdin.on('error', () => {});
       if (options.stdin !== undefined) child.stdin.write(options.stdin);
@@ -124,9 +159,23 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
       reject(new Error(`plat ${args.join(' ')} did not finish in time.\nstdout: ${stdout}\nstderr: ${stderr}`));
     }, options.timeoutMs ?? 20_000);
     child.on('error', reject);
+    child.on('exit', () => {
+      if (poll) readPeak();
+    });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
+      clearTimeout(interrupt);
+      clearInterval(poll);
+      const ended = Date.now();
+      resolve({
+        code,
+        signal,
+        stdout,
+        stderr,
+        ...(options.measure ? { peakKiB, ms: ended - started } : {}),
+        ...(interruptedAt !== undefined ? { afterInterruptMs: ended - interruptedAt } : {}),
+        ...(options.discardStdout ? { stdoutBytes } : {}),
+      });
     });
   });
 }

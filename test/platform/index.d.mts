@@ -23,7 +23,7 @@ export interface PlatformOptions {
 export type MetadataKnob = 'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint';
 export type RegistrationKnob = 'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id';
 /** How a successful token response is mangled after the server issued (and rotated) the tokens. */
-export type TokenResponseKnob = 'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token';
+export type TokenResponseKnob = 'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token' | 'huge-expires-in';
 
 export interface Knobs {
   /** Seconds; read whenever an access token is issued. */

@@ -50,7 +50,7 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
 
 /**
  * @typedef {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean | Promise<boolean>} OverrideHandler
- * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token'} TokenResponseKnob
+ * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token' | 'huge-expires-in'} TokenResponseKnob
  */
 
 /** @returns {Knobs} */
@@ -546,6 +546,10 @@ function applyTokenResponseKnob(response, knob) {
       break;
     case 'no-expires-in':
       delete response.expires_in;
+      break;
+    case 'huge-expires-in':
+      // 10^13 seconds: a date past what JavaScript's Date can hold.
+      response.expires_in = 1e13;
       break;
     case 'control-char-access-token':
       response.access_token = `${response.access_token}\u001b[2J`;

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { commandLine, isPrintable, sanitize, shellQuote } from '../../src/text.js';
+import { commandLine, escapeJsonForTerminal, isPrintable, sanitize, shellQuote } from '../../src/text.js';
 
 describe('sanitize', () => {
   it.each([
@@ -9,6 +9,8 @@ describe('sanitize', () => {
     ['the one-byte CSI (C1)', 'Ada\u009b2J', 'Ada 2J'],
     ['a carriage return that would overwrite the line', 'harmless\rrm -rf', 'harmless rm -rf'],
     ['bidirectional overrides', 'abc\u202eevil', 'abc evil'],
+    ['bidirectional marks and isolates', 'a\u200fb\u061cc\u2066d\u200ee', 'a b c d e'],
+    ['the Unicode line and paragraph separators', 'one\u2028two\u2029three', 'one two three'],
   ])('removes %s', (_name, input, expected) => {
     expect(sanitize(input)).toBe(expected);
     expect(isPrintable(sanitize(input))).toBe(true);
@@ -26,6 +28,16 @@ describe('sanitize', () => {
 
   it('keeps ordinary text, including non-Latin letters', () => {
     expect(sanitize('Zoë Åsa 山田 <ada@example.com>')).toBe('Zoë Åsa 山田 <ada@example.com>');
+  });
+});
+
+describe('escapeJsonForTerminal', () => {
+  it('writes what a terminal acts on as \\u escapes: the same JSON value, inert', () => {
+    const value = { title: 'a\u009b2Jb\u202ec\u2028d\u007f', plain: 'Zoë 日本' };
+    const shown = escapeJsonForTerminal(JSON.stringify(value, null, 2));
+    expect(shown).not.toMatch(/[\u007f-\u009f\u202e\u2028]/);
+    expect(shown).toContain('a\\u009b2Jb\\u202ec\\u2028d\\u007f');
+    expect(JSON.parse(shown)).toEqual(value);
   });
 });
 
