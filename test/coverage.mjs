@@ -31,6 +31,8 @@ async function runSuite(dir, userArgs) {
     '--coverage.provider=v8',
     '--coverage.include=src/**/*.ts',
     '--coverage.reporter=json',
+    // A failing test still leaves coverage worth reading.
+    '--coverage.reportOnFailure=true',
     `--coverage.reportsDirectory=${path.join(dir, 'in-process')}`,
     ...userArgs,
   ];

@@ -114,7 +114,7 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
     // An undefined value means "unset": spawn would pass the string "undefined".
     const env = Object.fromEntries(Object.entries(options.env ?? process.env).filter(([, v]) => v !== undefined));
     const coverage = process.env.PLAT_TEST_V8_COVERAGE;
-    if (coverage) {
+    if (coverage && env.NODE_V8_COVERAGE === undefined) {
       // `npm run coverage` (test/coverage.mjs): V8 writes this plat's coverage there on exit. A V8 code cache
       // (bin/plat.js) holds functions compiled without block counters, which would report every branch of them as
       // one: a cache dir under a file can be neither read nor written, so each plat compiles afresh.
