@@ -11,7 +11,8 @@
  * reaches in src/session, src/oauth and src/store. A branch arm is the in-process (AST) one; it counts as reached
  * when a test took it in-process, or when a spawned plat ran its first line (V8 reports blocks, not AST arms, so an
  * arm that shares its line with one that ran is taken as reached: the list can miss such an arm, never invent one).
- * What no test reaches and why is in test/coverage/unreached.md. No gate on a number: the exit code is the suite's.
+ * What no test reaches and why is in test/coverage/unreached.md. No gate on a number: the exit code is the suite's,
+ * and a test that bounds a spawned plat's time or memory may fail here only (V8 coverage costs both).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
