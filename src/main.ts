@@ -8,9 +8,7 @@ import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, safe, type IO } from './io.js';
 import { plainForm, plainInvocation } from './dispatch.js';
-import { resolveConfigDir, validateProfileName } from './store/paths.js';
-import { parseTokenStoreEnv } from './store/select.js';
-import { readCurrentProfile } from './store/current-profile.js';
+import { resolveInvocation } from './session/invocation.js';
 import type * as os from 'node:os';
 
 declare const PLAT_VERSION: string;
@@ -80,12 +78,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   let isCommanderError = (_error: unknown) => false;
   try {
     const makeContext = (globals: Globals): Context => {
-      const configDir = resolveConfigDir(env, process.platform, homedir(env));
-      // --profile, then PLAT_PROFILE, then the profile `plat switch` made current, then `default`.
-      const currentProfile = readCurrentProfile(configDir);
-      const profileSource = globals.profile ? 'option' : env.PLAT_PROFILE ? 'env' : currentProfile ? 'switch' : 'default';
-      const profile = validateProfileName(globals.profile || env.PLAT_PROFILE || currentProfile || 'default');
-      parseTokenStoreEnv(env.PLAT_TOKEN_STORE); // a bad value is a usage error whatever the command
+      const { configDir, defaultConfigDir, profile, currentProfile, profileSource } = resolveInvocation(env, { profile: globals.profile, home: homedir(env) });
       context = createContext({
         env,
         io,
@@ -93,7 +86,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
         version,
         signal: controller.signal,
         configDir,
-        defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir(env)),
+        defaultConfigDir,
         oneShot: true,
       });
       return context;

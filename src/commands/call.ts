@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { ScopeError } from '../errors.js';
-import { bodyReadError } from '../http/body-error.js';
+import { bodyReadError } from '../body-error.js';
 import { openApiClient, type ApiClient, type ApiResponse } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
 import { mayAsk, offerStepUp, scopesToStepUp } from '../session/step-up.js';

@@ -8,7 +8,7 @@
  */
 import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
-import { readBodyUpTo } from '../http/read-body.js';
+import { readBodyUpTo } from '../read-body.js';
 import { scrubKnownSecrets } from '../redact.js';
 import { Pages } from '../session/paginate.js';
 import { header, openApiClient, resolveApiUrl, type ApiRequest, type ApiResponse } from '../session/request.js';
@@ -248,7 +248,7 @@ async function readBody(response: ApiResponse, request: ApiRequest, max: number)
   try {
     return await readBodyUpTo(response.body, max);
   } catch (error) {
-    const { bodyReadError } = await import('../http/body-error.js');
+    const { bodyReadError } = await import('../body-error.js');
     throw bodyReadError(error, request.url);
   }
 }

@@ -13,8 +13,8 @@
 import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
 import { API_TTL_MS, missingScopes } from '../catalogue/openapi.js';
 import { PlatError, UsageError } from '../errors.js';
-import { bodyReadError } from '../http/body-error.js';
-import { readBodyUpTo } from '../http/read-body.js';
+import { bodyReadError } from '../body-error.js';
+import { readBodyUpTo } from '../read-body.js';
 import { scrubKnownSecrets } from '../redact.js';
 import { bindSession } from '../session/binding.js';
 import { Pages } from '../session/paginate.js';
@@ -42,8 +42,8 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/catalogue/fetch-openapi.ts': { getFullApiIndex },
     'src/catalogue/openapi.ts': { API_TTL_MS, missingScopes },
     'src/errors.ts': { PlatError, UsageError },
-    'src/http/body-error.ts': { bodyReadError },
-    'src/http/read-body.ts': { readBodyUpTo },
+    'src/body-error.ts': { bodyReadError },
+    'src/read-body.ts': { readBodyUpTo },
     'src/redact.ts': { scrubKnownSecrets },
     'src/session/binding.ts': { bindSession },
     'src/session/paginate.ts': { Pages },

@@ -5,10 +5,8 @@
  */
 import { homedir } from 'node:os';
 import { createContext, type Context } from '../context.js';
-import { resolveConfigDir, validateProfileName } from '../store/paths.js';
-import { parseBaseUrl } from '../oauth/base-url.js';
-import { parseTokenStoreEnv } from '../store/select.js';
-import { readCurrentProfile } from '../store/current-profile.js';
+import { parseBaseUrl } from '../session/base-url.js';
+import { resolveInvocation } from '../session/invocation.js';
 import { libraryIO } from './io.js';
 
 declare const PLAT_VERSION: string;
@@ -20,6 +18,7 @@ export interface LibrarySettings {
   profileSource: 'option' | 'env' | 'switch' | 'default';
   baseUrl?: string;
   configDir: string;
+  defaultConfigDir: string;
   onWarning?: (message: string) => void;
 }
 
@@ -28,14 +27,9 @@ export interface LibrarySettings {
  * PLAT_PROFILE, then the one `plat switch` made current, then `default`.
  */
 export function librarySettings(options: { profile?: string; baseUrl?: string; onWarning?: (message: string) => void }): LibrarySettings {
-  const env = process.env;
-  const configDir = resolveConfigDir(env, process.platform, homedir());
-  const currentProfile = readCurrentProfile(configDir);
-  const profileSource = options.profile ? 'option' : env.PLAT_PROFILE ? 'env' : currentProfile ? 'switch' : 'default';
-  const profile = validateProfileName(options.profile || env.PLAT_PROFILE || currentProfile || 'default');
-  parseTokenStoreEnv(env.PLAT_TOKEN_STORE);
+  const { configDir, defaultConfigDir, profile, currentProfile, profileSource } = resolveInvocation(process.env, { profile: options.profile, home: homedir() });
   const baseUrl = options.baseUrl === undefined ? undefined : parseBaseUrl(options.baseUrl);
-  return { profile, currentProfile, profileSource, baseUrl, configDir, onWarning: options.onWarning };
+  return { profile, currentProfile, profileSource, baseUrl, configDir, defaultConfigDir, onWarning: options.onWarning };
 }
 
 /** One per call: its signal is the caller's (init.signal), so aborting a fetch also ends a wait for the lock. */
@@ -55,6 +49,6 @@ export function libraryContext(settings: LibrarySettings, signal: AbortSignal = 
     version,
     signal,
     configDir: settings.configDir,
-    defaultConfigDir: resolveConfigDir({ ...env, PLAT_CONFIG_DIR: undefined }, process.platform, homedir()),
+    defaultConfigDir: settings.defaultConfigDir,
   });
 }

@@ -12,8 +12,8 @@ import { assertSecureEndpoint, MAX_OAUTH_BODY_BYTES } from './endpoints.js';
 import { sanitize } from '../text.js';
 import type { UserIdentity } from './types.js';
 import { parseBearerChallenge } from './www-authenticate.js';
-import { bodyReadError } from '../http/body-error.js';
-import { readWholeBody } from '../http/read-body.js';
+import { bodyReadError } from '../body-error.js';
+import { readWholeBody } from '../read-body.js';
 
 /** The whole UserInfo exchange, body included: a server that trickles cannot hold whoami forever. */
 const USERINFO_DEADLINE_MS = 30_000;

@@ -5,7 +5,7 @@
 import { createInterface } from 'node:readline';
 import type { Context } from '../context.js';
 import { InterruptedError } from '../errors.js';
-import { parseBaseUrl } from '../oauth/base-url.js';
+import { parseBaseUrl } from './base-url.js';
 
 /** The answer as a checked base URL; undefined off a terminal or for an empty answer (the caller then fails). */
 export async function askBaseUrl(ctx: Context): Promise<string | undefined> {

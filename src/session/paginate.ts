@@ -9,7 +9,7 @@ import type { Context } from '../context.js';
 import { detectShape, itemsOf, nextPage, type PageShape, type ShapeHints } from './page-detect.js';
 import { header, openApiClient, type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
 import { mayAsk, offerStepUp, scopesToStepUp } from './step-up.js';
-import { readWholeBody } from '../http/read-body.js';
+import { readWholeBody } from '../read-body.js';
 import { responseError } from './response-error.js';
 import { sanitize } from '../text.js';
 import { createHash } from 'node:crypto';

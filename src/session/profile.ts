@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
-import { parseBaseUrl } from '../oauth/base-url.js';
+import { parseBaseUrl } from './base-url.js';
 import { DamagedDataError } from '../store/atomic.js';
 import type { Profile } from '../store/types.js';
 import { suggestCommand } from './suggest.js';

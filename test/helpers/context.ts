@@ -9,6 +9,7 @@ import { afterEach, expect } from 'vitest';
 import { createContext, type Context, type Globals } from '../../src/context.js';
 import { PlatError } from '../../src/errors.js';
 import { createIO } from '../../src/io.js';
+import { resolveInvocation } from '../../src/session/invocation.js';
 import type { Home } from './cli.js';
 
 export interface TestContext {
@@ -53,13 +54,20 @@ export function testContext(home: Home, options: TestContextOptions = {}): TestC
   const io = createIO({ stdout: capture('stdout'), stderr: capture('stderr'), stdin: Readable.from(options.stdin ? [options.stdin] : []), env });
   let time = options.now ?? Date.now();
   const controller = new AbortController();
+  // The product's own resolution (option, PLAT_PROFILE, plat switch, default), on the home's config dir.
+  const { profile, currentProfile, profileSource, defaultConfigDir } = resolveInvocation(env, {
+    profile: options.globals?.profile,
+    home: env.HOME ?? home.dir,
+    configDir: home.configDir,
+  });
   const ctx = createContext({
     env,
     io,
-    globals: { profile: 'default', json: false, verbose: false, ...options.globals },
+    globals: { json: false, verbose: false, profile, currentProfile, profileSource, ...options.globals },
     version: '0.0.0-test',
     signal: controller.signal,
     configDir: home.configDir,
+    defaultConfigDir,
     now: () => time,
   });
   return {

@@ -15,12 +15,16 @@ import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The layers, by the files they are made of (a folder ends with '/'). Files in no layer (errors, io, text, redact,
- *  esm, network-codes, browser) are leaves any layer may use. */
+/** The layers of ../shared/architecture.json (the whiteboard), by the files they are made of (a folder ends with
+ *  '/'; a file named on its own wins over its folder). Files in no layer (errors, io, text, redact, esm,
+ *  network-codes, browser, body-error, …) are the leaves any layer may use; so are Context and Shapes. */
 const LAYERS = {
-  // The Node library is the second way in (dist/library/), built on the session as main.ts is.
-  entry: ['src/main.ts', 'src/cli.ts', 'src/dispatch.ts', 'src/library/'],
+  entry: ['src/main.ts', 'src/cli.ts', 'src/dispatch.ts'],
+  // The Node library is the second way in (dist/library/), over the session as main.ts is.
+  library: ['src/library/'],
   commands: ['src/commands/'],
+  // `plat __complete`: answered from local files only.
+  candidates: ['src/completion/candidates.ts'],
   completion: ['src/completion/'],
   catalogue: ['src/catalogue/'],
   session: ['src/session/'],
@@ -28,30 +32,34 @@ const LAYERS = {
   protocol: ['src/oauth/'],
   loopback: ['src/loopback.ts'],
   http: ['src/http/'],
+  // What plat keeps, as types: any layer may name them.
+  shapes: ['src/store/types.ts'],
   store: ['src/store/'],
 } as const;
 type Layer = keyof typeof LAYERS;
 
-/** The arrows that must never exist, and why. */
+/** The arrows that must never exist, and why (the whiteboard's "never"). */
 const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
-  ['commands', 'protocol', 'commands go through the session'],
-  ['commands', 'store', 'commands go through the session'],
-  ['protocol', 'store', 'the protocol knows no storage: it returns its own types and the session maps them'],
+  ['protocol', 'store', 'the protocol returns its own types'],
+  ['protocol', 'shapes', 'the protocol returns its own types: the session maps them to what it stores'],
   ['protocol', 'session', 'the protocol knows no session'],
   ['protocol', 'commands', 'the protocol knows no command'],
+  ['commands', 'protocol', 'commands go through the session'],
+  ['commands', 'store', 'commands go through the session'],
+  ['commands', 'http', 'commands make their requests through session/request.ts'],
+  ['library', 'protocol', 'the library goes through the session'],
+  ['library', 'commands', 'no command line in a program'],
   ['store', 'session', 'storage knows no flow'],
+  ['store', 'http', 'storage makes no requests'],
   ['http', 'session', 'the transport knows no session'],
   ['completion', 'entry', 'completion reads the program it is given'],
+  ['completion', 'session', 'completion reads the program it is given'],
+  ['candidates', 'http', 'a Tab press stays offline'],
+  ['context', 'session', 'the context builds effects and runs no flow'],
 ];
 
-/**
- * The one module a forbidden arrow may reach with `import type` (or `typeof import()`) only: nothing of it runs, so
- * no command can touch storage through it, and a command that renders a stored profile names its type where it is
- * defined instead of through a session re-export (which gave each type two import paths).
- */
-const TYPE_ONLY_EXCEPTIONS: ReadonlyArray<readonly [Layer, string, string]> = [
-  ['commands', 'src/store/types.ts', 'the shapes of what plat keeps (Profile, StoredSession, ProfileUser), which status and whoami render'],
-];
+/** A module a forbidden arrow may reach with `import type` (or `typeof import()`) only; none today. */
+const TYPE_ONLY_EXCEPTIONS: ReadonlyArray<readonly [Layer, string, string]> = [];
 
 /**
  * Violations that in-flight work removes (issue 15): the lead empties this list. An entry that no longer occurs
@@ -356,20 +364,22 @@ describe('the rule checker itself', () => {
     expect(read('src/a.ts', text).map((i) => i.typeOnly)).toEqual([true, true, true, true, false, false, false, false, false, false]);
   });
 
-  it('lets commands import the types of src/store/types.ts, and nothing else of the store', () => {
-    const withTypes = [...files, 'src/store/types.ts'];
+  it('lets any layer but the protocol use the shapes (src/store/types.ts), and commands nothing else of the store', () => {
+    const withTypes = [...files, 'src/store/types.ts', 'src/http/index.ts', 'src/oauth/discovery.ts'];
     const known = new Set(withTypes);
     const imports = [
       ...importsOf('src/commands/x.ts', "import type { Profile } from '../store/types.js';", known),
-      ...importsOf('src/commands/x.ts', "import { isStoredSession } from '../store/types.js';", known),
       ...importsOf('src/commands/x.ts', "import type { Z } from '../store/z.js';", known),
       ...importsOf('src/oauth/y.ts', "import type { Profile } from '../store/types.js';", known),
+      ...importsOf('src/completion/candidates.ts', "import { request } from '../http/index.js';", known),
+      ...importsOf('src/library/w.ts', "import { discover } from '../oauth/discovery.js';", known),
     ];
     const found = violations(withTypes, imports);
     expect(found.map((v) => v.detail)).toEqual([
-      "src/commands/x.ts:1 imports '../store/types.js': commands go through the session", // the value import
+      "src/completion/candidates.ts:1 imports '../http/index.js': a Tab press stays offline",
       "src/commands/x.ts:1 imports '../store/z.js': commands go through the session",
-      "src/oauth/y.ts:1 imports '../store/types.js': the protocol knows no storage: it returns its own types and the session maps them",
+      "src/library/w.ts:1 imports '../oauth/discovery.js': the library goes through the session",
+      "src/oauth/y.ts:1 imports '../store/types.js': the protocol returns its own types: the session maps them to what it stores",
     ]);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readBodyUpTo, readWholeBody } from '../../src/http/read-body.js';
+import { readBodyUpTo, readWholeBody } from '../../src/read-body.js';
 
 const tooLarge = () => new Error('too large');
 const turn = () => new Promise((resolve) => setImmediate(resolve));

@@ -1,7 +1,7 @@
 /** A body streamed to stdout: byte for byte, and a body that closes before its end is said as one. */
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { bodyReadError } from '../../src/http/body-error.js';
+import { bodyReadError } from '../../src/body-error.js';
 import { streamToStdout } from '../../src/stream-out.js';
 
 function sink() {

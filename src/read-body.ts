@@ -3,10 +3,10 @@
  * --paginate). Read with events rather than for-await: the async iterator's promise per chunk was a measurable part
  * of plat's time per page, and ~0.7 ms of whoami. It fails with `tooLarge()` past the limit (the body is destroyed),
  * with the stream's own error, or with prematureClose() when the body closes before its end; each reader then says
- * that its own way (http/body-error.ts for most). readBodyUpTo keeps what fits instead of failing.
+ * that its own way (body-error.ts for most). readBodyUpTo keeps what fits instead of failing.
  */
 import type { Readable } from 'node:stream';
-import { prematureClose } from '../network-codes.js';
+import { prematureClose } from './network-codes.js';
 
 export function readWholeBody(body: Readable, max: number, tooLarge: () => Error): Promise<Buffer> {
   return collect(body, max, tooLarge).then(({ bytes }) => bytes);

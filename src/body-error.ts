@@ -4,8 +4,8 @@
  * as an interruption, a deadline as a timeout with what can be raised, anything else as a body that broke off —
  * a network failure (exit 3), never a bug.
  */
-import { InterruptedError, NetworkError, PlatError } from '../errors.js';
-import { describeNetworkCode } from '../network-codes.js';
+import { InterruptedError, NetworkError, PlatError } from './errors.js';
+import { describeNetworkCode } from './network-codes.js';
 
 export interface BodyErrorOptions {
   /** The invocation was interrupted (Ctrl-C): whatever the stream says, that is why it ended. */
