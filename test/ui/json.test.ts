@@ -1,6 +1,7 @@
 /**
  * `--json` for scripts: one JSON document on stdout and nothing else, in the documented shape (the JSON Schemas in
- * src/schemas/, shipped in dist/schemas/; README "JSON output"), wherever --json is put on the command line. Errors stay sentences on stderr with the exit code.
+ * src/schemas/, shipped in dist/schemas/; README "JSON output"), wherever --json is put on the command line. Errors
+ * stay sentences on stderr with the exit code.
  */
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
