@@ -10,7 +10,7 @@ import { approving, signIn } from '../helpers/consent.js';
 import { keyring } from '../helpers/components.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
-import { freePort } from '../interop/glewlwyd.js';
+import { freePort } from '../interop/servers.js';
 
 const school = usePlatform();
 const district = usePlatform();

@@ -24,7 +24,7 @@ import { expectPlatError, useTestContexts } from '../helpers/context.js';
 import { listFiles, profilePath, sessionBytes, tokenPath } from '../helpers/state.js';
 import { ANSI, expectConsistent, expectFailure, expectSuccess, makeUnprivilegedHome, type UnprivilegedHome } from './helpers.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
-import { freePort } from '../interop/glewlwyd.js';
+import { freePort } from '../interop/servers.js';
 
 const platform = usePlatform();
 const home = useHome();

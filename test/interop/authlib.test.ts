@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
 import { loginAt } from './journey.js';
-import { pythonHas, requireInstalled, skipUnless, startPythonServer, type InteropServer } from './servers.js';
+import { freePort, pythonHas, requireInstalled, skipUnless, startPythonServer, type InteropServer } from './servers.js';
 
 const INSTALL = 'apt-get install -y python3-authlib python3-flask';
 const installed = pythonHas(['authlib', 'flask']);
@@ -122,7 +122,9 @@ describe.skipIf(skip)('Authlib: client authentication and revocation policies', 
   afterAll(async () => home?.cleanup());
 
   it('a confidential integration where the server lists only client_secret_basic: token, refresh and revocation', async () => {
-    const server = await start();
+    // Authlib compares redirect URIs exactly: the client is registered on a loopback port this test owns.
+    const port = await freePort();
+    const server = await start({ confidentialRedirectUri: `http://127.0.0.1:${port}/callback` });
     home = await makeHome();
     try {
       const { confidential } = await server.state();
@@ -131,7 +133,7 @@ describe.skipIf(skip)('Authlib: client authentication and revocation policies', 
         server.baseUrl,
         `${server.issuer}/consent/authorize`,
         SIGN_IN,
-        ['--client-id', confidential.id, '--client-secret-stdin', '--port', '53682', '--scope', 'courses:read'],
+        ['--client-id', confidential.id, '--client-secret-stdin', '--port', String(port), '--scope', 'courses:read'],
         { stdin: `${confidential.secret}\n`, keepStdinOpen: false },
       );
       expect(result.code, result.stderr).toBe(0);

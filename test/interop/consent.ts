@@ -4,6 +4,7 @@
  * supplies (user name, password, the Approve button). Stops at the first redirect that leaves the server's origin —
  * plat's loopback callback — and returns that URL without requesting it.
  */
+import { request } from 'undici';
 
 interface Form {
   action: string;
@@ -43,32 +44,37 @@ export async function approveOnForms(authorizeUrl: string, given: Record<string,
   let url = new URL(authorizeUrl);
   let init: { method: string; body?: string; referer?: string } = { method: 'GET' };
   for (let hop = 0; hop < 20; hop++) {
-    const response = await fetch(url, {
-      method: init.method,
-      redirect: 'manual',
+    // undici's request, not fetch: fetch always says sec-fetch-mode "cors", and some servers (Better Auth) answer
+    // such a request as a script's call, with JSON naming the next page instead of redirecting a browser to it.
+    const response = await request(url, {
+      method: init.method as 'GET' | 'POST',
       body: init.body,
       headers: {
+        accept: 'text/html,application/xhtml+xml,*/*;q=0.8',
+        'sec-fetch-mode': 'navigate',
         cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
         ...(init.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         ...(init.referer ? { referer: init.referer, origin } : {}),
       },
     });
-    for (const line of response.headers.getSetCookie()) {
+    const setCookie = response.headers['set-cookie'] ?? [];
+    for (const line of Array.isArray(setCookie) ? setCookie : [setCookie]) {
       const [pair = ''] = line.split(';');
       const eq = pair.indexOf('=');
       if (eq > 0) cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
     }
-    const text = await response.text();
-    const location = response.headers.get('location');
-    if (response.status >= 300 && response.status < 400 && location) {
+    const text = await response.body.text();
+    const status = response.statusCode;
+    const location = typeof response.headers.location === 'string' ? response.headers.location : undefined;
+    if (status >= 300 && status < 400 && location) {
       const next = new URL(location, url);
       if (next.origin !== origin) return next.href;
       url = next;
       init = { method: 'GET' };
       continue;
     }
-    const form = response.status === 200 ? parseForm(text, url, given) : undefined;
-    if (!form) throw new Error(`consent: HTTP ${response.status} at ${url.pathname} without a form to submit: ${text.slice(0, 300)}`);
+    const form = status === 200 ? parseForm(text, url, given) : undefined;
+    if (!form) throw new Error(`consent: HTTP ${status} at ${url.pathname} without a form to submit: ${text.slice(0, 300)}`);
     init = { method: 'POST', body: form.fields.toString(), referer: url.href };
     url = new URL(form.action);
   }

@@ -4,15 +4,16 @@
  * required; one-use refresh tokens; only client_secret_basic at the revocation endpoint. Rotation and revocation
  * are read from the server's own database.
  *
- * Glewlwyd 2.7.5 registers a client that asks for token_endpoint_auth_method "none" as confidential (it reads the
- * RFC 7591 string as an array) and gives it no secret, so a self-registered client cannot redeem its code; plat
- * does not work around that, and these journeys use clients registered by Glewlwyd's administrator (--client-id).
+ * Glewlwyd's metadata lists no `none` among token_endpoint_auth_methods_supported, so plat registers itself as the
+ * confidential client the server wants (RFC 8252 §8.4: a secret per install) and uses the secret and method that
+ * Glewlwyd assigns (RFC 7591 §3.2.1): the first journey needs no flags. The others use clients registered by
+ * Glewlwyd's administrator (--client-id), as an integration would.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCleanError, makeHome, type Home, type RunOptions } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
-import { addClient, approveOnGlewlwyd, freePort, GLEWLWYD_INSTALL, glewlwydInstalled, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
-import { requireInstalled, skipUnless } from './servers.js';
+import { addClient, approveOnGlewlwyd, GLEWLWYD_INSTALL, glewlwydInstalled, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
+import { freePort, requireInstalled, skipUnless } from './servers.js';
 
 const installed = glewlwydInstalled();
 const skip = skipUnless(installed, GLEWLWYD_INSTALL);
@@ -40,6 +41,64 @@ async function login(home: Home, server: Glewlwyd, args: string[] = [], options:
 }
 
 const jti = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')).jti as string;
+
+describe.skipIf(skip)('Glewlwyd through self-registration (a confidential client per install): the whole journey', () => {
+  let server: Glewlwyd;
+  let home: Home;
+  const registered = () => server.query("SELECT gc_client_id AS id, gc_confidential AS confidential FROM g_client WHERE gc_client_id NOT LIKE 'plat-%'");
+  beforeAll(async () => {
+    requireInstalled(installed, GLEWLWYD_INSTALL);
+    server = await startGlewlwyd();
+    home = await makeHome();
+  });
+  afterAll(async () => {
+    await home?.cleanup();
+    await server?.close();
+  });
+
+  it('login with no --client-id: registers once, as a confidential client, and redeems the code with the secret Glewlwyd assigned', async () => {
+    const { result, authorizeUrl } = await login(home, server, ['--scope', 'openid email courses:read']);
+    expect(result.code, `${result.stderr}\n${server.log()}`).toBe(0);
+    expect(result.stdout).toMatch(/Logged in to http:\/\/127\.0\.0\.1:\d+ as Linus Pauling <linus@example\.test>/);
+    const clients = registered();
+    expect(clients).toEqual([{ id: authorizeUrl!.searchParams.get('client_id'), confidential: 1 }]);
+    const { client } = await readProfile(home);
+    expect(client).toMatchObject({ clientId: clients[0]!.id, dynamic: true });
+    expect(JSON.stringify(client)).not.toMatch(/secret"\s*:\s*"/); // the secret is kept with the tokens, not in the profile
+    const session = await readStoredSession(home);
+    expect(session.refreshToken).toBeTruthy();
+    expect(JSON.parse(Buffer.from(session.idToken.split('.')[1], 'base64url').toString('utf8')).nonce).toBe(authorizeUrl!.searchParams.get('nonce'));
+  });
+
+  it('whoami, call and refresh: the one-use refresh token spent at the server, with the assigned secret', async () => {
+    const whoami = await home.run(['whoami', '--json']);
+    expect(whoami.code, whoami.stderr).toBe(0);
+    expect(JSON.parse(whoami.stdout)).toMatchObject({ name: 'Linus Pauling', email: 'linus@example.test' });
+    const call = await home.run(['call', 'GET', '/v1/courses']);
+    expect(call.code, call.stderr).toBe(0);
+    expect(JSON.parse(call.stdout).items[0].title).toBe('Quantum chemistry');
+    const before = await readStoredSession(home);
+    const refreshed = await home.run(['refresh']);
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    expect((await readStoredSession(home)).refreshToken).not.toBe(before.refreshToken);
+    expect(server.query('SELECT gpor_enabled AS enabled FROM gpo_refresh_token ORDER BY gpor_id')).toEqual([{ enabled: 0 }, { enabled: 1 }]);
+  });
+
+  it('logout: as the confidential client it now is, both tokens revoked in Glewlwyd’s database', async () => {
+    const session = await readStoredSession(home);
+    const result = await home.run(['logout']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/the tokens were revoked at the server/);
+    expect(server.query('SELECT gpor_enabled AS enabled FROM gpo_refresh_token ORDER BY gpor_id')).toEqual([{ enabled: 0 }, { enabled: 0 }]);
+    expect(server.query(`SELECT gpoa_enabled AS enabled FROM gpo_access_token WHERE gpoa_jti = '${jti(session.accessToken)}'`)).toEqual([{ enabled: 0 }]);
+  });
+
+  it('a second login reuses the registration and its secret', async () => {
+    const { result } = await login(home, server, ['--scope', 'openid email courses:read']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(registered()).toHaveLength(1);
+  });
+});
 
 describe.skipIf(skip)('Glewlwyd (OpenID Connect provider in C): the whole journey', () => {
   let server: Glewlwyd;

@@ -17,7 +17,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { PYTHON, stop } from './servers.js';
+import { freePort, PYTHON, stop } from './servers.js';
 
 const GLEWLWYD = '/usr/bin/glewlwyd';
 export const GLEWLWYD_INSTALL = 'apt-get install -y glewlwyd';
@@ -48,14 +48,6 @@ export interface Glewlwyd {
   /** What the server printed (its log, at GLEWLWYD_LOG_LEVEL, default ERROR): for a failing test's message. */
   log(): string;
   close(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function sqlite(database: string, script: string, query = false): Array<Record<string, unknown>> {

@@ -1,11 +1,13 @@
 /**
- * Independent authorization servers for the interop suite: each is a real implementation from Debian, started by
- * the test itself on 127.0.0.1 as a child process that prints `{"port": N}` when it listens. `state()` reads the
- * server's own records (registrations, tokens and whether they are revoked) through a test-only route, so a test
- * can see rotation and revocation where they happen, not only what plat says about them.
+ * Independent authorization servers for the interop suite: each is a real implementation (from Debian or npm),
+ * started by the test itself on 127.0.0.1 as a child process that prints `{"port": N, ...}` when it listens.
+ * `state()` reads the server's own records (registrations, tokens and whether they are revoked) through a test-only
+ * route, so a test can see rotation and revocation where they happen, not only what plat says about them.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isCI } from '../helpers/components.js';
@@ -16,9 +18,11 @@ export const PYTHON = '/usr/bin/python3';
 export interface InteropServer {
   /** The API origin (plat's --base-url); its RFC 9728 document names the issuer. */
   baseUrl: string;
-  /** The issuer: on the same origin, under a path of its own. */
+  /** The issuer: as the ready line names it, else on the API's origin under the issuer path. */
   issuer: string;
   state(): Promise<Record<string, any>>;
+  /** What the server wrote on stderr: for a failing test's message. */
+  log(): string;
   close(): Promise<void>;
 }
 
@@ -44,42 +48,84 @@ export function skipUnless(available: boolean, install: string): boolean {
   return true;
 }
 
-/** Starts `script` (relative to test/interop) with Debian's python3 and waits for it to listen. */
-export async function startPythonServer(script: string, options: Record<string, unknown>, issuerPath: string, env: Record<string, string> = {}): Promise<InteropServer> {
-  const child = spawn(PYTHON, [path.join(here, script), JSON.stringify(options)], {
+/** A server's ready line: the API origin's `port`, and `issuer` when the issuer is not on that origin's issuer path. */
+interface ReadyLine {
+  port: number;
+  issuer?: string;
+}
+
+interface StartOptions {
+  /** The issuer's path on the API origin, for a server whose ready line names no issuer. */
+  issuerPath?: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * Starts any child process that serves on 127.0.0.1 and prints one JSON line `{"port": N, ...}` on stdout when it
+ * listens (Python or Node alike), and waits for that line. `issuer` on the line wins over `issuerPath`.
+ */
+async function startServer(command: string, args: string[], options: StartOptions = {}): Promise<InteropServer> {
+  const name = path.relative(here, args[0] ?? command);
+  const child = spawn(command, args, {
     // stdin stays open: the server exits when it closes, so a test runner that dies leaves no server behind.
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env },
+    env: { ...process.env, ...options.env },
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const port = await new Promise<number>((resolve, reject) => {
+  const ready = await new Promise<ReadyLine>((resolve, reject) => {
     let stdout = '';
-    const timer = setTimeout(() => reject(new Error(`${script} did not start within 20 s:\n${stderr}`)), 20_000);
+    const timer = setTimeout(() => {
+      void stop(child);
+      reject(new Error(`${name} did not start within 20 s:\n${stderr}`));
+    }, 20_000);
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
-      const line = /^\{"port": ?(\d+)\}$/m.exec(stdout);
+      const line = /^(\{"port": ?\d+.*\})$/m.exec(stdout);
       if (line) {
         clearTimeout(timer);
-        resolve(Number(line[1]));
+        resolve(JSON.parse(line[1]!) as ReadyLine);
       }
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${script} exited (${code}) before listening:\n${stderr}`));
+      reject(new Error(`${name} exited (${code}) before listening:\n${stderr}`));
     });
   });
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const baseUrl = `http://127.0.0.1:${ready.port}`;
   return {
     baseUrl,
-    issuer: `${baseUrl}${issuerPath}`,
+    issuer: ready.issuer ?? `${baseUrl}${options.issuerPath ?? ''}`,
     async state() {
       const response = await fetch(`${baseUrl}/_test/state`);
       if (!response.ok) throw new Error(`state: HTTP ${response.status}`);
       return (await response.json()) as Record<string, any>;
     },
+    log: () => stderr,
     close: () => stop(child),
   };
+}
+
+/** Starts `script` (relative to test/interop) with Debian's python3. */
+export function startPythonServer(script: string, options: Record<string, unknown>, issuerPath: string, env: Record<string, string> = {}): Promise<InteropServer> {
+  return startServer(PYTHON, [path.join(here, script), JSON.stringify(options)], { issuerPath, env: { PYTHONDONTWRITEBYTECODE: '1', ...env } });
+}
+
+/** Starts `script` (relative to test/interop) with the Node that runs the tests. */
+export function startNodeServer(script: string, options: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<InteropServer> {
+  return startServer(process.execPath, [path.join(here, script), JSON.stringify(options)], { env });
+}
+
+/**
+ * A loopback port free at this moment, for a client whose redirect URI a server must know in advance (servers
+ * that compare it exactly). Far less likely to be taken than a fixed port another process may hold.
+ */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /** SIGTERM, then SIGKILL after 3 s: a test server never outlives its test. */

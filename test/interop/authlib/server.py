@@ -9,7 +9,8 @@ path of its own, and the pre-registered confidential client authenticates with c
 
 Usage: server.py '<json options>'; prints one JSON line {"port": N} on stdout when it is listening.
 Options: revocationForPublicClients (bool, default true); listedRevocationMethods (the metadata's
-revocation_endpoint_auth_methods_supported, when it should differ from what the endpoint accepts).
+revocation_endpoint_auth_methods_supported, when it should differ from what the endpoint accepts);
+confidentialRedirectUri (the pre-registered confidential client's one redirect URI).
 """
 import json
 import os
@@ -142,7 +143,8 @@ TOKENS = []
 REGISTRATIONS = []
 CLIENTS[CONFIDENTIAL['id']] = Client(CONFIDENTIAL['id'], CONFIDENTIAL['secret'], {
     'client_name': 'plat integration (client_secret_basic)',
-    'redirect_uris': ['http://127.0.0.1:53682/callback'],
+    # Registered exactly, as Authlib compares it: the test picks a free loopback port it owns and names it here.
+    'redirect_uris': [OPTIONS['confidentialRedirectUri']] if 'confidentialRedirectUri' in OPTIONS else [],
     'grant_types': ['authorization_code', 'refresh_token'],
     'response_types': ['code'],
     'scope': ' '.join(SCOPES),
