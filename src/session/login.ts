@@ -323,7 +323,7 @@ function userName(user: ProfileUser | undefined): string {
 }
 
 /** The same login again, as a command that works when pasted: its profile, a base URL not yet remembered, its scopes. */
-export function loginAgain(ctx: Context, profile: Profile, baseUrl: string, options: LoginOptions): string {
+function loginAgain(ctx: Context, profile: Profile, baseUrl: string, options: LoginOptions): string {
   const args = ['login'];
   if (options.device) args.push('--device');
   for (const scope of parseScopeArgs(options.scope)) args.push('--scope', scope);
