@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 
 /** The signals a terminal, a CI runner or a supervisor sends to stop a job; the child decides what they mean. */
-export const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export type ChildOutcome =
   | { kind: 'exited'; status: number }

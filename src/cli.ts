@@ -12,7 +12,7 @@ import { runCall, runToken, runWhoami } from './dispatch.js';
 
 export type ContextFactory = (globals: Globals) => Context;
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
 /** Help text with examples, one `$ plat …` line each; a trailing `# …` explains the line. */
 function examples(...lines: string[]): string {

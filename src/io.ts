@@ -38,7 +38,7 @@ export interface IO {
   spinner(text: string): Promise<Spinner>;
 }
 
-export interface Spinner {
+interface Spinner {
   stop(): void;
 }
 

@@ -16,7 +16,7 @@ export interface Callback {
   respond(page: Page): void;
 }
 
-export interface Page {
+interface Page {
   ok: boolean;
   title: string;
   message: string;

@@ -37,7 +37,7 @@ export function scrubKnownSecrets(text: string): string {
   return out;
 }
 
-export function isSecretParam(name: string): boolean {
+function isSecretParam(name: string): boolean {
   return SECRET_PARAMS.includes(name.toLowerCase());
 }
 

@@ -74,7 +74,7 @@ export function editDistance(a: string, b: string): number {
  * The candidates a mistyped word most likely meant, closest first: a few edits away, or one contains the other
  * (listStudent → listStudents). One rule for every unknown word plat meets (profiles, operations, subcommands).
  */
-export function closestWords(word: string, candidates: readonly string[], max = 3): string[] {
+function closestWords(word: string, candidates: readonly string[], max = 3): string[] {
   const lower = word.toLowerCase();
   const FAR = Number.MAX_SAFE_INTEGER;
   return [...new Set(candidates)]

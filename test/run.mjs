@@ -140,6 +140,8 @@ async function main() {
     // A developer's own plat settings must not leak into the tests.
     for (const key of Object.keys(env)) if (key.startsWith('PLAT_')) delete env[key];
     env.PLAT_TEST_SHARED_DIR = shared;
+    // `npm run coverage` (test/coverage.mjs): where each plat the tests spawn writes its V8 coverage.
+    if (process.env.PLAT_TEST_V8_COVERAGE) env.PLAT_TEST_V8_COVERAGE = process.env.PLAT_TEST_V8_COVERAGE;
     // An inherited NODE_EXTRA_CA_CERTS (machines here export the system bundle) makes every Node process read and
     // parse that file before its first line: `node -e 0` takes ~80 ms with it and ~30 ms without (medians on a
     // 2-core machine), and the suite starts thousands of Node processes (each plat it spawns, each worker). No plat

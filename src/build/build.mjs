@@ -8,7 +8,7 @@
 // an API description's patterns, needed only when one is checked) stay outside and are
 // imported on use.
 import { build } from 'esbuild';
-import { copyFile, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -96,6 +96,10 @@ await build({
   logLevel: 'warning',
 });
 await copyFile(new URL('../library/public.d.ts', import.meta.url), new URL('../../dist/library/index.d.ts', import.meta.url));
+
+// The JSON Schemas of the `--json` outputs, for script authors (`<package>/schemas/login.json`); test/ui/json.test.ts
+// checks every command's output against them.
+await cp(new URL('../schemas', import.meta.url), new URL('../../dist/schemas', import.meta.url), { recursive: true });
 
 
 /**

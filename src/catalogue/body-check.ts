@@ -23,7 +23,7 @@ const SHOWN = 5;
  * 20 s at 30,000 (a description's body of 6,000 properties with patterns) — long enough, on the main thread, to
  * hold Ctrl-C. Real request bodies are far smaller.
  */
-export const MAX_CHECKED_SCHEMA_NODES = 5_000;
+const MAX_CHECKED_SCHEMA_NODES = 5_000;
 
 /**
  * The problems with `body` under `schema`, one short phrase each (`-F seats: must be integer`), [] when it is

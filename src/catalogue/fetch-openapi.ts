@@ -14,7 +14,7 @@ import { sanitize } from '../text.js';
 import { API_TTL_MS, buildIndex, OPENAPI_PATH, readCachedFullIndex, readCachedIndex, writeCachedIndex, type ApiIndex, type FullApiIndex } from './openapi.js';
 
 /** An API description is bigger than OAuth metadata, but a document past this is broken or hostile. */
-export const MAX_OPENAPI_BYTES = 10 * 1024 * 1024;
+const MAX_OPENAPI_BYTES = 10 * 1024 * 1024;
 
 export interface GetApiIndexOptions {
   /** Fetch now, whatever the copy's age (`--refresh`); a failure is then an error even with a copy at hand. */

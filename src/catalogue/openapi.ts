@@ -15,7 +15,7 @@ export const OPENAPI_PATH = '/openapi.json';
 /** `plat op` fetches the document again (conditionally, with its ETag) after this long. */
 export const API_TTL_MS = 60 * 60 * 1000;
 /** The cached index's shape; a cache of another shape is read as no cache. */
-export const INDEX_FORMAT = 4;
+const INDEX_FORMAT = 4;
 /** `plat call` checks against a cached document only while it is younger than this. */
 export const CALL_CHECK_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
@@ -41,7 +41,7 @@ export interface ListedOperation extends Operation {
 }
 
 /** What `plat op` needs besides: the cached details. */
-export interface OperationExtras {
+interface OperationExtras {
   /** The longer description, line breaks kept; null when there is none. */
   description: string | null;
   parameters: ParamSpec[];
@@ -221,12 +221,12 @@ export function missingScopes(op: Operation & { security?: string[][] | null }, 
   return (op.scopes ?? []).filter((s) => !held.includes(s));
 }
 
-export function apiCachePath(configDir: string, baseUrl: string): string {
+function apiCachePath(configDir: string, baseUrl: string): string {
   return join(configDir, 'cache', `openapi-${cacheKey(baseUrl)}.json`);
 }
 
 /** The details beside the index: one entry per operation, in the index's order. */
-export function apiDetailsPath(configDir: string, baseUrl: string): string {
+function apiDetailsPath(configDir: string, baseUrl: string): string {
   return join(configDir, 'cache', `openapi-${cacheKey(baseUrl)}.details.json`);
 }
 

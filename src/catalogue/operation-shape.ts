@@ -8,7 +8,7 @@ import { sanitize } from '../text.js';
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export type ParamLocation = 'path' | 'query' | 'header';
+type ParamLocation = 'path' | 'query' | 'header';
 
 export interface ParamSpec {
   name: string;
@@ -41,7 +41,7 @@ const MAX_NODES = 20_000;
  * the next one twice) made a 1.5 MB document 2.7 GB in memory and a 322 MB cache file when only each reference had a
  * budget. The reference platform's document uses about 1 % of it; GitHub's REST description (11 MB) fits as well.
  */
-export const MAX_DOCUMENT_NODES = 500_000;
+const MAX_DOCUMENT_NODES = 500_000;
 
 /** The nodes left to copy for one description: shared by every resolveRefs for it. */
 export interface ExpansionBudget {
@@ -55,7 +55,7 @@ export const newExpansionBudget = (): ExpansionBudget => ({ left: MAX_DOCUMENT_N
  * reference or a reference to nothing becomes `{}` (accept anything): the server still checks what plat lets by.
  * Once the description's budget is spent, whatever is left accepts anything too.
  */
-export function resolveRefs(node: unknown, doc: Json, document: ExpansionBudget = newExpansionBudget()): unknown {
+function resolveRefs(node: unknown, doc: Json, document: ExpansionBudget = newExpansionBudget()): unknown {
   let budget = MAX_NODES;
   const walk = (value: unknown, depth: number, seen: readonly string[]): unknown => {
     if (--budget < 0 || --document.left < 0 || depth > MAX_DEPTH) return {};

@@ -16,7 +16,7 @@ export interface PlanInput {
   security: string[][] | null;
 }
 
-export interface PlannedOperation {
+interface PlannedOperation {
   id: string;
   /** The alternative the plan covers this operation with; [] when it needs no scope. */
   satisfiedBy: string[];

@@ -3,7 +3,7 @@
  * (`scopes_supported`) is the source of truth for which scopes exist; this table only supplies what each one
  * grants, and stands in for the metadata when no server is known (completions, `plat scopes` offline).
  */
-export const SPEC_SCOPES: ReadonlyArray<readonly [name: string, grants: string]> = [
+const SPEC_SCOPES: ReadonlyArray<readonly [name: string, grants: string]> = [
   ['openid', 'OpenID Connect authentication'],
   ['profile', 'basic profile information'],
   ['email', 'email address'],

@@ -12,7 +12,7 @@ export interface ApiFlags extends CallFlags {
 }
 
 /** The method gh would use: -X, else POST when a body or fields are given, else GET. */
-export function apiMethod(flags: ApiFlags): string {
+function apiMethod(flags: ApiFlags): string {
   if (flags.method !== undefined) {
     const method = flags.method.trim().toUpperCase();
     if (!/^[A-Z]+$/.test(method)) throw new UsageError(`-X expects an HTTP method (GET, POST, PUT, PATCH, DELETE, …); got "${flags.method}".`);

@@ -10,7 +10,7 @@ import { parsePositiveInt } from './options.js';
 import { UsageError } from '../errors.js';
 
 /** The flags of plat call that shape the response as JSON (call-json.ts): paging and --jq. */
-export interface JsonOutputFlags {
+interface JsonOutputFlags {
   paginate?: boolean;
   ndjson?: boolean;
   slurp?: boolean;
@@ -57,7 +57,7 @@ export interface PreparedRequest {
 
 const QUERY_METHODS = new Set(['GET', 'HEAD', 'DELETE']);
 /** A field's file is held in memory as part of a JSON body: bounded, unlike --input, which streams. */
-export const MAX_FIELD_FILE_BYTES = 16 * 1024 * 1024;
+const MAX_FIELD_FILE_BYTES = 16 * 1024 * 1024;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export async function prepareRequest(args: CallArgs, baseUrl: string | undefined, readStdinText: () => Promise<string>): Promise<PreparedRequest> {

@@ -15,7 +15,7 @@ export interface DiscoverFlags {
 }
 
 /** `plat discover --json`. Lists are null when the metadata does not state them. */
-export interface DiscoverOutput {
+interface DiscoverOutput {
   baseUrl: string;
   issuer: string;
   /** The protected-resource metadata's `resource`; null when the API publishes none. */

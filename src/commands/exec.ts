@@ -13,7 +13,7 @@ export interface ExecFlags {
   minTtl?: string;
 }
 
-export const DEFAULT_TOKEN_VARIABLE = 'PLAT_TOKEN';
+const DEFAULT_TOKEN_VARIABLE = 'PLAT_TOKEN';
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export async function run(ctx: Context, argv: string[], flags: ExecFlags): Promise<void> {

@@ -7,7 +7,7 @@ import type { ClientChoice } from '../session/login-options.js';
 import { UsageError } from '../errors.js';
 
 /** The client the flags name; combinations that name two clients, or a secret without a client, are usage errors. */
-export function clientChoice(flags: Pick<LoginFlags, 'clientId' | 'clientSecretStdin' | 'clientMetadataUrl'>): ClientChoice {
+function clientChoice(flags: Pick<LoginFlags, 'clientId' | 'clientSecretStdin' | 'clientMetadataUrl'>): ClientChoice {
   if (flags.clientSecretStdin && !flags.clientId) throw new UsageError('--client-secret-stdin needs --client-id.');
   if (flags.clientMetadataUrl !== undefined && flags.clientId) {
     throw new UsageError('--client-metadata-url and --client-id name two different clients; pass one of them.');

@@ -18,7 +18,7 @@ import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, 
 import type { GivenParam } from './op-args.js';
 
 /** The most of a body a tool result carries; an agent's context is the limit, not memory. */
-export const MAX_RESULT_BYTES = 256 * 1024;
+const MAX_RESULT_BYTES = 256 * 1024;
 /** Of an error response's body, this much goes with the error sentence. */
 const ERROR_BODY_BYTES = 2048;
 /** An agent waits for its tool: a request that takes longer than this is ended. */

@@ -11,7 +11,7 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const MAX_DEPTH = 8;
-export const MAX_NODES = 400;
+const MAX_NODES = 400;
 /** Properties kept per object schema, enum values per enum, alternatives per anyOf/oneOf/allOf. */
 const MAX_MEMBERS = 50;
 /** A property name the host and the agent see: printable, bounded. */

@@ -21,7 +21,7 @@ export const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** MCP's tool names (and the property names hosts accept): letters, digits, _ . -, bounded. */
 const MCP_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 /** A document with more operations than this is offered this many (the rest said on stderr). */
-export const MAX_TOOLS = 300;
+const MAX_TOOLS = 300;
 const MAX_DESCRIPTION = 1200;
 /** --paginate's caps for a tool: what an agent can use in one answer. */
 export const PAGE_LIMITS = { maxPages: 20, maxItems: 1000 };
@@ -59,7 +59,7 @@ export interface CallTool extends ToolBase {
   allowWrite: boolean;
 }
 
-export interface WhoamiTool extends ToolBase {
+interface WhoamiTool extends ToolBase {
   kind: 'whoami';
 }
 

@@ -42,7 +42,7 @@ export function renderOpHelp(op: OperationDetail & { operationId: string }): str
 }
 
 /** The scopes line: alternatives joined with "or", and whether it may be called without a token. */
-export function scopesText(security: string[][] | null): string {
+function scopesText(security: string[][] | null): string {
   if (security === null) return 'the document does not say.';
   const scoped = security.filter((alt) => alt.length > 0);
   const anonymous = security.some((alt) => alt.length === 0);

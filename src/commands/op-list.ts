@@ -16,7 +16,7 @@ export interface ApiFlags {
 }
 
 /** `plat op --json`. */
-export interface ApiOutput {
+interface ApiOutput {
   baseUrl: string;
   /** The document's URL. */
   source: string;

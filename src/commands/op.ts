@@ -13,7 +13,7 @@ import { didYouMean, sanitize } from '../text.js';
 import type { CallFlags } from './call-request.js';
 import type { OwnOption } from './op-args.js';
 
-export interface OpFlags extends CallFlags {
+interface OpFlags extends CallFlags {
   param?: string[];
   refresh?: boolean;
 }

@@ -16,7 +16,7 @@ import { findOperation, unknownOperation } from './op.js';
 import { table } from './table.js';
 
 /** `plat scopes plan --json`. */
-export interface ScopePlanOutput {
+interface ScopePlanOutput {
   baseUrl: string;
   profile: string;
   /** Whether the held scopes are a session's on this platform (false: none are counted as held). */

@@ -11,7 +11,7 @@ import { printJson } from './format.js';
 import { table } from './table.js';
 
 /** `plat scopes --json`. */
-export interface ScopesOutput {
+interface ScopesOutput {
   /** The platform asked, or null when none is known (then `source` is "spec"). */
   baseUrl: string | null;
   /** "server": from the metadata's scopes_supported; "spec": the platform's documented catalogue. */

@@ -22,7 +22,7 @@ export async function run(ctx: Context, flags: TokenFlags = {}): Promise<void> {
 }
 
 /** The documented `plat token --json` shape (snake_case, like an OAuth token response). */
-export interface TokenJson {
+interface TokenJson {
   access_token: string;
   token_type: string;
   /** RFC 3339; null when the server did not say (and for PLAT_TOKEN, whose expiry plat cannot know). */

@@ -46,10 +46,10 @@ const TRACE_BODY_LIMIT = 64 * 1024;
  * The whole of one protocol exchange (metadata, registration, token, revocation), body included: idle timeouts
  * alone let a server that sends a byte a second hold plat (and a refresh holding the profile's lock) forever.
  */
-export const PROTOCOL_DEADLINE_MS = 30_000;
+const PROTOCOL_DEADLINE_MS = 30_000;
 
 /** True when the environment names a proxy; then undici (which understands NO_PROXY) carries the requests. */
-export function proxyConfigured(env: Record<string, string | undefined>): boolean {
+function proxyConfigured(env: Record<string, string | undefined>): boolean {
   return Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy);
 }
 
@@ -203,7 +203,7 @@ function limitBody(response: HttpResponse, max: number, url: URL): Readable {
 
 
 /** Turns whatever the transport threw into a sentence with the contract's exit code. */
-export function toNetworkError(error: unknown, url: URL, interrupt?: AbortSignal): PlatError {
+function toNetworkError(error: unknown, url: URL, interrupt?: AbortSignal): PlatError {
   if (error instanceof PlatError) return error;
   if (interrupt?.aborted) return new InterruptedError();
   const err = error as { name?: string; code?: string; cause?: { code?: string; name?: string; message?: string } };

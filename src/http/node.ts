@@ -25,7 +25,7 @@ const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
  * anywhere. A name looked up for an http:// request must resolve to loopback addresses only, checked on the
  * addresses the socket will use, so no request (and no token) leaves the machine unencrypted.
  */
-export function loopbackOnlyLookup(
+function loopbackOnlyLookup(
   hostname: string,
   options: LookupOptions,
   callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
@@ -44,7 +44,7 @@ export function loopbackOnlyLookup(
   });
 }
 
-export function isLoopbackAddress(address: string): boolean {
+function isLoopbackAddress(address: string): boolean {
   return /^127\./.test(address) || address === '::1' || /^::ffff:127\./i.test(address);
 }
 

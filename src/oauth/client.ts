@@ -143,7 +143,7 @@ export function supportsClientMetadataDocuments(as: oauth.AuthorizationServer): 
  * where the server offers that or lists nothing; otherwise as the confidential client the server wants, with a
  * per-install secret (RFC 8252 §8.4), by the secret method the server lists first of the two plat speaks.
  */
-export function registrationAuthMethod(as: oauth.AuthorizationServer): 'none' | 'client_secret_post' | 'client_secret_basic' {
+function registrationAuthMethod(as: oauth.AuthorizationServer): 'none' | 'client_secret_post' | 'client_secret_basic' {
   const listed = as.token_endpoint_auth_methods_supported;
   if (!Array.isArray(listed) || listed.length === 0 || listed.includes('none')) return 'none';
   if (listed.includes('client_secret_post')) return 'client_secret_post';
@@ -282,7 +282,7 @@ async function liberalRegistrationResponse(response: Response): Promise<Response
 }
 
 /** The server offers no dynamic registration (its metadata lists none, and none is at the documented path). */
-export class NoRegistrationError extends PlatError {
+class NoRegistrationError extends PlatError {
   constructor() {
     super('The authorization server does not offer dynamic client registration. Use a pre-registered integration: plat login --client-id <id>.');
     this.name = 'NoRegistrationError';

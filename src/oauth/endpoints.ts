@@ -68,7 +68,7 @@ function isLoopbackHttp(issuer: string): boolean {
 }
 
 /** The metadata names no such endpoint (RFC 8414 §2: optional ones may be absent); callers say what that means. */
-export class EndpointMissingError extends PlatError {
+class EndpointMissingError extends PlatError {
   readonly endpoint: string;
   constructor(issuer: string, endpoint: string) {
     super(`The authorization server ${issuer} offers no ${endpoint} in its metadata, so plat cannot use it for that.`);

@@ -15,7 +15,7 @@ export function parseScopeArgs(values: readonly string[] | undefined): string[] 
  * scope a server does not offer can fail the whole request (RFC 6749 §3.3), and openid from a server that issues
  * no ID token buys nothing.
  */
-export function identityScopes(supported: readonly string[] | undefined): string[] {
+function identityScopes(supported: readonly string[] | undefined): string[] {
   return supported && supported.length > 0 ? DEFAULT_SCOPES.filter((s) => supported.includes(s)) : DEFAULT_SCOPES;
 }
 

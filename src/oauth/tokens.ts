@@ -173,7 +173,7 @@ export function toSession(result: oauth.TokenEndpointResponse, now: number, requ
 }
 
 /** The longest access-token lifetime plat keeps: a year. */
-export const MAX_TOKEN_LIFETIME_S = 365 * 24 * 3600;
+const MAX_TOKEN_LIFETIME_S = 365 * 24 * 3600;
 
 /**
  * expires_in made an absolute expiry plat can store and print: a server's 10^13 seconds is a date no clock shows,

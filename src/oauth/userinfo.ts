@@ -44,7 +44,9 @@ export async function fetchUserInfo(
     return Array.isArray(v) ? v.join(', ') : v;
   };
   if (response.status === 401 || response.status === 403) {
-    response.body.resume();
+    // Read to its end (it is small and bounded), so the connection goes back to the pool whole: one destroyed
+    // mid-body at exit would build process.stderr (~3 ms) for a whoami that answers from the ID token.
+    await readBounded(response, url).catch(() => '');
     const challenge = parseBearerChallenge(header('www-authenticate'));
     // A valid token that is not meant for UserInfo (bound to an API with --resource, or without openid) is refused
     // with 403 insufficient_scope, or by some servers with a 401 that names the audience: refreshing would not help.

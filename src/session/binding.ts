@@ -19,7 +19,7 @@ export type Binding =
   | { kind: 'none'; reason: NoSession; baseUrl: string | undefined; profile: Profile; elsewhere?: PlatformProfiles };
 
 /** For `other-platform`: the profiles signed in to the platform named, or else a name for a new one there. */
-export interface PlatformProfiles {
+interface PlatformProfiles {
   holders: string[];
   newProfile: string;
 }
@@ -28,7 +28,7 @@ export interface PlatformProfiles {
  * `not-logged-in`: nothing stored. `other-platform`: the profile is signed in to another base URL than the one
  * named. `ended`: the session ended without the user's word; only plat login or plat logout clears that.
  */
-export type NoSession = 'not-logged-in' | 'other-platform' | 'ended';
+type NoSession = 'not-logged-in' | 'other-platform' | 'ended';
 
 export async function bindSession(ctx: Context, given?: Profile): Promise<Binding> {
   const profile = given ?? (await loadProfile(ctx));

@@ -128,7 +128,7 @@ export async function waitForConsent(
  * if it is this listener's redirect URI with this login's state (then the same iss check and PKCE exchange follow
  * as for the listener); anything else is refused with a hint, and plat keeps waiting.
  */
-export function offerPasted(ctx: Context, listener: LoopbackListener, authorizationUrl: URL, line: string): void {
+function offerPasted(ctx: Context, listener: LoopbackListener, authorizationUrl: URL, line: string): void {
   // Terminals and chat tools wrap copied addresses in quotes or angle brackets.
   const text = line.trim().replace(/^["'<]+|["'>]+$/g, '');
   if (!text) return;

@@ -101,7 +101,7 @@ async function planStoredRegistration(ctx: Context, profile: Profile, stored: Cl
   return { stored, storedSecret: secret };
 }
 
-export async function storedSecret(ctx: Context, profile: Profile, client: ClientRegistration): Promise<string> {
+async function storedSecret(ctx: Context, profile: Profile, client: ClientRegistration): Promise<string> {
   const secret = (await loadSession(ctx, profile))?.session.clientSecret ?? (await readKeptClientSecret(ctx, profile));
   if (secret) return secret;
   const which = profile.name === 'default' ? '' : ` --profile ${profile.name}`;

@@ -14,7 +14,7 @@ import { assertS256, assertSecureEndpoint } from '../oauth/endpoints.js';
 import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest, withIdentityScopes, withOfflineAccess } from '../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../oauth/tokens.js';
 import { ConsentDeniedError, oauthErrorOf } from '../oauth/errors.js';
-import { fetchUserInfo, toProfileUser, UserInfoMissingError } from '../oauth/userinfo.js';
+import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedError, UserInfoUnauthorizedError } from '../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '../store/types.js';
 import { getDiscovery } from './discovery-cache.js';
@@ -323,7 +323,7 @@ function userName(user: ProfileUser | undefined): string {
 }
 
 /** The same login again, as a command that works when pasted: its profile, a base URL not yet remembered, its scopes. */
-export function loginAgain(ctx: Context, profile: Profile, baseUrl: string, options: LoginOptions): string {
+function loginAgain(ctx: Context, profile: Profile, baseUrl: string, options: LoginOptions): string {
   const args = ['login'];
   if (options.device) args.push('--device');
   for (const scope of parseScopeArgs(options.scope)) args.push('--scope', scope);
@@ -367,15 +367,21 @@ async function readUser(
 ): Promise<ProfileUser | undefined> {
   // The ID token's claims (validated by the protocol library) say who signed in even where UserInfo cannot.
   const fromIdToken = known.subject ? toProfileUser({ ...known.claims, sub: known.subject }) : undefined;
-  if (known.resource && known.explicit) ctx.io.note(`The tokens are bound to ${known.resource}, which UserInfo does not accept: plat knows you from the ID token.`);
-  // RFC 8707: a token bound to the API is refused by UserInfo (oidc-provider with 401 or 403): do not ask. Nor
-  // without openid (a plain OAuth 2.x session) or an endpoint.
-  if (known.resource || !session.scopes.includes('openid') || !discovery.as.userinfo_endpoint) return fromIdToken;
+  // RFC 8707: a token bound to an API the user named is for that API: UserInfo is not asked (oidc-provider refuses
+  // it). Nor without openid (a plain OAuth 2.x session) or an endpoint.
+  if (known.resource && known.explicit) {
+    ctx.io.note(`The tokens are bound to ${known.resource}, which UserInfo does not accept: plat knows you from the ID token.`);
+    return fromIdToken;
+  }
+  if (!session.scopes.includes('openid') || !discovery.as.userinfo_endpoint) return fromIdToken;
   try {
     const info = await fetchUserInfo(await ctx.http(), discovery.as, session.accessToken, known.subject);
     return toProfileUser(info);
   } catch (error) {
     if (error instanceof InterruptedError) throw error;
+    // The binding plat chose itself: some servers' UserInfo takes such a token (Better Auth), others refuse it
+    // (oidc-provider); a refusal is the norm there, and the ID token answers.
+    if (known.resource && (error instanceof UserInfoRefusedError || error instanceof UserInfoUnauthorizedError)) return fromIdToken;
     // The documented path guessed for a server whose metadata lists no UserInfo: none there is no news.
     if (error instanceof UserInfoMissingError && discovery.filledFromSpec.includes('userinfo_endpoint')) return fromIdToken;
     ctx.io.warn(`Signed in, but could not read your user information: ${(error as Error).message}`);

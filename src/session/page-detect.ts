@@ -18,7 +18,7 @@ import { UsageError } from '../errors.js';
 /** A path into a JSON document: member names and array indexes. [] is the document itself. */
 export type JsonPath = Array<string | number>;
 
-export type NextRule =
+type NextRule =
   /** RFC 8288 Link header, rel="next". */
   | { kind: 'link' }
   /** A body member holding the next page's URL, or a cursor sent back as the query parameter `param`. */
@@ -94,12 +94,12 @@ export function parseNextHint(text: string): { path: JsonPath; param: string } {
   return match ? { path: parseJsonPath(match[1]!, '--next'), param: match[2]! } : { path: parseJsonPath(text, '--next'), param: CURSOR_PARAM };
 }
 
-export function formatJsonPath(path: JsonPath): string {
+function formatJsonPath(path: JsonPath): string {
   if (path.length === 0) return '.';
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`)).join('');
 }
 
-export function getPath(value: unknown, path: JsonPath): unknown {
+function getPath(value: unknown, path: JsonPath): unknown {
   let current = value;
   for (const key of path) {
     if (current === null || typeof current !== 'object') return undefined;

@@ -60,12 +60,12 @@ export interface ApiClient {
   send(request: ApiRequest): Promise<ApiResponse>;
 }
 
-export const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
-export const DEFAULT_RETRIES = 2;
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+const DEFAULT_RETRIES = 2;
 /** The longest Retry-After plat waits for; a server asking for more gets its answer returned instead. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 /** Every request ends: a server that trickles a byte a second cannot hold a script forever. */
-export const DEFAULT_DEADLINE_MS = 10 * 60_000;
+const DEFAULT_DEADLINE_MS = 10 * 60_000;
 /** Failures where the request most likely never reached the application: safe to repeat an idempotent one. */
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 

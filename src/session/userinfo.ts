@@ -53,10 +53,10 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
     if (!options.quiet) ctx.io.note(`${why}, and the server issued no ID token: it does not tell plat who you are. The session itself works (plat call uses it).`);
     return { claims: {}, from: 'none', why, baseUrl, profile, source };
   };
-  // A binding plat chose itself is the normal case, not news: said only with --verbose.
-  if (source.kind === 'session' && profile.resource) {
-    return withoutUserInfo(`The session's tokens are bound to ${profile.resource}, which UserInfo does not accept`, profile.resourceByDefault === true);
-  }
+  // Tokens bound to an API the user named (--resource) are for it: UserInfo is not asked. A binding plat chose
+  // itself is the normal case: UserInfo is asked (some servers take such tokens), and its refusal is no news.
+  const bound = source.kind === 'session' && profile.resource ? profile.resource : undefined;
+  if (bound && !profile.resourceByDefault) return withoutUserInfo(`The session's tokens are bound to ${bound}, which UserInfo does not accept`);
   if (typeof discovery.as.userinfo_endpoint !== 'string') {
     if (known || withoutOpenId) return withoutUserInfo(`The authorization server ${discovery.issuer} offers no UserInfo endpoint`);
     throw new PlatError(`The authorization server ${discovery.issuer} offers no UserInfo endpoint, so plat cannot ask who the token belongs to.`);
@@ -74,6 +74,9 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
       source = await getAccessToken(ctx, { binding: await bindSession(ctx, options.profile) });
       const again = await fetchUserInfo(http, discovery.as, source.token, expected);
       return { claims: again, user: toProfileUser(again), from: 'userinfo', baseUrl, profile: source.profile, source };
+    }
+    if (bound && (error instanceof UserInfoRefusedError || error instanceof UserInfoUnauthorizedError)) {
+      return withoutUserInfo(`The session's tokens are bound to ${bound}, which UserInfo does not accept`, true);
     }
     if (error instanceof UserInfoMissingError && (known || withoutOpenId)) {
       const guessed = discovery.filledFromSpec.includes('userinfo_endpoint');

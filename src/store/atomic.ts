@@ -17,7 +17,7 @@ function errorCode(error: unknown): string | undefined {
 }
 
 /** A one-sentence reason for a file-system error, without the stack or the syscall noise. */
-export function describeFsError(error: unknown): string {
+function describeFsError(error: unknown): string {
   switch (errorCode(error)) {
     case 'EACCES':
     case 'EPERM':

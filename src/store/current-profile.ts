@@ -8,7 +8,7 @@ import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { validateProfileName } from './paths.js';
 
-export function currentProfilePath(configDir: string): string {
+function currentProfilePath(configDir: string): string {
   return path.join(configDir, 'current-profile');
 }
 

@@ -213,7 +213,7 @@ function endiannessOf(data: Buffer): boolean {
   throw new DBusError('the bus sent a message plat cannot read (no byte order)');
 }
 
-export interface MessageHeader {
+interface MessageHeader {
   type: number;
   littleEndian: boolean;
   fields: Map<number, DBusValue>;
@@ -221,7 +221,10 @@ export interface MessageHeader {
   bodyAt: number;
 }
 
-/** The fixed header and the header fields of one whole message (as messageLength measured it). */
+/**
+ * The fixed header and the header fields of one whole message (as messageLength measured it).
+ * @public test/store/dbus.test.ts decodes frames with it, from a bundle of this file (a child process it can time out).
+ */
 export function decodeHeader(message: Buffer): MessageHeader {
   if (message.length < 16) throw new DBusError('the bus sent a truncated message');
   const littleEndian = endiannessOf(message);
@@ -236,7 +239,10 @@ export function decodeHeader(message: Buffer): MessageHeader {
   return { type: message[1]!, littleEndian, fields, bodyAt };
 }
 
-/** The body of a message whose header decodeHeader read, as the values its signature names. */
+/**
+ * The body of a message whose header decodeHeader read, as the values its signature names.
+ * @public test/store/dbus.test.ts decodes frames with it, as with decodeHeader.
+ */
 export function decodeBody(message: Buffer, header: MessageHeader): DBusValue[] {
   const signature = header.fields.get(FIELD.signature) ?? '';
   if (typeof signature !== 'string') throw new DBusError('the bus sent a malformed message');

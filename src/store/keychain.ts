@@ -15,7 +15,7 @@ export interface KeytarApi {
 
 export type KeytarLoader = () => Promise<KeytarApi>;
 
-export const KEYCHAIN_SERVICE = 'plat';
+const KEYCHAIN_SERVICE = 'plat';
 export const DEFAULT_KEYCHAIN_TIMEOUT_MS = 5_000;
 
 /**
@@ -254,7 +254,7 @@ export class KeychainTokenStore implements TokenStore {
   }
 }
 
-export function keychainDescription(platform: NodeJS.Platform): string {
+function keychainDescription(platform: NodeJS.Platform): string {
   switch (platform) {
     case 'darwin':
       return 'macOS Keychain';

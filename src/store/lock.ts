@@ -16,8 +16,8 @@ export interface ProfileLockOptions {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
-export const DEFAULT_LOCK_STALE_MS = 10_000;
+const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
+const DEFAULT_LOCK_STALE_MS = 10_000;
 
 const FIRST_RETRY_MS = 25;
 const MAX_RETRY_MS = 250;

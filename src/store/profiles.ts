@@ -6,7 +6,7 @@ import { profilePath, profilesDir, validateProfileName } from './paths.js';
 import type { Profile } from './types.js';
 
 /** A profile file that exists but cannot be used; `plat status` shows it instead of failing the whole listing. */
-export interface BrokenProfile {
+interface BrokenProfile {
   name: string;
   file: string;
   error: PlatError;

@@ -11,7 +11,7 @@ import type { Env } from './paths.js';
 import { BusConnections, secretServiceReader, type SecretReader } from './secret-service.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
 
-export const TOKEN_STORE_KINDS: readonly TokenStoreKind[] = ['keychain', 'file'];
+const TOKEN_STORE_KINDS: readonly TokenStoreKind[] = ['keychain', 'file'];
 
 export interface OpenTokenStoreOptions {
   env: Env;

@@ -101,7 +101,7 @@ export async function classifyRaw(home: Home, name = 'default'): Promise<RawStat
  * The first secret (or a 16-character piece of one) found in `text`, if any. Pieces catch a token that was cut
  * short (an error message bounded to 200 characters) as well as a whole one.
  */
-export function findSecret(text: string, secrets: string[]): string | undefined {
+function findSecret(text: string, secrets: string[]): string | undefined {
   for (const secret of secrets) {
     if (secret.length < 8) continue;
     if (text.includes(secret)) return secret;

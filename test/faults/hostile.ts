@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface HostileRequest {
+interface HostileRequest {
   method: string;
   path: string;
   authorization?: string;

@@ -113,6 +113,14 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
   return new Promise((resolve, reject) => {
     // An undefined value means "unset": spawn would pass the string "undefined".
     const env = Object.fromEntries(Object.entries(options.env ?? process.env).filter(([, v]) => v !== undefined));
+    const coverage = process.env.PLAT_TEST_V8_COVERAGE;
+    if (coverage && env.NODE_V8_COVERAGE === undefined) {
+      // `npm run coverage` (test/coverage.mjs): V8 writes this plat's coverage there on exit. A V8 code cache
+      // (bin/plat.js) holds functions compiled without block counters, which would report every branch of them as
+      // one: a cache dir under a file can be neither read nor written, so each plat compiles afresh.
+      env.NODE_V8_COVERAGE = coverage;
+      env.XDG_CACHE_HOME = '/dev/null/plat-coverage-no-code-cache';
+    }
     // Another user may not be able to enter the checkout (a clone in /root or a 0700 directory): give it a copy.
     const otherUser = options.uid !== undefined && options.uid !== process.getuid?.();
     const child = spawn(process.execPath, [otherUser ? readablePlatBin(repoRoot) : platBin, ...args], {

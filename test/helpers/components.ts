@@ -71,9 +71,9 @@ function executable(file: string): boolean {
   }
 }
 
-export const KEYRING_INSTALL = 'apt-get install -y gnome-keyring dbus libsecret-1-0';
-export const CHROMIUM_INSTALL = 'apt-get install -y chromium';
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+const KEYRING_INSTALL = 'apt-get install -y gnome-keyring dbus libsecret-1-0';
+const CHROMIUM_INSTALL = 'apt-get install -y chromium';
+const CHROMIUM_PATH = '/usr/bin/chromium';
 
 /**
  * A real Secret Service (gnome-keyring) on a private session bus. test/run.mjs (npm test) starts one and sets
@@ -99,7 +99,7 @@ export const chromium = Object.assign(
   { path: CHROMIUM_PATH },
 );
 
-export const OPENSSL_INSTALL = 'apt-get install -y openssl';
+const OPENSSL_INSTALL = 'apt-get install -y openssl';
 
 /** openssl, to make a throwaway certificate for an https reference platform. */
 export const openssl = component('openssl', onPath('openssl'), `no openssl on PATH; install with: ${OPENSSL_INSTALL}`, OPENSSL_INSTALL);

@@ -26,7 +26,7 @@ export const redirectPort = (authorizeUrl: string) => Number(new URL(param(autho
 export type Deliver = (callbackUrl: string, child: ChildProcess, authorizeUrl: string) => Promise<void> | void;
 
 /** The browser lands on the callback (plat's listener answers it). */
-export const land: Deliver = async (callbackUrl) => {
+const land: Deliver = async (callbackUrl) => {
   await fetch(callbackUrl).then((r) => r.text());
 };
 

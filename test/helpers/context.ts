@@ -38,6 +38,11 @@ export interface TestContextOptions {
   now?: number;
 }
 
+/**
+ * One in-process context on `home`. Tests today take theirs from useTestContexts (below), which closes them after
+ * each test.
+ * @public the suite's in-process entry point: kept exported for a test that needs a context outside a test's life.
+ */
 export function testContext(home: Home, options: TestContextOptions = {}): TestContext {
   const env = Object.fromEntries(Object.entries({ ...home.env, ...options.env }).filter(([, v]) => v !== undefined));
   const captured = { stdout: '', stderr: '' };

@@ -14,7 +14,7 @@ import { startPlatform, type Knobs, type Platform, type PlatformOptions } from '
 import { makeHome, type Home } from './cli.js';
 
 /** A view of an object a hook creates later; using it before the hook ran fails with a sentence, not `undefined`. */
-export function lateBound<T extends object>(what: string, current: () => T | undefined): T {
+function lateBound<T extends object>(what: string, current: () => T | undefined): T {
   const target = () => {
     const value = current();
     if (!value) throw new Error(`${what} is not there yet: use it inside a test or hook, not at the top of the file`);

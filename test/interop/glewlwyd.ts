@@ -19,10 +19,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, PYTHON, stop } from './servers.js';
 
-export const GLEWLWYD = '/usr/bin/glewlwyd';
+const GLEWLWYD = '/usr/bin/glewlwyd';
 export const GLEWLWYD_INSTALL = 'apt-get install -y glewlwyd';
 const SCHEMA = '/usr/share/dbconfig-common/data/glewlwyd/install/sqlite3';
-export const USER = { username: 'linus', password: 'password', name: 'Linus Pauling', email: 'linus@example.test' };
+const USER = { username: 'linus', password: 'password', name: 'Linus Pauling', email: 'linus@example.test' };
 const API_SCOPES = ['courses:read', 'courses:write'];
 
 export function glewlwydInstalled(): boolean {

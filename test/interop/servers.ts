@@ -54,7 +54,7 @@ interface ReadyLine {
   issuer?: string;
 }
 
-export interface StartOptions {
+interface StartOptions {
   /** The issuer's path on the API origin, for a server whose ready line names no issuer. */
   issuerPath?: string;
   env?: Record<string, string>;
@@ -64,7 +64,7 @@ export interface StartOptions {
  * Starts any child process that serves on 127.0.0.1 and prints one JSON line `{"port": N, ...}` on stdout when it
  * listens (Python or Node alike), and waits for that line. `issuer` on the line wins over `issuerPath`.
  */
-export async function startServer(command: string, args: string[], options: StartOptions = {}): Promise<InteropServer> {
+async function startServer(command: string, args: string[], options: StartOptions = {}): Promise<InteropServer> {
   const name = path.relative(here, args[0] ?? command);
   const child = spawn(command, args, {
     // stdin stays open: the server exits when it closes, so a test runner that dies leaves no server behind.

@@ -41,7 +41,7 @@ describe('the npm package', () => {
     expect(pkg.bin).toEqual({ plat: 'bin/plat.js' });
   });
 
-  it('holds only what users need: the shim, the bundles, the library and its types, man page, completions, README', () => {
+  it('holds only what users need: the shim, the bundles, the library and its types, the --json schemas, man page, completions, README', () => {
     const allowed = [
       /^package\.json$/,
       /^README\.md$/,
@@ -52,10 +52,11 @@ describe('the npm package', () => {
       /^dist\/plat\.1$/,
       /^dist\/library\/index\.(mjs|d\.ts)$/,
       /^dist\/library\/chunks\/[\w-]+\.mjs$/,
+      /^dist\/schemas\/[\w-]+\.json$/,
     ];
     const unexpected = pack.files.filter((file) => !allowed.some((re) => re.test(file)));
     expect(unexpected).toEqual([]);
-    for (const needed of ['bin/plat.js', 'dist/main.cjs', 'dist/plain.cjs', 'dist/mcp.cjs', 'dist/plat.1', 'dist/library/index.mjs', 'dist/library/index.d.ts', 'completions/plat.bash', 'completions/_plat', 'completions/plat.fish']) {
+    for (const needed of ['bin/plat.js', 'dist/main.cjs', 'dist/plain.cjs', 'dist/mcp.cjs', 'dist/plat.1', 'dist/library/index.mjs', 'dist/library/index.d.ts', 'dist/schemas/login.json', 'completions/plat.bash', 'completions/_plat', 'completions/plat.fish']) {
       expect(pack.files).toContain(needed);
     }
   });
@@ -76,6 +77,12 @@ describe('the npm package', () => {
     );
     expect(failed?.code).toBe(2);
     expect(failed?.stderr).toMatch(/--jq: syntax error, unexpected INVALID_CHARACTER at column 6:/);
+  });
+
+  it("a script finds the --json schemas through the package's exports", async () => {
+    const script = "console.log(require.resolve('plat-cli/schemas/login.json')); console.log(require('plat-cli/schemas/login.json').title)";
+    const { stdout } = await exec(process.execPath, ['-e', script], { cwd: path.join(prefix, 'lib') });
+    expect(stdout).toBe(`${path.join(await realpath(installed), 'dist', 'schemas', 'login.json')}\nplat login --json\n`);
   });
 
   it('man finds the page from that prefix', async () => {

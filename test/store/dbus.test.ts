@@ -167,6 +167,27 @@ describe('peers plat does not follow', () => {
     expect((error as Error).message).toMatch(/no answer plat can read to its authentication/);
   });
 
+  it('an authentication answer split across chunks is read whole', async () => {
+    const bus = await fakeBus(
+      (socket) => {
+        socket.write('OK 0123456789abcdef', () =>
+          setTimeout(() => socket.write(Buffer.concat([Buffer.from('0123456789abcdef\r\n'), reply(FIRST_CALL, 's', ['whole'])])), 20),
+        );
+      },
+      { auth: '' },
+    );
+    expect(await oneCall(bus)).toEqual(['whole']);
+  });
+
+  it('a boolean other than 0 or 1 fails the call: malformed', async () => {
+    const body = Buffer.alloc(4);
+    body.writeUInt32LE(2, 0);
+    const bus = await fakeBus((socket) => socket.write(rawReply(FIRST_CALL, 'b', body)));
+    const error = await oneCall(bus);
+    expect(error).toBeInstanceOf(DBusError);
+    expect((error as Error).message).toBe('the bus sent a malformed message (a boolean other than 0 or 1)');
+  });
+
   it('an error reply fails its call with the error\'s name; a name D-Bus would not allow is not repeated', async () => {
     const bus = await fakeBus((socket) => socket.write(errorReply(FIRST_CALL, 'org.freedesktop.Secret.Error.NoSuchObject')));
     const error = await oneCall(bus);

@@ -87,4 +87,10 @@ describe('validateProfileName', () => {
       );
     },
   );
+
+  it('shows a long rejected name cut to 67 characters, and a value that is not a string as itself', () => {
+    expect(() => validateProfileName(`${'x'.repeat(80)}/`)).toThrow(`Invalid profile name "${'x'.repeat(67)}...": use 1 to 64`);
+    // The library's callers are not held to the types: a number names itself, unquoted.
+    expect(() => validateProfileName(42 as unknown as string)).toThrow(/^Invalid profile name 42: use 1 to 64/);
+  });
 });

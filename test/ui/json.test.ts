@@ -1,29 +1,30 @@
 /**
- * `--json` for scripts: one JSON document on stdout and nothing else, in the documented shape (shapes.ts, README
- * "JSON output"), wherever --json is put on the command line. Errors stay sentences on stderr with the exit code.
+ * `--json` for scripts: one JSON document on stdout and nothing else, in the documented shape (the JSON Schemas in
+ * src/schemas/, shipped in dist/schemas/; README "JSON output"), wherever --json is put on the command line. Errors
+ * stay sentences on stderr with the exit code.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type PlatResult } from '../helpers/cli.js';
-import { API, arrayOf, DISCOVER, LOGIN, LOGOUT, mismatches, object, REFRESH, SCOPE_PLAN, SCOPES, STATUS, SWITCH, WHOAMI, type Shape } from './shapes.js';
+import { readSchema, SCHEMA_DIR, SCHEMA_NAMES, schemaErrors } from './schemas.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();
 const home = useHome();
 
 /** Exactly one JSON document on stdout, newline-terminated, in the shape. */
-function expectJson(result: PlatResult, shape: Shape, code = 0): unknown {
+function expectJson(result: PlatResult, schema: string, code = 0): unknown {
   expect(result.code, result.stderr).toBe(code);
   expect(result.stdout.endsWith('\n')).toBe(true);
   const value = JSON.parse(result.stdout) as unknown;
-  expect(mismatches(value, shape)).toEqual([]);
+  expect(schemaErrors(value, schema)).toEqual([]);
   return value;
 }
 
 async function loggedIn(args: string[] = ['--scope', 'openid profile email courses:read']) {
   const result = await home.login(platform, ['--json', ...args]);
-  return expectJson(result, LOGIN) as { scopes: string[] };
+  return expectJson(result, 'login') as { scopes: string[] };
 }
 
 describe('--json shapes', () => {
@@ -35,8 +36,8 @@ describe('--json shapes', () => {
 
   it('whoami, with --json before or after the command', async () => {
     await loggedIn();
-    const after = expectJson(await home.run(['whoami', '--json']), WHOAMI);
-    const before = expectJson(await home.run(['--json', 'whoami']), WHOAMI);
+    const after = expectJson(await home.run(['whoami', '--json']), 'whoami');
+    const before = expectJson(await home.run(['--json', 'whoami']), 'whoami');
     expect(after).toEqual(before);
     expect(after).toMatchObject({ sub: 'user-ada', email: 'ada@example.test' });
   });
@@ -48,46 +49,50 @@ describe('--json shapes', () => {
     await writeFile(path.join(home.configDir, 'profiles', 'old.json'), JSON.stringify({ baseUrl: platform.baseUrl, loggedIn: false }));
     await writeFile(path.join(home.configDir, 'profiles', 'broken.json'), '{not json');
     // Two other profiles not logged in: the listing in full, and exit 0 since the current one is signed in (issue 24).
-    const value = expectJson(await home.run(['status', '--json']), STATUS) as { profiles: Array<{ profile: string; loggedIn: boolean }> };
+    const value = expectJson(await home.run(['status', '--json']), 'status') as { profiles: Array<{ profile: string; loggedIn: boolean }> };
     expect(value.profiles.map((p) => [p.profile, p.loggedIn])).toEqual([
       ['default', true],
       ['old', false],
       ['broken', false],
     ]);
-    expectJson(await home.run(['status', 'old', '--json']), STATUS, 4);
-    const checked = expectJson(await home.run(['status', 'default', '--check', '--json']), STATUS) as { profiles: Array<{ works?: boolean; checkedAt?: string }> };
+    expectJson(await home.run(['status', 'old', '--json']), 'status', 4);
+    const checked = expectJson(await home.run(['status', 'default', '--check', '--json']), 'status') as { profiles: Array<{ works?: boolean; checkedAt?: string }> };
     expect(checked.profiles[0]!.works).toBe(true);
     expect(checked.profiles[0]!.checkedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   it('refresh', async () => {
     await loggedIn();
-    const value = expectJson(await home.run(['refresh', '--json']), REFRESH);
+    const value = expectJson(await home.run(['refresh', '--json']), 'refresh');
     expect(value).toMatchObject({ profile: 'default' });
   });
 
   it('logout, and logout --all (an array)', async () => {
     await loggedIn();
-    expect(expectJson(await home.run(['logout', '--json']), LOGOUT)).toEqual({ profile: 'default', wasLoggedIn: true, revoked: true, revocationErrors: [], forgotten: false });
-    expect(expectJson(await home.run(['logout', '--json']), LOGOUT)).toMatchObject({ wasLoggedIn: false });
+    expect(expectJson(await home.run(['logout', '--json']), 'logout')).toEqual({ profile: 'default', wasLoggedIn: true, revoked: true, revocationErrors: [], forgotten: false });
+    expect(expectJson(await home.run(['logout', '--json']), 'logout')).toMatchObject({ wasLoggedIn: false });
     await loggedIn();
-    const all = expectJson(await home.run(['logout', '--all', '--json']), arrayOf(LOGOUT));
+    const all = expectJson(await home.run(['logout', '--all', '--json']), 'logout');
     expect(all).toEqual([{ profile: 'default', wasLoggedIn: true, revoked: true, revocationErrors: [], forgotten: false }]);
+  });
+
+  it('token', async () => {
+    await loggedIn();
+    expect(expectJson(await home.run(['token', '--json']), 'token')).toMatchObject({ token_type: 'Bearer', profile: 'default', base_url: platform.baseUrl });
   });
 
   it('switch', async () => {
     await loggedIn(['--profile', 'school']);
-    expect(expectJson(await home.run(['switch', 'school', '--json']), SWITCH)).toEqual({ profile: 'school', previous: 'default', baseUrl: platform.baseUrl, loggedIn: true });
+    expect(expectJson(await home.run(['switch', 'school', '--json']), 'switch')).toEqual({ profile: 'school', previous: 'default', baseUrl: platform.baseUrl, loggedIn: true });
   });
 
-  it('scopes, scopes plan, op, api and discover, with no session', async () => {
+  it('scopes, scopes plan, op and discover, with no session', async () => {
     const base = ['--base-url', platform.baseUrl, '--json'];
-    expectJson(await home.run(['scopes', ...base]), SCOPES);
-    expectJson(await home.run(['scopes', '--json']), SCOPES);
-    expectJson(await home.run(['op', ...base]), API);
-    expectJson(await home.run(['op', ...base]), API);
-    expectJson(await home.run(['scopes', 'plan', 'listEnrolments', 'getSchoolReport', ...base]), SCOPE_PLAN);
-    expectJson(await home.run(['discover', ...base]), DISCOVER);
+    expectJson(await home.run(['scopes', ...base]), 'scopes');
+    expectJson(await home.run(['scopes', '--json']), 'scopes');
+    expectJson(await home.run(['op', ...base]), 'operations');
+    expectJson(await home.run(['scopes', 'plan', 'listEnrolments', 'getSchoolReport', ...base]), 'scopes-plan');
+    expectJson(await home.run(['discover', ...base]), 'discover');
   });
 
   it('an error is a sentence on stderr with its exit code, and stdout stays empty', async () => {
@@ -98,15 +103,65 @@ describe('--json shapes', () => {
   });
 });
 
-describe('the shape checker', () => {
-  it('names missing keys, extra keys and wrong types', () => {
-    const shape = object({ a: 'string', b: 'iso' }, { optional: ['b'] });
-    expect(mismatches({ a: 'x' }, shape)).toEqual([]);
-    expect(mismatches({ a: 1, c: true, b: 'yesterday' }, shape)).toEqual([
-      '$.a: expected string, got number',
-      '$.b: expected an ISO timestamp, got "yesterday"',
-      '$.c: not part of the documented shape',
-    ]);
-    expect(mismatches({}, shape)).toEqual(['$.a: missing']);
+
+/** The command modules that print `--json`, and the schema each one's output is checked against. */
+const SCHEMA_OF_COMMAND: Record<string, string> = {
+  'discover.ts': 'discover',
+  'login.ts': 'login',
+  'logout.ts': 'logout',
+  'op-list.ts': 'operations',
+  'refresh.ts': 'refresh',
+  'scopes-plan.ts': 'scopes-plan',
+  'scopes.ts': 'scopes',
+  'status.ts': 'status',
+  'switch.ts': 'switch',
+  'token.ts': 'token',
+  'whoami.ts': 'whoami',
+};
+
+describe('the JSON Schemas', () => {
+  const root = path.resolve(SCHEMA_DIR, '../..');
+
+  it('every command that prints --json has its schema, and every schema a command', async () => {
+    const commands = path.join(root, 'src', 'commands');
+    const printing: string[] = [];
+    for (const file of await readdir(commands)) {
+      if (file.endsWith('.ts') && (await readFile(path.join(commands, file), 'utf8')).includes('ctx.globals.json')) printing.push(file);
+    }
+    expect(printing.sort()).toEqual(Object.keys(SCHEMA_OF_COMMAND).sort());
+    expect([...new Set(Object.values(SCHEMA_OF_COMMAND))].sort()).toEqual(SCHEMA_NAMES);
+  });
+
+  it('are strict draft 2020-12 documents with a title and a description', () => {
+    for (const name of SCHEMA_NAMES) {
+      const schema = readSchema(name);
+      expect(schema.$schema, name).toBe('https://json-schema.org/draft/2020-12/schema');
+      expect(typeof schema.title, name).toBe('string');
+      expect(typeof schema.description, name).toBe('string');
+      expect(schemaErrors.bind(null, {}, name), name).not.toThrow(); // compiles under ajv's strict mode
+    }
+  });
+
+  it('ship in dist/schemas/ as in src/schemas/, and the README points to them', async () => {
+    const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { files: string[]; exports: Record<string, unknown> };
+    expect(pkg.files).toContain('dist');
+    expect(pkg.exports['./schemas/*']).toBe('./dist/schemas/*');
+    const readme = await readFile(path.join(root, 'README.md'), 'utf8');
+    for (const name of SCHEMA_NAMES) {
+      expect(await readFile(path.join(root, 'dist', 'schemas', `${name}.json`), 'utf8'), name).toBe(await readFile(path.join(SCHEMA_DIR, `${name}.json`), 'utf8'));
+      expect(readme, name).toContain(`schemas/${name}.json`);
+    }
+  });
+
+  it('name missing keys, extra keys, wrong types and malformed timestamps', () => {
+    const good = { profile: 'default', expiresAt: null, scopes: ['openid'] };
+    expect(schemaErrors(good, 'refresh')).toEqual([]);
+    expect(schemaErrors({ ...good, expiresAt: '2026-11-25T10:00:00.000Z' }, 'refresh')).toEqual([]);
+    expect(schemaErrors({ profile: 1, expiresAt: 'yesterday', scopes: [], extra: true }, 'refresh')).toEqual(
+      expect.arrayContaining(['$.extra: not part of the documented shape', '$.profile: must be string', '$.expiresAt: must match format "date-time"']),
+    );
+    expect(schemaErrors({ scopes: [] }, 'refresh')).toEqual(['$.profile: missing', '$.expiresAt: missing']);
+    expect(schemaErrors({ ...good, expiresAt: '2026-11-25T10:00:00+01:00' }, 'refresh')).not.toEqual([]);
+    expect(schemaErrors({ profile: 'p', previous: 'q', baseUrl: 'ftp://x', loggedIn: true }, 'switch')).not.toEqual([]);
   });
 });

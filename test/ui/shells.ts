@@ -12,8 +12,6 @@ import path from 'node:path';
 import { platBin, repoRoot } from '../helpers/cli.js';
 import { isCI, onPath, type Component } from '../helpers/components.js';
 
-export const SHELLS_INSTALL = 'apt-get install -y bash zsh fish';
-
 function component(name: string, available: boolean, install: string): Component {
   const skipReason = available ? '' : `no ${name}; install with: ${install}`;
   return {
