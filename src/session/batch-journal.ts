@@ -12,7 +12,7 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { PlatError, UsageError } from '../errors.js';
 
-export interface JournalLine {
+interface JournalLine {
   hash: string;
   /** Sent, and no outcome recorded after it. */
   inFlight: boolean;

@@ -60,10 +60,10 @@ export interface BatchRun {
 }
 
 /** Each line's retries (a server's pauses included) before its answer is taken as the result. */
-export const BATCH_RETRIES = 4;
+const BATCH_RETRIES = 4;
 
 /** A response body larger than this is not kept in the result (an error says so): results are one line each. */
-export const MAX_RESULT_BODY_BYTES = 8 * 1024 * 1024;
+const MAX_RESULT_BODY_BYTES = 8 * 1024 * 1024;
 
 export function runBatch(ctx: Context, client: ApiClient, items: AsyncIterable<BatchItem> | Iterable<BatchItem>, options: BatchOptions): BatchRun {
   const governor = createGovernor({ ratePerSecond: options.ratePerSecond, signal: ctx.signal, now: () => ctx.now() });

@@ -60,7 +60,7 @@ export interface ApiClient {
   send(request: ApiRequest): Promise<ApiResponse>;
 }
 
-const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+export const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const DEFAULT_RETRIES = 2;
 /** The longest Retry-After plat waits for; a server asking for more gets its answer returned instead. */
 export const MAX_RETRY_AFTER_MS = 60_000;
