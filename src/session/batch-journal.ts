@@ -41,8 +41,10 @@ export async function openJournal(file: string): Promise<Journal> {
   const lines = await readJournal(file);
   let handle: fs.FileHandle;
   try {
-    handle = await fs.open(file, 'a', 0o600);
-    if ((await handle.stat()).size === 0) await handle.write(`${JSON.stringify(HEADER)}\n`);
+    handle = await fs.open(file, 'a+', 0o600);
+    const { size } = await handle.stat();
+    if (size === 0) await handle.write(`${JSON.stringify(HEADER)}\n`);
+    else await dropTornTail(handle, size);
   } catch (error) {
     throw new PlatError(`Cannot write the journal ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
   }
@@ -82,6 +84,20 @@ export async function openJournal(file: string): Promise<Journal> {
       await handle.close();
     },
   };
+}
+
+/**
+ * A run killed mid-write leaves a partial last record; the next records must not be appended to its line (that
+ * would make a torn record in the middle, and the journal unreadable), so it is cut off first.
+ */
+async function dropTornTail(handle: fs.FileHandle, size: number): Promise<void> {
+  const length = Math.min(size, 64 * 1024);
+  const tail = Buffer.alloc(length);
+  await handle.read(tail, 0, length, size - length);
+  if (tail[length - 1] === 0x0a) return;
+  const lastNewline = tail.lastIndexOf(0x0a);
+  if (lastNewline < 0) throw new PlatError('The journal\'s last record is longer than a journal record can be: it is not a plat batch journal.');
+  await handle.truncate(size - length + lastNewline + 1);
 }
 
 async function readJournal(file: string): Promise<Map<number, JournalLine>> {
