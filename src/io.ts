@@ -141,7 +141,7 @@ export function createIO(options: IOOptions): IO {
     green: (s) => outPaint()?.green(s) ?? s,
     red: (s) => paint()?.red(s) ?? s,
     spinner: async (text) => {
-      if (!stderrIsTTY() || env.CI) return { stop() {} };
+      if (!stderrIsTTY() || isCI(env)) return { stop() {} };
       const { default: ora } = await importPackage<typeof import('ora')>('ora');
       // discardStdin: false, so an address pasted while the spinner runs still reaches plat.
       const spin = ora({ text, stream: stderr(), color: 'cyan', isEnabled: true, discardStdin: false }).start();
@@ -159,6 +159,11 @@ export function createIO(options: IOOptions): IO {
 function chalk(): ChalkInstance {
   const { Chalk } = require('chalk') as typeof import('chalk');
   return new Chalk({ level: 1 });
+}
+
+/** CI set to anything but empty, `false` or `0`: nobody watches, so plat asks nothing and draws no spinner. */
+export function isCI(env: Record<string, string | undefined>): boolean {
+  return env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
 }
 
 export const errorPrefix = (io: IO) => io.red('error:');

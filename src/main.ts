@@ -3,10 +3,9 @@
  * only place that decides how plat ends.
  */
 import { fstatSync } from 'node:fs';
-import { isCI } from './session/step-up.js';
 import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
-import { createIO, errorPrefix, safe, type IO } from './io.js';
+import { createIO, errorPrefix, isCI, safe, type IO } from './io.js';
 import { plainForm, plainInvocation } from './dispatch.js';
 import { resolveInvocation } from './session/invocation.js';
 import type * as os from 'node:os';

@@ -22,20 +22,16 @@ await rm(new URL('../../dist', import.meta.url), { recursive: true, force: true 
 // made every other start read more text and a code cache 6.7 KB larger (plat status); left as ES modules in
 // node_modules the SDK costs plat mcp 150-250 ms of loading, against ~25 ms as one CommonJS file.
 const MCP_BUNDLE = 'mcp.cjs';
+/** What every bundle shares: one CommonJS file for Node 20, with a linked source map. */
+const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', sourcemap: 'linked', legalComments: 'none', logLevel: 'warning' };
 const program = {
+  ...common,
   entryPoints: ['src/main.ts'],
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  sourcemap: 'linked',
-  legalComments: 'none',
   external: ['@github/keytar', 'ajv', 'open', 'ora', 'undici', 'jq-web', 're2js'],
   // The bundle is the body of the function bin/plat.js compiles, wrapped here rather than by concatenating strings
   // there: one 580 KB copy fewer per start, and with it one of the two scavenges a `plat call` made (~0.5 ms).
   banner: { js: '(function (exports, require, module, __filename, __dirname) {' },
   footer: { js: '})' },
-  logLevel: 'warning',
   plugins: [lazyChildProcessInCommander(), chalkWithoutDetection()],
 };
 for (const [name, plainOnly] of [['main', false], ['plain', true]]) {
@@ -60,13 +56,7 @@ await build({
   entryPoints: ['src/commands/mcp.ts'],
   outfile: `dist/${MCP_BUNDLE}`,
   plugins: [modulesFromMain(mcpMainModules), mcpWithoutAjv()],
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  sourcemap: 'linked',
-  legalComments: 'none',
-  logLevel: 'warning',
+  ...common,
 });
 // Each plat module dist/mcp.cjs takes from dist/main.cjs must be one mcp-load.ts hands over.
 const handedOver = await readFile(new URL('../commands/mcp-load.ts', import.meta.url), 'utf8');

@@ -9,6 +9,7 @@ import { ScopeError } from '../errors.js';
 import { bodyReadError } from '../body-error.js';
 import { openApiClient, type ApiClient, type ApiResponse } from '../session/request.js';
 import { responseError } from '../session/response-error.js';
+import { readBodyUpTo } from '../read-body.js';
 import { mayAsk, offerStepUp, scopesToStepUp } from '../session/step-up.js';
 import { suggestCommand } from '../session/suggest.js';
 import { escapeJsonForTerminal, sanitize } from '../text.js';
@@ -16,6 +17,8 @@ import { assertRegularFile, prepareRequest, toApiRequest, type CallFlags, type P
 
 
 const PRETTY_LIMIT = 8 * 1024 * 1024;
+/** The most of a 403 plat holds while it asks whether to step up. */
+const STEP_UP_REFUSAL_BYTES = 1024 * 1024;
 
 /** Flags that read the response as JSON instead of streaming it (call-json.ts). */
 const JSON_OUTPUT_FLAGS = ['paginate', 'ndjson', 'slurp', 'maxPages', 'maxItems', 'items', 'next', 'jq'] as const;
@@ -52,14 +55,14 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
   let response = await client.send(apiRequest);
   const missing = scopesToStepUp(response);
   if (missing && mayAsk(ctx)) {
-    // The refusal is kept whole (a 403 is small) so that a "no" still prints it as plat call always does.
-    const refusal = await readAll(response.body);
+    // The refusal is kept (a 403 is small; a hostile one is cut at 1 MiB) so that a "no" still prints it.
+    const { bytes: refusal } = await readBodyUpTo(response.body, STEP_UP_REFUSAL_BYTES);
     if (await offerStepUp(ctx, client.profile, missing)) {
       const again = await openApiClient(ctx, { auth: 'auto' });
       apiRequest = toApiRequest(ctx, request, flags);
       response = await again.send(apiRequest);
     } else {
-      response = { ...response, body: Readable.from([Buffer.from(refusal)]) };
+      response = { ...response, body: Readable.from([refusal]) };
     }
   }
   await render(ctx, request, response, Boolean(flags.include));

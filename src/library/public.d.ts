@@ -82,6 +82,8 @@ export interface BatchResult {
   /** The response body: parsed JSON, else text. */
   body?: unknown;
   error?: string;
+  /** The request was sent but its outcome is not known (the run was interrupted while it was in flight). */
+  unknown?: boolean;
 }
 
 export interface PlatClient {

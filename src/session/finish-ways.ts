@@ -9,6 +9,7 @@
 import { fstatSync } from 'node:fs';
 import type { Context } from '../context.js';
 import { AuthError } from '../errors.js';
+import { isCI } from '../io.js';
 import { noLocalBrowser } from './consent.js';
 import type { LoginOptions } from './login-options.js';
 import { suggestCommand } from './suggest.js';
@@ -51,8 +52,7 @@ export function assertLoginCanFinish(ctx: Context, options: WayOptions, profile:
 function noBrowserHere(ctx: Context): string | undefined {
   const why = noLocalBrowser(ctx.env, process.platform);
   if (why) return why;
-  const ci = ctx.env.CI;
-  if (ci && ci !== 'false' && ci !== '0' && !ctx.env.PLAT_BROWSER && !ctx.env.BROWSER) return 'CI is set, and no one sees a browser on a CI runner';
+  if (isCI(ctx.env) && !ctx.env.PLAT_BROWSER && !ctx.env.BROWSER) return 'CI is set, and no one sees a browser on a CI runner';
   return undefined;
 }
 

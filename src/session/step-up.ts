@@ -6,6 +6,7 @@
  */
 import type { Context } from '../context.js';
 import { InterruptedError } from '../errors.js';
+import { isCI } from '../io.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import { sanitize } from '../text.js';
 import type { Profile } from '../store/types.js';
@@ -42,10 +43,6 @@ export function mayAsk(ctx: Context): boolean {
   return ctx.globals.prompt === true && ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && !isCI(ctx.env);
 }
 
-/** CI set to anything but empty, `false` or `0`. */
-export function isCI(env: Record<string, string | undefined>): boolean {
-  return env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
-}
 
 /**
  * Asks, and on yes signs in again adding the scopes (plat login --add-scope, the way the session was made).
