@@ -7,7 +7,7 @@
  *   developer's own keychain. Otherwise vitest runs directly and those tests are skipped (or, with CI set, fail).
  * - HOME, the XDG dirs and TMPDIR point into a throwaway directory, removed afterwards.
  * - NODE_EXTRA_CA_CERTS is not inherited: it costs each Node process ~50 ms of start-up (see below).
- * - Extra arguments go to vitest: `npm test -- test/store`, `node test/run.mjs -t lock`.
+ * - Extra arguments go to vitest: `npm test -- test/unit/store`, `node test/run.mjs -t lock`.
  * - The last line printed is `N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
  */
 import { spawn } from 'node:child_process';
@@ -146,7 +146,7 @@ async function main() {
     // parse that file before its first line: `node -e 0` takes ~80 ms with it and ~30 ms without (medians on a
     // 2-core machine), and the suite starts thousands of Node processes (each plat it spawns, each worker). No plat
     // under test talks to a public server, and the one test that needs a CA (test/faults/https.test.ts) sets its
-    // own. npm may reach the registry (test/lib/install.test.ts): npmEnv() (test/helpers/package.ts) gives it the
+    // own. npm may reach the registry (test/library/install.test.ts): npmEnv() (test/helpers/package.ts) gives it the
     // host's value back from PLAT_TEST_HOST_CA_CERTS (plat's spawned tests drop PLAT_* variables).
     if (env.NODE_EXTRA_CA_CERTS) env.PLAT_TEST_HOST_CA_CERTS = env.NODE_EXTRA_CA_CERTS;
     delete env.NODE_EXTRA_CA_CERTS;

@@ -2,7 +2,7 @@
  * What plat requires of an authorization server, checked without a protocol library: the platform's documented
  * paths, PKCE support, that an endpoint plat is about to send credentials to is https (or loopback), and how large
  * a body it may send. Kept apart from discovery.ts and options.ts so the token path (whoami, call), which reads
- * UserInfo with plat's own request, does not load oauth4webapi to use them (test/unit/layers.test.ts holds it).
+ * UserInfo with plat's own request, does not load oauth4webapi to use them (test/repo/layers.test.ts holds it).
  */
 import type { AuthorizationServer } from 'oauth4webapi';
 import { PlatError } from '../errors.js';

@@ -4,7 +4,7 @@
  * either byte order). Not a general client: no signals (the bus's own are skipped unread), no file descriptors.
  * Whatever a peer sends, reading it is bounded (signatures as the specification restricts them, message size,
  * value count, nesting) and never blocks past the keychain deadline. Every failure is a DBusError or a socket
- * error; none carries message bodies, which may hold secrets. test/store/dbus.test.ts plays the peers.
+ * error; none carries message bodies, which may hold secrets. test/unit/store/dbus.test.ts plays the peers.
  */
 import type { Socket } from 'node:net';
 
@@ -223,7 +223,7 @@ interface MessageHeader {
 
 /**
  * The fixed header and the header fields of one whole message (as messageLength measured it).
- * @public test/store/dbus.test.ts decodes frames with it, from a bundle of this file (a child process it can time out).
+ * @public test/unit/store/dbus.test.ts decodes frames with it, from a bundle of this file (a child process it can time out).
  */
 export function decodeHeader(message: Buffer): MessageHeader {
   if (message.length < 16) throw new DBusError('the bus sent a truncated message');
@@ -241,7 +241,7 @@ export function decodeHeader(message: Buffer): MessageHeader {
 
 /**
  * The body of a message whose header decodeHeader read, as the values its signature names.
- * @public test/store/dbus.test.ts decodes frames with it, as with decodeHeader.
+ * @public test/unit/store/dbus.test.ts decodes frames with it, as with decodeHeader.
  */
 export function decodeBody(message: Buffer, header: MessageHeader): DBusValue[] {
   const signature = header.fields.get(FIELD.signature) ?? '';

@@ -1,7 +1,7 @@
 /**
  * The contract between plat's two keychain readers on Linux: keytar (through libsecret) writes and reads an entry,
  * and the direct read (secret-service.ts) must find exactly the item keytar would, and read its secret as keytar
- * does. Written down once here; test/store/keytar-contract.test.ts holds it both ways against the real
+ * does. Written down once here; test/in-process/store/secret-service.test.ts holds it both ways against the real
  * gnome-keyring (written by keytar and read directly, written to this contract and read by keytar).
  *
  * keytar's libsecret backend stores with secret_password_store() under a schema named

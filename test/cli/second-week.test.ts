@@ -175,7 +175,7 @@ describe('CI and non-interactive runs', () => {
   });
 
   it('what can still finish is not refused: a pipe to paste into, or a forwarded --port', async () => {
-    // stdin a pipe: the address can be pasted (test/login covers the paste itself); it waits, then times out.
+    // stdin a pipe: the address can be pasted (test/cli/login covers the paste itself); it waits, then times out.
     const piped = await home.run(['login', '--no-browser', '--base-url', school.baseUrl, '--timeout', '1'], { env: { CI: 'true' } });
     expect(piped.stderr).toMatch(/No answer from the browser within 1 s/);
     const forwarded = await home.run(['login', '--no-browser', '--port', String(await freePort()), '--base-url', school.baseUrl, '--timeout', '1'], { env: { CI: 'true' }, stdinDevNull: true });

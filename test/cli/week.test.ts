@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectCleanError } from '../helpers/cli.js';
 import { signIn } from '../helpers/consent.js';
-import { APPROVING_BROWSER } from '../login/helpers.js';
+import { APPROVING_BROWSER } from '../helpers/login.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();

@@ -1,6 +1,6 @@
 /**
  * The coverage of src/ from plat processes run with NODE_V8_COVERAGE (test/coverage.mjs; held by
- * test/unit/coverage.test.ts): each process's raw V8 coverage of the bundles (dist/main.cjs, dist/plain.cjs,
+ * test/repo/coverage.test.ts): each process's raw V8 coverage of the bundles (dist/main.cjs, dist/plain.cjs,
  * dist/mcp.cjs) is merged per bundle (@bcoe/v8-coverage), then mapped back to src/ through the build's source maps
  * (v8-to-istanbul reads the `sourceMappingURL` the bundle ends with).
  */

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { expectCleanError } from '../helpers/cli.js';
 import { approving, param, signIn } from '../helpers/consent.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
-import { apiStatus } from '../login/helpers.js';
+import { apiStatus } from '../helpers/login.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform();

@@ -1,6 +1,6 @@
 // The platform's operations, one entry each: what /openapi.json says about it, and — for the operations added
 // here — how it is served. Entries without `handle` are served by the route table in api.mjs; the document is
-// generated from this list alone, so adding an endpoint means appending one entry (test/platform.test.ts checks
+// generated from this list alone, so adding an endpoint means appending one entry (test/repo/platform.test.ts checks
 // that every route the platform answers is described).
 
 const SCHOOL_REPORT = { courses: 3, students: 2, completionRate: 0.87 };

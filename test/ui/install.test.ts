@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeHome, repoRoot, type Home } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
-import { APPROVING_BROWSER } from '../login/helpers.js';
+import { APPROVING_BROWSER } from '../helpers/login.js';
 import { usePlatform } from '../helpers/platform.js';
 
 let home: Home;

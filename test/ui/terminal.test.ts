@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { platBin } from '../helpers/cli.js';
-import { APPROVING_BROWSER } from '../login/helpers.js';
+import { APPROVING_BROWSER } from '../helpers/login.js';
 import { signIn } from '../helpers/consent.js';
 import { readProfile } from '../helpers/state.js';
 import { pty } from './shells.js';

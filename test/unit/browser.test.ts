@@ -21,3 +21,11 @@ describe('splitCommand', () => {
     expect(splitCommand('   ')).toEqual([]);
   });
 });
+
+describe('splitCommand, found by review', () => {
+  it('groups quotes inside a word the way a shell does', () => {
+    expect(splitCommand('chromium --user-data-dir="/tmp/my profile" --x')).toEqual(['chromium', '--user-data-dir=/tmp/my profile', '--x']);
+    expect(splitCommand(`'a'b "c d"e f\\ g`)).toEqual(['ab', 'c de', 'f g']);
+    expect(splitCommand('open ""')).toEqual(['open', '']);
+  });
+});

@@ -146,3 +146,11 @@ describe('redactBody', () => {
     expect(redactBody('access_token=x', undefined)).toBe('<14 bytes>');
   });
 });
+
+describe('redactUrl, found by review', () => {
+  it('redacts secrets in the fragment', () => {
+    const out = redactUrl('https://x.example/cb#access_token=SECRET&state=1');
+    expect(out).not.toContain('SECRET');
+    expect(out).toContain('state=1');
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * plat login --device (RFC 8628) against the reference platform's own device flow (oidc-provider): the code shown on
+ * stderr is typed into the platform's verification page and approved there, headless over HTTP, while plat polls.
+ * Every answer the token endpoint gives a poll is met: authorization_pending (waits), slow_down (five seconds more),
+ * access_denied and expired_token (exit 4, each its own sentence); Ctrl-C exits 130 at once; --timeout bounds it.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { expectCleanError } from '../../helpers/cli.js';
+import { readProfile, readStoredSession, sessionFiles } from '../../helpers/state.js';
+import { useHome, usePlatform } from '../../helpers/platform.js';
+
+const platform = usePlatform();
+const home = useHome();
+
+/** The verification address and the user code plat printed, once both are on stderr. */
+function shown(stderr: string): { uri: string; code: string } | undefined {
+  const uri = /^ {2}(http\S+)$/m.exec(stderr)?.[1];
+  const code = /enter the code: +(\S+)/.exec(stderr)?.[1];
+  return uri && code ? { uri, code } : undefined;
+}
+
+/** plat login --device, with `act` run once the code is on stderr (a person typing it into the platform's page). */
+function deviceLogin(args: string[], act: (shown: { uri: string; code: string }, child: ChildProcess) => Promise<unknown> | void, options: { timeoutMs?: number } = {}) {
+  let acted = false;
+  const outcome: { error?: Error; shown?: { uri: string; code: string } } = {};
+  const run = home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl, ...args], {
+    timeoutMs: options.timeoutMs ?? 30_000,
+    onStderr: (stderr, child) => {
+      const seen = shown(stderr);
+      if (!seen || acted) return;
+      acted = true;
+      outcome.shown = seen;
+      void Promise.resolve(act(seen, child)).catch((error: Error) => (outcome.error = error));
+    },
+  });
+  return run.then((result) => ({ result, ...outcome }));
+}
+
+describe('plat login --device', () => {
+  it('shows the address, its host on a line of its own and the code; approved on the platform, the session works as after a browser login', async () => {
+    const { result, shown: seen, error } = await deviceLogin(['--scope', 'courses:read', '--verbose'], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    expect(error).toBeUndefined();
+    expect(result.code, result.stderr).toBe(0);
+    expect(seen!.uri).toBe(`${platform.baseUrl}/api/oauth/device`);
+    expect(result.stderr).toContain(`(check that the address is on ${new URL(platform.baseUrl).host})`);
+    expect(result.stdout).toMatch(/Logged in to http:\/\/127\.0\.0\.1:\d+ as Ada Lovelace/);
+    expect(result.stdout).toMatch(/Scopes: openid profile email courses:read/);
+    // --verbose redacts the device code like every other secret: none of the run's secrets is on stderr
+    expect(result.stderr).toMatch(/device_code=\[redacted\]/);
+    for (const secret of platform.secrets()) expect(result.stderr).not.toContain(secret);
+    expectCleanError(result);
+    const profile = await readProfile(home);
+    expect(profile).toMatchObject({ loginMethod: 'device', resource: platform.baseUrl, user: { sub: 'user-ada' } });
+    // one registration serves both kinds of login: the device grant beside the code grant
+    expect(profile.client.grantTypes).toEqual(['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code']);
+    expect(platform.stats.count('register')).toBe(1);
+    expect((await readStoredSession(home)).refreshToken).toBeTruthy();
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+    expect((await home.run(['refresh'])).code).toBe(0);
+    expect((await home.run(['whoami'])).stdout).toMatch(/User\s+Ada Lovelace/);
+    // a later --add-scope by device reuses the registration; logout revokes as usual
+    const stepUp = await deviceLogin(['--add-scope', 'students:read'], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    expect(stepUp.result.code, stepUp.result.stderr).toBe(0);
+    // a registration holds a client to its scopes on some servers: asking for more registers anew, as in the browser
+    expect(stepUp.result.stderr).toMatch(/registration does not include students:read; registering again/);
+    expect(platform.stats.count('register')).toBe(2);
+    expect((await readProfile(home)).scopes).toEqual(expect.arrayContaining(['courses:read', 'students:read']));
+    expect((await home.run(['logout'])).stdout).toMatch(/revoked at the server/);
+  });
+
+  it('a plain browser login later reuses the registration made by the device login', async () => {
+    await deviceLogin([], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    const { approving } = await import('../../helpers/consent.js');
+    const consent = approving(platform);
+    const browser = await home.run(['login', '--no-browser'], { onStderr: consent.onStderr });
+    expect(browser.code, browser.stderr).toBe(0);
+    expect(platform.stats.count('register')).toBe(1);
+  });
+
+  it('slow_down adds five seconds between polls (RFC 8628 §3.5); authorization_pending just waits', async () => {
+    platform.knobs.deviceSlowDown = 1;
+    const polls: number[] = [];
+    platform.override('/api/oauth/token', (req) => {
+      polls.push(Date.now());
+      void req;
+      return false;
+    });
+    const { result } = await deviceLogin([], async (s) => {
+      await new Promise((r) => setTimeout(r, 2_500));
+      await platform.approveDevice(s.uri, { userCode: s.code });
+    });
+    expect(result.code, result.stderr).toBe(0);
+    // interval 1 s: the first poll answered slow_down, so the next one comes 1 + 5 s later
+    const gaps = polls.slice(1).map((t, i) => t - polls[i]!);
+    expect(gaps[0]).toBeGreaterThanOrEqual(5_500);
+    expect(platform.stats.count('token:urn:ietf:params:oauth:grant-type:device_code')).toBeGreaterThanOrEqual(2);
+  }, 40_000);
+
+  it('denied on the platform: exit 4 with its own sentence, nothing stored', async () => {
+    const { result } = await deviceLogin([], (s) => platform.approveDevice(s.uri, { userCode: s.code, deny: true }));
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/The sign-in was denied on the verification page \(access_denied\)/);
+    expectCleanError(result);
+    expect(await sessionFiles(home)).toEqual([]);
+  });
+
+  it('a code that expires before anyone approves: exit 4 with its own sentence', async () => {
+    platform.knobs.deviceCodeTtl = 2;
+    const { result } = await deviceLogin([], () => {});
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/The code expired before anyone approved it/);
+    expectCleanError(result);
+  });
+
+  it('--timeout bounds the wait (exit 4, naming the command to run again); Ctrl-C ends it at once (exit 130)', async () => {
+    const started = Date.now();
+    const { result } = await deviceLogin(['--timeout', '2'], () => {});
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/No approval within 2 s\. Run plat login .*--device again/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+
+    let signalled = 0;
+    const interrupted = await deviceLogin([], (_s, child) => {
+      signalled = Date.now();
+      child.kill('SIGINT');
+    });
+    expect(interrupted.result.code).toBe(130);
+    expect(Date.now() - signalled).toBeLessThan(2_000);
+  });
+
+  it('a server without the device flow: exit 2 saying so and what works instead, before anything is registered', async () => {
+    platform.knobs.metadataOverrides = { device_authorization_endpoint: null };
+    const result = await home.run(['login', '--device', '--base-url', platform.baseUrl]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/does not offer the device flow .*plat login .*--no-browser/);
+    expect(platform.stats.count('register')).toBe(0);
+  });
+
+  it('--port with --device is a usage error', async () => {
+    const result = await home.run(['login', '--device', '--port', '8765', '--base-url', platform.baseUrl]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--device needs none/);
+  });
+
+  it('the browser login names --device for a remote shell where the server offers it', async () => {
+    const { approving } = await import('../../helpers/consent.js');
+    const consent = approving(platform);
+    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { onStderr: consent.onStderr });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/Or sign in with a code on any device instead: plat login .*--device/);
+  });
+});
