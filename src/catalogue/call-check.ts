@@ -5,7 +5,7 @@
  */
 import type { Context } from '../context.js';
 import type { Profile } from '../store/types.js';
-import { CALL_CHECK_MAX_AGE_MS, missingScopes, operationsFor, readCachedIndex } from './openapi.js';
+import { CALL_CHECK_MAX_AGE_MS, missingScopes, operationsFor, pathBelow, readCachedIndex } from './openapi.js';
 
 export interface CallCheck {
   method: string;
@@ -27,10 +27,9 @@ export async function checkCall(ctx: Context, call: CallCheck): Promise<ScopeSho
     if (!baseUrl) return;
     const index = await readCachedIndex(ctx.configDir, baseUrl, ctx.now(), CALL_CHECK_MAX_AGE_MS);
     if (!index) return;
-    const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
-    const fullPath = call.url.pathname;
-    if (!fullPath.startsWith(basePath)) return;
-    const path = fullPath.slice(basePath.length) || '/';
+    const below = pathBelow(new URL(baseUrl).pathname, call.url.pathname);
+    if (below === undefined) return; // not the platform's API: nothing to check it against
+    const path = below || '/';
     const method = call.method.toUpperCase();
     const onPath = operationsFor(index, path);
     if (onPath.length === 0) {

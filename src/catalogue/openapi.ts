@@ -100,7 +100,17 @@ function serverPrefix(doc: Json, baseUrl: string): string {
   if (url.origin !== base.origin) return '';
   const basePath = base.pathname.replace(/\/+$/, '');
   const serverPath = url.pathname.replace(/\/+$/, '');
-  return serverPath.startsWith(basePath) ? serverPath.slice(basePath.length) : '';
+  return pathBelow(basePath, serverPath) ?? '';
+}
+
+/**
+ * What `path` adds below `basePath` ('' for the base itself), or undefined when it is not below it. Whole segments
+ * only: `/school2/v1` is not below `/school`.
+ */
+export function pathBelow(basePath: string, path: string): string | undefined {
+  const base = basePath.replace(/\/+$/, '');
+  if (path === base) return '';
+  return path.startsWith(`${base}/`) ? path.slice(base.length) : undefined;
 }
 
 /** Names of the security schemes that carry scopes (OAuth 2.0, OpenID Connect); undefined: the document has none. */

@@ -29,7 +29,7 @@ function testFiles(dir: string): string[] {
 
 /** Why `file` (test/…/x.test.ts) is out of place, or null. */
 function misplaced(file: string, srcHas: (relative: string) => boolean): string | null {
-  const [top, kind, ...rest] = file.split('/');
+  const [top, kind = '', ...rest] = file.split('/');
   if (top !== 'test' || !KINDS.includes(kind)) return `not in a kind's folder (test/${KINDS.join(', test/')})`;
   if (!MIRRORED.includes(kind)) return null;
   const folder = rest.slice(0, -1).join('/');

@@ -1,6 +1,6 @@
 /** Reading an OpenAPI document into the operations plat lists, checks calls against, and completes. */
 import { describe, expect, it } from 'vitest';
-import { buildIndex, missingScopes, operationsFor } from '../../../src/catalogue/openapi.js';
+import { buildIndex, missingScopes, operationsFor, pathBelow } from '../../../src/catalogue/openapi.js';
 import { table } from '../../../src/commands/table.js';
 
 const base = 'https://school.example.com';
@@ -64,5 +64,28 @@ describe('table', () => {
   it('pads on the plain text, styles after, and leaves no trailing blanks', () => {
     const star = (s: string) => `*${s}*`;
     expect(table([['a', 'bb', ''], ['ccc', 'd', 'e']], [star])).toBe('*a  *  bb\n*ccc*  d   e\n');
+  });
+});
+
+describe('pathBelow: what a path adds below the base URL, whole segments only', () => {
+  it('takes the part below the base, and the base itself as empty', () => {
+    expect(pathBelow('/school', '/school/v1')).toBe('/v1');
+    expect(pathBelow('/school/', '/school/v1')).toBe('/v1');
+    expect(pathBelow('/school', '/school')).toBe('');
+    expect(pathBelow('', '/v1')).toBe('/v1');
+    expect(pathBelow('/', '/v1')).toBe('/v1');
+  });
+
+  it('refuses a path that only shares a prefix of characters with the base', () => {
+    expect(pathBelow('/school', '/school2/v1')).toBeUndefined();
+    expect(pathBelow('/school', '/schoolv1')).toBeUndefined();
+    expect(pathBelow('/school', '/other')).toBeUndefined();
+  });
+
+  it('gives a server URL beside the base path (not below it) no prefix', () => {
+    const beside = buildIndex({ ...doc, servers: [{ url: 'https://school.example.com/school2/v1' }] }, 'https://school.example.com/school', 'x', 0);
+    expect(beside.operations.map((o) => o.path)).toContain('/courses');
+    const below = buildIndex({ ...doc, servers: [{ url: 'https://school.example.com/school/v1' }] }, 'https://school.example.com/school', 'x', 0);
+    expect(below.operations.map((o) => o.path)).toContain('/v1/courses');
   });
 });
