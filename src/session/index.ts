@@ -1,8 +1,9 @@
 /**
  * The session's front door: the verbs the commands, the library (src/library/) and the completion candidates may
- * call, and the shapes they see. Nothing outside the session imports any other file of it (test/unit/layers.test.ts
- * holds that), as the MCP SDK's `auth()` is the one call a client makes while discovery, registration, authorization
- * and the token exchange stay steps behind it.
+ * call, and the shapes they see. None of them imports any other file of the session (test/unit/layers.test.ts holds
+ * that), as the MCP SDK's `auth()` is the one call a client makes while discovery, registration, authorization and
+ * the token exchange stay steps behind it. (src/main.ts, the entry, reads invocation.ts itself: it picks the profile
+ * before any command runs, and loads no more of the session for it.)
  *
  * Why one door: a caller that picked its own step (load the stored session, refresh it, bind it) could skip a rule
  * that step does not know of. Every verb here that yields or sends a token goes one way, binding.ts's bindSession:
