@@ -6,7 +6,7 @@
  */
 import type { FullApiIndex } from '../catalogue/openapi.js';
 import { UsageError } from '../errors.js';
-import type { ApiRequest } from '../session/request.js';
+import type { ApiRequest } from '../session/index.js';
 import { prepareRequest, type PreparedRequest } from './call-request.js';
 
 export class LineError extends Error {}

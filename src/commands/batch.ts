@@ -15,9 +15,7 @@ import type { Readable } from 'node:stream';
 import type { FullApiIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { AuthError, ExitStatus, InterruptedError, PlatError, UsageError } from '../errors.js';
-import type { BatchItem, BatchResult } from '../session/batch.js';
-import type { Journal } from '../session/batch-journal.js';
-import { IDEMPOTENT_METHODS, type ApiClient } from '../session/request.js';
+import { currentProfile, isIdempotent, openBatchJournal, openClient, startBatch, type ApiClient, type BatchItem, type BatchResult, type BatchRun, type Journal } from '../session/index.js';
 import { sanitize } from '../text.js';
 import { LineError, prepareLine, type LineContext } from './batch-lines.js';
 import { parsePositiveInt } from './options.js';
@@ -45,11 +43,9 @@ export async function run(ctx: Context, file: string | undefined, flags: BatchFl
     let client: ApiClient | undefined;
     let baseUrl: string | undefined;
     if (flags.check) {
-      const { loadProfile } = await import('../session/profile.js');
-      baseUrl = ctx.globals.baseUrl ?? ctx.env.PLAT_BASE_URL ?? (await loadProfile(ctx)).baseUrl;
+      baseUrl = ctx.globals.baseUrl ?? ctx.env.PLAT_BASE_URL ?? (await currentProfile(ctx)).baseUrl;
     } else {
-      const { openApiClient } = await import('../session/request.js');
-      client = await openApiClient(ctx, { auth: 'auto' });
+      client = await openClient(ctx, { auth: 'auto' });
       baseUrl = client.baseUrl;
     }
     const lineContext = makeLineContext(ctx, baseUrl);
@@ -150,14 +146,9 @@ interface SendOptions {
 }
 
 async function send(ctx: Context, client: ApiClient, input: Input, context: LineContext, total: number, options: SendOptions): Promise<void> {
-  const { runBatch } = await import('../session/batch.js');
   let journal: Journal | undefined;
   let lineHash: ((text: string) => string) | undefined;
-  if (options.journal) {
-    const module = await import('../session/batch-journal.js');
-    journal = await module.openJournal(options.journal);
-    lineHash = module.lineHash;
-  }
+  if (options.journal) ({ journal, lineHash } = await openBatchJournal(options.journal));
   const hashes = new Map<number, string>();
   let skipped = 0;
   let unknown = 0;
@@ -184,7 +175,7 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
         }
       }
       if (options.idempotencyKey) key = prior?.key ?? randomUUID();
-      if (prior?.inFlight && !IDEMPOTENT_METHODS.has(method) && !(key && prior.key)) {
+      if (prior?.inFlight && !isIdempotent(method) && !(key && prior.key)) {
         // Sent by a run that died before its answer came: repeating it might do it twice.
         unknown++;
         hashes.delete(number);
@@ -208,7 +199,7 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
   }
 
   const started = ctx.now();
-  const batch = runBatch(ctx, client, items(), {
+  const batch = await startBatch(ctx, client, items(), {
     concurrency: options.concurrency,
     ratePerSecond: options.rate,
     ordered: options.ordered,
@@ -264,7 +255,7 @@ function write(ctx: Context, text: string): void {
   if (text) ctx.io.out(text);
 }
 
-function startProgress(ctx: Context, batch: ReturnType<typeof import('../session/batch.js').runBatch>, total: number, started: number) {
+function startProgress(ctx: Context, batch: BatchRun, total: number, started: number) {
   const draw = () => {
     const { done, failed } = batch.stats;
     const elapsed = (ctx.now() - started) / 1000;

@@ -12,10 +12,18 @@ import { pipeline } from 'node:stream/promises';
 import type { Context } from '../context.js';
 import { PlatError, UsageError } from '../errors.js';
 import type { JqProgram } from '../jq.js';
-import { parseJsonPath, parseNextHint } from '../session/page-detect.js';
-import { Pages, type Page } from '../session/paginate.js';
-import { header, openApiClient, type ApiClient, type ApiRequest } from '../session/request.js';
-import { responseError } from '../session/response-error.js';
+import {
+  itemsPath,
+  nextPageHint,
+  openClient,
+  readPages,
+  responseFailure,
+  responseHeader,
+  type ApiClient,
+  type ApiRequest,
+  type Page,
+  type Pages,
+} from '../session/index.js';
 import { escapeJsonForTerminal, sanitize } from '../text.js';
 import { assertRegularFile, bodyOf, parseRetry, prepareRequest, type CallFlags, type PreparedRequest } from './call-request.js';
 import { parsePositiveInt } from './options.js';
@@ -39,7 +47,7 @@ const NDJSON_BATCH_CHARS = 64 * 1024;
 
 export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
   const checked = await checkFlags(ctx, method, flags);
-  const client = await openApiClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
+  const client = await openClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
   const prepared = await prepareRequest(
     { method, target, headers: flags.header ?? [], fields: flags.field ?? [], typedFields: flags.typedField ?? [], input: flags.input },
     client.baseUrl,
@@ -91,7 +99,7 @@ async function send(
   const out = new Output(io.stdout);
   if (!flags.paginate) return filterOne(ctx, client, request, jq!, out);
   const mode = flags.ndjson ? 'ndjson' : flags.slurp ? 'slurp' : 'items';
-  const pages = new Pages(ctx, client, request, { ...options, wholeBodies: mode === 'slurp' });
+  const pages = await readPages(ctx, client, request, { ...options, wholeBodies: mode === 'slurp' });
   try {
     if (jq && mode !== 'ndjson') await filterAll(pages, mode, jq, out);
     else if (mode === 'ndjson') await streamNdjson(pages, jq, out, io.stdoutIsTTY);
@@ -119,8 +127,8 @@ function validate(method: string, flags: CallFlags) {
   return {
     maxPages: parsePositiveInt(flags.maxPages, '--max-pages', 10_000_000),
     maxItems: parsePositiveInt(flags.maxItems, '--max-items', Number.MAX_SAFE_INTEGER),
-    items: flags.items === undefined ? undefined : parseJsonPath(flags.items, '--items'),
-    next: flags.next === undefined ? undefined : parseNextHint(flags.next),
+    items: flags.items === undefined ? undefined : itemsPath(flags.items, '--items'),
+    next: flags.next === undefined ? undefined : nextPageHint(flags.next),
     // As plat call's own --retry: per request, so per page with --paginate.
     retries: flags.retry === undefined ? undefined : parseRetry(flags.retry),
   };
@@ -130,7 +138,7 @@ function validate(method: string, flags: CallFlags) {
 /** --jq without --paginate: the response, filtered. An HTTP error's body is printed as it came (the contract). */
 async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, jq: JqProgram, out: Output) {
   const response = await client.send(request);
-  const failure = responseError(ctx, request, response);
+  const failure = responseFailure(ctx, request, response);
   if (failure) {
     await pipeline(response.body, ctx.io.stdout, { end: false }).catch(() => {});
     throw failure;
@@ -142,7 +150,7 @@ async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, j
   try {
     JSON.parse(text);
   } catch {
-    const type = sanitize(header(response, 'content-type') ?? 'no content type', 100);
+    const type = sanitize(responseHeader(response, 'content-type') ?? 'no content type', 100);
     throw new PlatError(`The response to ${request.method} ${sanitize(request.url.pathname, 120)} is not JSON (${type}): --jq needs JSON.`);
   }
   await out.write(await jq.apply(text));

@@ -5,7 +5,7 @@
 import { createReadStream, promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
-import { resolveApiUrl, type ApiRequest } from '../session/request.js';
+import { apiUrl, type ApiRequest } from '../session/index.js';
 import { parsePositiveInt } from './options.js';
 import { UsageError } from '../errors.js';
 
@@ -63,7 +63,7 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 export async function prepareRequest(args: CallArgs, baseUrl: string | undefined, readStdinText: () => Promise<string>): Promise<PreparedRequest> {
   const method = args.method.toUpperCase();
   if (!TOKEN.test(method)) throw new UsageError(`"${args.method}" is not an HTTP method.`);
-  const url = resolveApiUrl(args.target, baseUrl, 'log in first, or pass --base-url (or set PLAT_BASE_URL)');
+  const url = apiUrl(args.target, baseUrl, 'log in first, or pass --base-url (or set PLAT_BASE_URL)');
   const sameOrigin = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
   // No prototype: a header named "constructor" or "__proto__" is just a header.
   const headers: Record<string, string> = Object.create(null);

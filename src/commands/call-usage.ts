@@ -5,7 +5,7 @@
  */
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { suggestCommand } from '../session/suggest.js';
+import { suggest } from '../session/index.js';
 
 export interface GhHabits {
   /** `-X <method>` */
@@ -21,16 +21,16 @@ export function callUsageError(ctx: Context, method: string, path: string | unde
   const verb = (flags.X ?? (path === undefined ? 'GET' : method)).toUpperCase();
   if (flags.X !== undefined) {
     return new UsageError(
-      `plat call takes the method as its first word, not -X: ${suggestCommand(ctx, ['call', verb, target])} (or ${suggestCommand(ctx, ['api', '-X', verb, target])}, gh's shape).`,
+      `plat call takes the method as its first word, not -X: ${suggest(ctx, ['call', verb, target])} (or ${suggest(ctx, ['api', '-X', verb, target])}, gh's shape).`,
     );
   }
   if (flags.q !== undefined) {
-    return new UsageError(`plat call spells -q as --jq: ${suggestCommand(ctx, ['call', verb, target, '--jq', flags.q])} (plat api takes -q too).`);
+    return new UsageError(`plat call spells -q as --jq: ${suggest(ctx, ['call', verb, target, '--jq', flags.q])} (plat api takes -q too).`);
   }
   if (path === undefined) {
     return /^(\/|https?:\/\/)/i.test(method)
-      ? new UsageError(`plat call needs the method before the path: add it, as in ${suggestCommand(ctx, ['call', 'GET', method])} (or ${suggestCommand(ctx, ['api', method])}, GET by default).`)
-      : new UsageError(`plat call needs a path after the method, as in ${suggestCommand(ctx, ['call', method.toUpperCase(), '/api/courses'])}.`);
+      ? new UsageError(`plat call needs the method before the path: add it, as in ${suggest(ctx, ['call', 'GET', method])} (or ${suggest(ctx, ['api', method])}, GET by default).`)
+      : new UsageError(`plat call needs a path after the method, as in ${suggest(ctx, ['call', method.toUpperCase(), '/api/courses'])}.`);
   }
   return undefined;
 }

@@ -7,11 +7,8 @@ import { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { ScopeError } from '../errors.js';
 import { bodyReadError } from '../body-error.js';
-import { openApiClient, type ApiClient, type ApiResponse } from '../session/request.js';
-import { responseError } from '../session/response-error.js';
+import { askToStepUp, openClient, responseFailure, stepUpScopes, suggest, type ApiClient, type ApiResponse } from '../session/index.js';
 import { readBodyUpTo } from '../read-body.js';
-import { mayAsk, offerStepUp, scopesToStepUp } from '../session/step-up.js';
-import { suggestCommand } from '../session/suggest.js';
 import { escapeJsonForTerminal, sanitize } from '../text.js';
 import { assertRegularFile, prepareRequest, toApiRequest, type CallFlags, type PreparedRequest } from './call-request.js';
 
@@ -28,7 +25,7 @@ export async function run(ctx: Context, method: string, target: string, flags: C
     const json = await import('./call-json.js');
     return json.run(ctx, method, target, flags);
   }
-  const client = await openApiClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
+  const client = await openClient(ctx, { auth: flags.anonymous ? 'anonymous' : 'auto' });
   const request = await prepareRequest(
     { method, target, headers: flags.header ?? [], fields: flags.field ?? [], typedFields: flags.typedField ?? [], input: flags.input },
     client.baseUrl,
@@ -53,12 +50,12 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
   }
   let apiRequest = toApiRequest(ctx, request, flags);
   let response = await client.send(apiRequest);
-  const missing = scopesToStepUp(response);
-  if (missing && mayAsk(ctx)) {
+  const missing = stepUpScopes(ctx, response);
+  if (missing) {
     // The refusal is kept (a 403 is small; a hostile one is cut at 1 MiB) so that a "no" still prints it.
     const { bytes: refusal } = await readBodyUpTo(response.body, STEP_UP_REFUSAL_BYTES);
-    if (await offerStepUp(ctx, client.profile, missing)) {
-      const again = await openApiClient(ctx, { auth: 'auto' });
+    if (await askToStepUp(ctx, client.profile, missing)) {
+      const again = await openClient(ctx, { auth: 'auto' });
       apiRequest = toApiRequest(ctx, request, flags);
       response = await again.send(apiRequest);
     } else {
@@ -66,7 +63,7 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
     }
   }
   await render(ctx, request, response, Boolean(flags.include));
-  const outcome = responseError(ctx, apiRequest, response);
+  const outcome = responseFailure(ctx, apiRequest, response);
   // One message per fact: the scope the description names is said only when the refusal did not name one.
   if (shortfall && outcome && !(outcome instanceof ScopeError)) ctx.io.warn(scopeHint(ctx, shortfall));
   if (outcome) throw outcome;
@@ -74,7 +71,7 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
 
 function scopeHint(ctx: Context, { operation, missing }: { operation: string; missing: string[] }): string {
   const plural = missing.length > 1 ? 's' : '';
-  const login = suggestCommand(ctx, ['login', ...missing.flatMap((scope) => ['--add-scope', scope])]);
+  const login = suggest(ctx, ['login', ...missing.flatMap((scope) => ['--add-scope', scope])]);
   return `The platform's API description says ${operation} needs the scope${plural} ${missing.join(' ')}, which this session lacks. To add ${plural ? 'them' : 'it'}: ${login}`;
 }
 

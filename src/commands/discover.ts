@@ -5,8 +5,7 @@
  */
 import type { Context } from '../context.js';
 import { sanitize } from '../text.js';
-import { getDiscovery } from '../session/discovery-cache.js';
-import { loadProfile, requireBaseUrl } from '../session/profile.js';
+import { currentProfile, discover, requirePlatform } from '../session/index.js';
 import { iso, printJson, rows } from './format.js';
 import { age } from './table.js';
 
@@ -52,8 +51,8 @@ const string = (value: unknown): string | null => (typeof value === 'string' ? v
 
 export async function run(ctx: Context, flags: DiscoverFlags): Promise<void> {
   const { io } = ctx;
-  const baseUrl = requireBaseUrl(ctx, await loadProfile(ctx));
-  const discovery = await getDiscovery(ctx, baseUrl, { refresh: flags.refresh });
+  const baseUrl = requirePlatform(ctx, await currentProfile(ctx));
+  const discovery = await discover(ctx, baseUrl, { refresh: flags.refresh });
   const as = discovery.as as unknown as Record<string, unknown>;
   const resource = (discovery.resource ?? null) as Record<string, unknown> | null;
   const output: DiscoverOutput = {

@@ -4,7 +4,7 @@
  */
 import type { Context } from '../context.js';
 import { ExitStatus, UsageError } from '../errors.js';
-import { getAccessToken } from '../session/binding.js';
+import { accessToken } from '../session/index.js';
 import { parsePositiveInt } from './options.js';
 
 export interface ExecFlags {
@@ -27,7 +27,7 @@ export async function run(ctx: Context, argv: string[], flags: ExecFlags): Promi
 
   const { MAX_MIN_TTL_SECONDS } = await import('./token.js');
   const minTtl = parsePositiveInt(flags.minTtl, '--min-ttl', MAX_MIN_TTL_SECONDS);
-  const source = await getAccessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : minTtl * 1000 });
+  const source = await accessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : minTtl * 1000 });
   // The session's own origin (the token is for it), or for PLAT_TOKEN the platform named by --base-url/PLAT_BASE_URL.
   const baseUrl = source.kind === 'session' ? source.profile.baseUrl : source.baseUrl;
   const env: Record<string, string> = {};

@@ -1,9 +1,7 @@
 import type { Context } from '../context.js';
-import { login } from '../session/login.js';
-import { cappedLifetimeNote, noRefreshTokenNote } from '../session/no-refresh-token.js';
+import { currentProfile, requirePlatform, sessionNotes, signIn, type ClientChoice } from '../session/index.js';
 import { describeUser, expiryText, iso, printJson, userJson } from './format.js';
 import { parsePositiveInt } from './options.js';
-import type { ClientChoice } from '../session/login-options.js';
 import { UsageError } from '../errors.js';
 
 /** The client the flags name; combinations that name two clients, or a secret without a client, are usage errors. */
@@ -25,7 +23,6 @@ function validateResource(resource: string): void {
     throw new UsageError(`--resource must be an absolute URI without a fragment (RFC 8707): ${resource}`);
   }
 }
-import { loadProfile, requireBaseUrl } from '../session/profile.js';
 
 export interface LoginFlags {
   scope?: string[];
@@ -47,7 +44,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
   if (flags.resource !== undefined) validateResource(flags.resource);
   if (flags.device && flags.port !== undefined) throw new UsageError('--port is for the browser login\'s callback listener; --device needs none. Drop one of them.');
   const forScopes = flags.for?.length ? await plannedScopes(ctx, flags.for) : undefined;
-  const result = await login(ctx, {
+  const result = await signIn(ctx, {
     forScopes,
     scope: flags.scope,
     addScope: flags.addScope,
@@ -59,8 +56,8 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     device: flags.device,
   });
   const { profile, session } = result;
-  const capped = cappedLifetimeNote(session);
-  if (capped) ctx.io.note(capped);
+  const notes = sessionNotes(session, ctx.now());
+  if (notes.capped) ctx.io.note(notes.capped);
   if (ctx.globals.json) {
     printJson(ctx.io, {
       profile: profile.name,
@@ -72,8 +69,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
       clientId: profile.client?.clientId,
       tokenStore: profile.tokenStore,
     });
-    const ends = noRefreshTokenNote(session, ctx.now());
-    if (ends) ctx.io.note(ends);
+    if (notes.noRefreshToken) ctx.io.note(notes.noRefreshToken);
     return;
   }
   // The result, all of it on stdout (progress and warnings went to stderr before it).
@@ -82,8 +78,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
   ctx.io.out(
     `Token ${expiryText(session.expiresAt, ctx.now())}; stored in ${profile.tokenStore === 'keychain' ? 'the OS keychain' : result.tokenStoreLocation}.\n`,
   );
-  const ends = noRefreshTokenNote(session, ctx.now());
-  if (ends) ctx.io.note(ends);
+  if (notes.noRefreshToken) ctx.io.note(notes.noRefreshToken);
 }
 
 /** `--for`: the least set of scopes covering the operations, from the platform's /openapi.json (cached). */
@@ -91,8 +86,8 @@ async function plannedScopes(ctx: Context, values: string[]): Promise<string[]> 
   const { getApiIndex } = await import('../catalogue/fetch-openapi.js');
   const { parseOperationIds, planFor } = await import('./scopes-plan.js');
   // login creates profiles: --for on a new one is planned against the base URL given.
-  const profile = await loadProfile(ctx, { mayBeNew: true });
-  const baseUrl = requireBaseUrl(ctx, profile);
+  const profile = await currentProfile(ctx, { mayBeNew: true });
+  const baseUrl = requirePlatform(ctx, profile);
   const held = profile.loggedIn && profile.baseUrl === baseUrl ? (profile.scopes ?? []) : [];
   const ids = parseOperationIds(values);
   const plan = planFor(await getApiIndex(ctx, baseUrl), ids, held);

@@ -1,6 +1,5 @@
 import type { Context } from '../context.js';
-import { forgetProfile, logoutProfile, type LogoutResult } from '../session/logout.js';
-import { assertProfileExists } from '../session/profile-names.js';
+import { forget, requireProfile, signOut, type LogoutResult } from '../session/index.js';
 import { printJson } from './format.js';
 
 export interface LogoutFlags {
@@ -11,12 +10,12 @@ export interface LogoutFlags {
 
 export async function run(ctx: Context, flags: LogoutFlags): Promise<void> {
   // A mistyped --profile must not "succeed" at logging out of nothing (exit 2 with the closest name).
-  if (!flags.all) await assertProfileExists(ctx);
+  if (!flags.all) await requireProfile(ctx);
   const names = flags.all ? (await (await ctx.profiles()).list()).map((p) => p.name) : [ctx.globals.profile];
   const results: Array<LogoutResult & { forgotten: boolean }> = [];
   for (const name of names) {
-    const result = await logoutProfile(ctx, name, { revoke: flags.revoke });
-    if (flags.forget) await forgetProfile(ctx, name);
+    const result = await signOut(ctx, name, { revoke: flags.revoke });
+    if (flags.forget) await forget(ctx, name);
     results.push({ ...result, forgotten: Boolean(flags.forget) });
   }
   for (const r of results) {

@@ -10,9 +10,7 @@ import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
 import { readBodyUpTo } from '../read-body.js';
 import { scrubKnownSecrets } from '../redact.js';
-import { Pages } from '../session/paginate.js';
-import { header, openApiClient, resolveApiUrl, type ApiRequest, type ApiResponse } from '../session/request.js';
-import { responseError } from '../session/response-error.js';
+import { apiUrl, identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
 import { sanitize } from '../text.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './mcp-tools.js';
 import type { GivenParam } from './op-args.js';
@@ -60,8 +58,7 @@ function safeText(text: string, max = 0): string {
 }
 
 async function whoami(ctx: Context): Promise<ToolResult> {
-  const { whoAmI } = await import('../session/userinfo.js');
-  const who = await whoAmI(ctx, { quiet: true });
+  const who = await identify(ctx, { quiet: true });
   const structured = {
     claims: who.claims,
     platform: who.baseUrl,
@@ -101,7 +98,7 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args): Pro
     throw new ToolError(`${tool.name} takes ${sanitize(op.body.contentType, 80)}, and plat mcp sends JSON bodies only: use plat op ${op.operationId} --input <file> from a terminal.`);
   }
   const { prepareOpRequest } = await import('./op-request.js');
-  const client = await openApiClient(ctx, { auth: 'required' });
+  const client = await openClient(ctx, { auth: 'required' });
   const prepared = await prepareOpRequest(
     op,
     given,
@@ -133,8 +130,8 @@ async function callAnyPath(ctx: Context, tool: CallTool, args: Args): Promise<To
   if (!path.startsWith('/') || path.startsWith('//') || /[\\\s]/.test(path.slice(0, 2)) || /[\u0000-\u001f\u007f]/.test(path)) {
     throw new ToolError(`call takes a path on the platform starting with / (got "${sanitize(path, 100)}"); nothing off the platform's origin is called.`);
   }
-  const client = await openApiClient(ctx, { auth: 'required' });
-  const url = resolveApiUrl(path, client.baseUrl, 'the profile has no platform');
+  const client = await openClient(ctx, { auth: 'required' });
+  const url = apiUrl(path, client.baseUrl, 'the profile has no platform');
   if (!client.baseUrl || url.origin !== new URL(client.baseUrl).origin) {
     throw new ToolError(`${sanitize(path, 100)} is not on the platform's origin; nothing else is called.`);
   }
@@ -164,11 +161,11 @@ function argText(name: string, value: unknown): string {
   throw new ToolError(`${sanitize(name, 64)} takes a string, number or true/false, not ${value === null ? 'null' : Array.isArray(value) ? 'a list' : 'an object'}.`);
 }
 
-type Client = Awaited<ReturnType<typeof openApiClient>>;
+type Client = ApiClient;
 
 async function send(ctx: Context, client: Client, request: ApiRequest): Promise<ToolResult> {
   const response = await client.send(request);
-  const failure = responseError(ctx, request, response);
+  const failure = responseFailure(ctx, request, response);
   if (failure) {
     const { bytes } = await readBody(response, request, ERROR_BODY_BYTES);
     const sentence = /[.!?]$/.test(failure.message) ? failure.message : `${failure.message}.`;
@@ -181,7 +178,7 @@ async function send(ctx: Context, client: Client, request: ApiRequest): Promise<
   }
   if (response.status >= 300) {
     response.body.resume();
-    const location = header(response, 'location');
+    const location = responseHeader(response, 'location');
     return textResult(`${headLine(response)}${location ? ` to ${location}` : ''}: plat does not follow redirects (no token follows one). Call the new path if it is on the platform.`);
   }
   const { bytes, cut } = await readBody(response, request, MAX_RESULT_BYTES);
@@ -189,7 +186,7 @@ async function send(ctx: Context, client: Client, request: ApiRequest): Promise<
   if (bytes.length === 0) return textResult(`${headLine(response)} (no body)`);
   const text = bytes.toString('utf8');
   if (cut) {
-    const length = Number(header(response, 'content-length'));
+    const length = Number(responseHeader(response, 'content-length'));
     const size = Number.isFinite(length) && length > 0 ? `${length} bytes` : `more than ${MAX_RESULT_BYTES} bytes`;
     return {
       content: [
@@ -198,7 +195,7 @@ async function send(ctx: Context, client: Client, request: ApiRequest): Promise<
       ],
     };
   }
-  if (/\bjson\b/i.test(header(response, 'content-type') ?? '')) {
+  if (/\bjson\b/i.test(responseHeader(response, 'content-type') ?? '')) {
     try {
       return jsonResult(JSON.parse(text) as unknown, text);
     } catch {
@@ -218,7 +215,7 @@ async function pages(ctx: Context, client: Client, request: ApiRequest): Promise
         ? client.send(page)
         : Promise.reject(new ToolError(`The list's next page is on ${sanitize(page.url.origin, 100)}, not on the platform: plat mcp calls nothing else, so it stops there.`)),
   };
-  const list = new Pages(ctx, onPlatform, request, { ...PAGE_LIMITS, maxPageBytes: MAX_RESULT_BYTES * 4 });
+  const list = await readPages(ctx, onPlatform, request, { ...PAGE_LIMITS, maxPageBytes: MAX_RESULT_BYTES * 4 });
   const items: unknown[] = [];
   let count = 0;
   for await (const page of list) {

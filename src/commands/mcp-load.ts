@@ -16,13 +16,18 @@ import { PlatError, UsageError } from '../errors.js';
 import { bodyReadError } from '../body-error.js';
 import { readBodyUpTo } from '../read-body.js';
 import { scrubKnownSecrets } from '../redact.js';
-import { bindSession } from '../session/binding.js';
-import { Pages } from '../session/paginate.js';
-import { loadProfile, requireBaseUrl } from '../session/profile.js';
-import { header, openApiClient, resolveApiUrl } from '../session/request.js';
-import { responseError } from '../session/response-error.js';
-import { suggestCommand } from '../session/suggest.js';
-import { whoAmI } from '../session/userinfo.js';
+import {
+  apiUrl,
+  currentProfile,
+  grantedScopes,
+  identify,
+  openClient,
+  readPages,
+  requirePlatform,
+  responseFailure,
+  responseHeader,
+  suggest,
+} from '../session/index.js';
 import { editDistance, sanitize } from '../text.js';
 import { prepareOpRequest } from './op-request.js';
 
@@ -45,13 +50,7 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/body-error.ts': { bodyReadError },
     'src/read-body.ts': { readBodyUpTo },
     'src/redact.ts': { scrubKnownSecrets },
-    'src/session/binding.ts': { bindSession },
-    'src/session/paginate.ts': { Pages },
-    'src/session/profile.ts': { loadProfile, requireBaseUrl },
-    'src/session/request.ts': { header, openApiClient, resolveApiUrl },
-    'src/session/response-error.ts': { responseError },
-    'src/session/suggest.ts': { suggestCommand },
-    'src/session/userinfo.ts': { whoAmI },
+    'src/session/index.ts': { apiUrl, currentProfile, grantedScopes, identify, openClient, readPages, requirePlatform, responseFailure, responseHeader, suggest },
     'src/text.ts': { editDistance, sanitize },
     'src/commands/op-request.ts': { prepareOpRequest },
   };

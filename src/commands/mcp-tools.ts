@@ -13,7 +13,7 @@ import { missingScopes } from '../catalogue/openapi.js';
 import type { ParamSpec } from '../catalogue/operation-shape.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { suggestCommand } from '../session/suggest.js';
+import { suggest } from '../session/index.js';
 import { editDistance, sanitize } from '../text.js';
 import { boundSchema, newBudget } from './mcp-schema.js';
 
@@ -205,7 +205,7 @@ function scopeSentence(op: OperationDetail): string {
 
 /** The sentence an operation the session cannot call carries, in its description and as its tool error. */
 export function lacking(ctx: Context, operationId: string, missing: string[]): string {
-  const login = suggestCommand(ctx, ['login', ...missing.flatMap((scope) => ['--add-scope', scope])]);
+  const login = suggest(ctx, ['login', ...missing.flatMap((scope) => ['--add-scope', scope])]);
   const plural = missing.length > 1 ? 's' : '';
   return `This session lacks the scope${plural} ${missing.join(' ')}, so ${sanitize(operationId, 100)} is refused until the person signs in again adding ${plural ? 'them' : 'it'}: ${login} (plat mcp never signs in by itself).`;
 }

@@ -14,8 +14,7 @@ import { API_TTL_MS, type FullApiIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
 import { scrubKnownSecrets } from '../redact.js';
-import { bindSession } from '../session/binding.js';
-import { loadProfile, requireBaseUrl } from '../session/profile.js';
+import { currentProfile, grantedScopes, requirePlatform } from '../session/index.js';
 import { sanitize } from '../text.js';
 import { errorResult, runTool } from './mcp-call.js';
 import { startStdioServer } from './mcp-sdk.js';
@@ -29,8 +28,8 @@ export interface McpFlags {
 export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   const allowWrite = Boolean(flags.allowWrite);
   const only = flags.for?.flatMap((word) => word.split(/[\s,]+/)).filter(Boolean);
-  const profile = await loadProfile(ctx);
-  const baseUrl = requireBaseUrl(ctx, profile);
+  const profile = await currentProfile(ctx);
+  const baseUrl = requirePlatform(ctx, profile);
   // Read before the server starts: a platform without an API description, or a --for naming nothing, is said once on
   // stderr with the contract's exit code instead of as a server that offers nothing.
   let index = await getFullApiIndex(ctx, baseUrl);
@@ -121,8 +120,7 @@ async function refreshedIndex(ctx: Context, baseUrl: string, index: FullApiIndex
 /** The scopes the session holds, for marking what it cannot call; undefined when plat cannot know (PLAT_TOKEN). */
 async function heldScopes(ctx: Context): Promise<readonly string[] | undefined> {
   try {
-    const binding = await bindSession(ctx);
-    return binding.kind === 'session' ? binding.active.session.scopes : undefined;
+    return await grantedScopes(ctx);
   } catch {
     return undefined;
   }

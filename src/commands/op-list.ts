@@ -7,7 +7,7 @@ import { getApiIndex } from '../catalogue/fetch-openapi.js';
 import { listedOnly, type ApiIndex, type ListedOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { sanitize } from '../text.js';
-import { loadProfile, requireBaseUrl } from '../session/profile.js';
+import { currentProfile, requirePlatform } from '../session/index.js';
 import { iso, printJson } from './format.js';
 import { age, table } from './table.js';
 
@@ -39,7 +39,7 @@ export function matches(op: ListedOperation, filter: string): boolean {
 
 export async function run(ctx: Context, filter: string | undefined, flags: ApiFlags, loaded?: { index: ApiIndex; baseUrl: string }): Promise<void> {
   const { io } = ctx;
-  const baseUrl = loaded?.baseUrl ?? requireBaseUrl(ctx, await loadProfile(ctx));
+  const baseUrl = loaded?.baseUrl ?? requirePlatform(ctx, await currentProfile(ctx));
   const index = loaded?.index ?? (await getApiIndex(ctx, baseUrl, { refresh: flags.refresh }));
   const operations = filter ? index.operations.filter((op) => matches(op, filter)) : index.operations;
 

@@ -8,7 +8,7 @@ import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
 import type { ApiIndex, ListedOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { loadProfile, requireBaseUrl } from '../session/profile.js';
+import { currentProfile, openClient, requirePlatform } from '../session/index.js';
 import { didYouMean, sanitize } from '../text.js';
 import type { CallFlags } from './call-request.js';
 import type { OwnOption } from './op-args.js';
@@ -31,8 +31,8 @@ export async function run(ctx: Context, words: string[], options: OwnOption[], c
     if (leading.help) return commandHelp();
     return listing(ctx, undefined, leading.flags as OpFlags);
   }
-  const profile = await loadProfile(ctx);
-  const baseUrl = requireBaseUrl(ctx, profile);
+  const profile = await currentProfile(ctx);
+  const baseUrl = requirePlatform(ctx, profile);
   const index = await getFullApiIndex(ctx, baseUrl, { refresh: Boolean(leading.flags.refresh) });
   const op = findOperation(index, first);
   if (!op) {
@@ -67,11 +67,10 @@ export async function run(ctx: Context, words: string[], options: OwnOption[], c
     () => readAll(ctx.io.stdin),
   );
   // Checked: from here on it is plat call's request, sent through the session's one authenticated path.
-  const { openApiClient } = await import('../session/request.js');
   // A public operation (every alternative needs nothing, as `security: []` says) runs without a token: it needs no
   // session, and an ended or absent one is no reason to stop it.
   const isPublic = op.security !== null && op.security.length > 0 && op.security.every((alt) => alt.length === 0);
-  const client = await openApiClient(ctx, { auth: flags.anonymous || isPublic ? 'anonymous' : 'auto' });
+  const client = await openClient(ctx, { auth: flags.anonymous || isPublic ? 'anonymous' : 'auto' });
   await runPrepared(ctx, client, request, flags);
 }
 

@@ -1,15 +1,11 @@
 import type { Context } from '../context.js';
-import { UsageError } from '../errors.js';
-import { refreshSession } from '../session/access.js';
-import { requireSession } from '../session/binding.js';
-import { cappedLifetimeNote } from '../session/no-refresh-token.js';
+import { refreshNow, sessionNotes } from '../session/index.js';
 import { expiryText, iso, printJson } from './format.js';
 
 export async function run(ctx: Context): Promise<void> {
-  if (ctx.env.PLAT_TOKEN) throw new UsageError('PLAT_TOKEN is set: that token cannot be refreshed by plat. Unset it to refresh the stored session.');
-  const active = await requireSession(ctx);
-  const { session, profile } = await refreshSession(ctx, active, { onlyIfUnchanged: false });
-  const capped = cappedLifetimeNote(session);
+  // PLAT_TOKEN set: a usage error, since plat cannot refresh a token it was handed.
+  const { session, profile } = await refreshNow(ctx);
+  const { capped } = sessionNotes(session, ctx.now());
   if (capped) ctx.io.note(capped);
   if (ctx.globals.json) {
     printJson(ctx.io, { profile: profile.name, expiresAt: iso(session.expiresAt), scopes: session.scopes });

@@ -8,8 +8,7 @@ import type { ApiIndex } from '../catalogue/openapi.js';
 import { planScopes, type ScopePlan } from '../catalogue/scope-plan.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { loadProfile, requireBaseUrl } from '../session/profile.js';
-import { suggestCommand } from '../session/suggest.js';
+import { currentProfile, requirePlatform, suggest } from '../session/index.js';
 import { didYouMean, sanitize } from '../text.js';
 import { printJson } from './format.js';
 import { findOperation, unknownOperation } from './op.js';
@@ -62,8 +61,8 @@ export function planFor(index: ApiIndex, ids: string[], held: readonly string[])
 
 export async function runPlan(ctx: Context, values: string[]): Promise<void> {
   const { io } = ctx;
-  const profile = await loadProfile(ctx);
-  const baseUrl = requireBaseUrl(ctx, profile);
+  const profile = await currentProfile(ctx);
+  const baseUrl = requirePlatform(ctx, profile);
   const index = await getApiIndex(ctx, baseUrl);
   // The session's scopes count only for the platform it was granted by, and PLAT_TOKEN's are unknown.
   const loggedIn = profile.loggedIn === true && profile.baseUrl === baseUrl && !ctx.env.PLAT_TOKEN?.trim();
@@ -99,8 +98,8 @@ export async function runPlan(ctx: Context, values: string[]): Promise<void> {
     const forArgs = ids.flatMap((id) => ['--for', id]);
     io.note(
       loggedIn
-        ? `To add ${missing.join(' ')}: ${suggestCommand(ctx, ['login', ...forArgs])}`
-        : `To sign in with just these: ${suggestCommand(ctx, ['login', ...forArgs], { baseUrl: profile.baseUrl === baseUrl ? undefined : baseUrl })}`,
+        ? `To add ${missing.join(' ')}: ${suggest(ctx, ['login', ...forArgs])}`
+        : `To sign in with just these: ${suggest(ctx, ['login', ...forArgs], { baseUrl: profile.baseUrl === baseUrl ? undefined : baseUrl })}`,
     );
   }
 }

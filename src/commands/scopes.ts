@@ -5,8 +5,7 @@
  */
 import { describeScope, SPEC_SCOPE_NAMES } from '../catalogue/scopes.js';
 import type { Context } from '../context.js';
-import { getDiscovery } from '../session/discovery-cache.js';
-import { loadProfile, resolveBaseUrl } from '../session/profile.js';
+import { currentProfile, discover, platformOf } from '../session/index.js';
 import { printJson } from './format.js';
 import { table } from './table.js';
 
@@ -23,12 +22,12 @@ interface ScopesOutput {
 
 export async function run(ctx: Context): Promise<void> {
   const { io } = ctx;
-  const profile = await loadProfile(ctx);
-  const baseUrl = resolveBaseUrl(ctx, profile) ?? null;
+  const profile = await currentProfile(ctx);
+  const baseUrl = platformOf(ctx, profile) ?? null;
   let names: readonly string[] = SPEC_SCOPE_NAMES;
   let source: ScopesOutput['source'] = 'spec';
   if (baseUrl) {
-    const discovery = await getDiscovery(ctx, baseUrl);
+    const discovery = await discover(ctx, baseUrl);
     const listed = discovery.as.scopes_supported ?? discovery.resource?.scopes_supported;
     if (Array.isArray(listed) && listed.length > 0) {
       names = listed.filter((s): s is string => typeof s === 'string');

@@ -1,10 +1,7 @@
 import type { Context } from '../context.js';
 import { AuthError, PlatError } from '../errors.js';
-import { loadSession } from '../session/access.js';
-import { suggestCommand } from '../session/suggest.js';
-import { checkProfileName } from '../session/switch.js';
-import { whoAmI } from '../session/userinfo.js';
-import type { Profile, StoredSession } from '../store/types.js';
+import { describeSession, noSuchProfile, suggest, validProfileName, type StoredSessionView } from '../session/index.js';
+import type { Profile } from '../store/types.js';
 import { describeUser, expiryText, iso, printJson, relative, rows, userJson } from './format.js';
 
 /** What the profile store's scan returns: the usable profiles and the damaged ones. */
@@ -114,12 +111,11 @@ function namedProfile(ctx: Context): string | undefined {
 /** `plat status <profile>`: just that one, or exit 2 naming the closest profile. */
 async function selectProfiles(ctx: Context, scan: ProfileScan, name: string | undefined): Promise<ProfileScan> {
   if (name === undefined) return scan;
-  checkProfileName(name);
+  validProfileName(name);
   const profiles = scan.profiles.filter((p) => p.name === name);
   const broken = scan.broken.filter((b) => b.name === name);
   if (profiles.length + broken.length === 0) {
-    const { unknownProfile } = await import('../session/profile-names.js');
-    throw unknownProfile(ctx, name, [...scan.profiles.map((p) => p.name), ...scan.broken.map((b) => b.name)]);
+    throw noSuchProfile(ctx, name, [...scan.profiles.map((p) => p.name), ...scan.broken.map((b) => b.name)]);
   }
   return { profiles, broken };
 }
@@ -131,12 +127,12 @@ async function selectProfiles(ctx: Context, scan: ProfileScan, name: string | un
  * not make every later `plat status` fail. No profile at all is not logged in either.
  */
 function throwIfNotLoggedIn(ctx: Context, all: ProfileStatus[], named: string | undefined): void {
-  if (all.length === 0) throw new AuthError(`No profiles yet. Run: ${suggestCommand(ctx, ['login'], { profile: 'default' })} --base-url <url>`);
+  if (all.length === 0) throw new AuthError(`No profiles yet. Run: ${suggest(ctx, ['login'], { profile: 'default' })} --base-url <url>`);
   const asked = named ?? ctx.globals.profile;
   const statuses = all.filter((s) => s.profile === asked);
   if (statuses.length === 0) {
     throw new AuthError(
-      `The current profile ${asked} does not exist, so it is not logged in. Choose one of those listed with plat switch <profile>, or sign in: ${suggestCommand(ctx, ['login'], { profile: asked })} --base-url <url>`,
+      `The current profile ${asked} does not exist, so it is not logged in. Choose one of those listed with plat switch <profile>, or sign in: ${suggest(ctx, ['login'], { profile: asked })} --base-url <url>`,
     );
   }
   // A profile plat cannot read now (damaged file, locked keychain) is not "not logged in": its problem is said.
@@ -147,11 +143,11 @@ function throwIfNotLoggedIn(ctx: Context, all: ProfileStatus[], named: string | 
   const parts: string[] = unusable.map((s) => `Profile ${s.profile} cannot be used now: ${s.problem}`);
   if (out.length > 0) {
     const first = out[0]!.profile;
-    parts.push(`Profile ${first} is not logged in. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`);
+    parts.push(`Profile ${first} is not logged in. Run: ${suggest(ctx, ['login'], { profile: first })}`);
   }
   if (refused.length > 0) {
     const first = refused[0]!.profile;
-    parts.push(`The server refused the token of profile ${first}. Run: ${suggestCommand(ctx, ['login'], { profile: first })}`);
+    parts.push(`The server refused the token of profile ${first}. Run: ${suggest(ctx, ['login'], { profile: first })}`);
   }
   throw new AuthError(parts.join(' '));
 }
@@ -170,28 +166,27 @@ async function statusOf(ctx: Context, profile: Profile, flags: StatusFlags): Pro
     tokenStore: profile.loggedIn ? (profile.tokenStore ?? null) : null,
     tokenStoreLocation: null,
   };
-  let session: StoredSession | undefined;
+  let stored: StoredSessionView | undefined;
   try {
-    const active = await loadSession(ctx, profile);
-    if (active) {
-      session = active.session;
+    stored = await describeSession(ctx, profile);
+    if (stored) {
       status.loggedIn = true;
-      status.scopes = session.scopes;
-      status.expiresAt = iso(session.expiresAt);
-      status.tokenStore = active.store.kind;
-      status.tokenStoreLocation = active.store.location;
+      status.scopes = stored.scopes;
+      status.expiresAt = iso(stored.expiresAt);
+      status.tokenStore = stored.tokenStore;
+      status.tokenStoreLocation = stored.tokenStoreLocation;
     }
   } catch (error) {
     status.problem = (error as Error).message;
   }
-  if (flags.check && status.loggedIn) {
+  if (flags.check && stored) {
     try {
-      if (ctx.env.PLAT_TOKEN) throw new PlatError('PLAT_TOKEN is set, so the stored session was not checked');
-      const who = await whoAmI(ctx, { profile, quiet: true });
+      // PLAT_TOKEN set: check() refuses, as every verb that would use the stored session's token does.
+      const { who, refreshed } = await stored.check();
       // The check may have refreshed the token first: show the expiry of the one it checked.
       if (who.source.kind === 'session') {
         status.expiresAt = iso(who.source.session.expiresAt);
-        if (who.source.session.accessToken !== session?.accessToken) status.refreshedForCheck = true;
+        if (refreshed) status.refreshedForCheck = true;
       }
       if (who.from !== 'userinfo') {
         // A token UserInfo cannot judge (bound to an API with --resource, or no UserInfo at all) says nothing either way.

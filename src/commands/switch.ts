@@ -3,11 +3,11 @@
  * in the config dir (like `gh auth switch` or `kubectl config use-context`).
  */
 import type { Context } from '../context.js';
-import { switchProfile } from '../session/switch.js';
+import { switchTo } from '../session/index.js';
 import { describeUser, printJson } from './format.js';
 
 export async function run(ctx: Context, name: string): Promise<void> {
-  const { profile, previous } = await switchProfile(ctx, name);
+  const { profile, previous } = await switchTo(ctx, name);
   if (ctx.env.PLAT_PROFILE && ctx.env.PLAT_PROFILE !== name) {
     ctx.io.warn(`PLAT_PROFILE=${ctx.env.PLAT_PROFILE} is set in this environment and still wins over plat switch; unset it to use ${name}.`);
   }

@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { getAccessToken, type TokenSource } from '../session/binding.js';
+import { accessToken, type TokenSource } from '../session/index.js';
 import { parsePositiveInt } from './options.js';
 import { iso, printJson } from './format.js';
 
@@ -13,7 +13,7 @@ export const MAX_MIN_TTL_SECONDS = 7 * 86_400;
 /** The access token and nothing else, for `$(plat token)`: the only command that prints a secret, by design. */
 export async function run(ctx: Context, flags: TokenFlags = {}): Promise<void> {
   const minTtl = parsePositiveInt(flags.minTtl, '--min-ttl', MAX_MIN_TTL_SECONDS);
-  const source = await getAccessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : minTtl * 1000 });
+  const source = await accessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : minTtl * 1000 });
   if (ctx.globals.json) {
     printJson(ctx.io, describeToken(ctx, source));
     return;

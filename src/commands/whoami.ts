@@ -1,10 +1,10 @@
 import type { Context } from '../context.js';
-import { whoAmI } from '../session/userinfo.js';
+import { identify } from '../session/index.js';
 import { sanitize } from '../text.js';
 import { describeUser, expiryText, printJson, rows } from './format.js';
 
 export async function run(ctx: Context): Promise<void> {
-  const who = await whoAmI(ctx);
+  const who = await identify(ctx);
   if (ctx.globals.json) {
     printJson(ctx.io, who.claims);
     return;

@@ -7,8 +7,7 @@ import { readdir } from 'node:fs/promises';
 import { describeScope, SPEC_SCOPE_NAMES } from '../catalogue/scopes.js';
 import { readCachedFullIndex, readCachedIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
-import { readCachedDiscovery } from '../session/discovery-cache.js';
-import { loadProfile, resolveBaseUrl } from '../session/profile.js';
+import { cachedDiscovery, currentProfile, platformOf } from '../session/index.js';
 import { profilesDir, validateProfileName } from '../store/paths.js';
 import { sanitize } from '../text.js';
 
@@ -52,7 +51,7 @@ async function profileNames(ctx: Context): Promise<string[]> {
 }
 
 async function cachedIndex(ctx: Context) {
-  const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx));
+  const baseUrl = platformOf(ctx, await currentProfile(ctx));
   return baseUrl ? await readCachedIndex(ctx.configDir, baseUrl, ctx.now(), Infinity) : undefined;
 }
 
@@ -67,7 +66,7 @@ export async function candidates(ctx: Context, kind: CandidateKind, words: strin
     case 'op-flags':
     case 'op-values': {
       const [id, name] = words;
-      const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx));
+      const baseUrl = platformOf(ctx, await currentProfile(ctx));
       const full = baseUrl ? await readCachedFullIndex(ctx.configDir, baseUrl, ctx.now(), Infinity) : undefined;
       const op = full?.operations.find((o) => o.operationId === id);
       if (!op) return [];
@@ -88,14 +87,14 @@ export async function candidates(ctx: Context, kind: CandidateKind, words: strin
       return [...new Set(urls)].map((value) => ({ value }));
     }
     case 'scopes': {
-      const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx, { mayBeNew: true }));
-      const cached = baseUrl ? await readCachedDiscovery(ctx, baseUrl, { maxAgeMs: Infinity }) : undefined;
+      const baseUrl = platformOf(ctx, await currentProfile(ctx, { mayBeNew: true }));
+      const cached = baseUrl ? await cachedDiscovery(ctx, baseUrl) : undefined;
       const listed = cached?.as.scopes_supported;
       const names = Array.isArray(listed) && listed.length > 0 ? listed.filter((s): s is string => typeof s === 'string') : SPEC_SCOPE_NAMES;
       return [...new Set(names)].map((value) => ({ value, description: describeScope(value) }));
     }
     case 'paths': {
-      const baseUrl = resolveBaseUrl(ctx, await loadProfile(ctx, { mayBeNew: true }));
+      const baseUrl = platformOf(ctx, await currentProfile(ctx, { mayBeNew: true }));
       const index = baseUrl ? await readCachedIndex(ctx.configDir, baseUrl, ctx.now(), Infinity) : undefined;
       const byPath = new Map<string, string[]>();
       for (const op of index?.operations ?? []) byPath.set(op.path, [...(byPath.get(op.path) ?? []), op.method]);

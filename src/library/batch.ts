@@ -5,8 +5,7 @@
  */
 import type * as Public from './public.js';
 import { UsageError } from '../errors.js';
-import { runBatch, type BatchItem } from '../session/batch.js';
-import { openApiClient, resolveApiUrl } from '../session/request.js';
+import { apiUrl, openClient, startBatch, type BatchItem } from '../session/index.js';
 import { libraryContext, type LibrarySettings } from './context.js';
 
 export async function* batch(
@@ -19,7 +18,7 @@ export async function* batch(
   const rate = options.ratePerSecond;
   if (rate !== undefined && !(Number.isFinite(rate) && rate > 0)) throw new UsageError(`ratePerSecond must be a positive number (got ${String(rate)}).`);
   const ctx = libraryContext(settings, options.signal ?? undefined);
-  const api = await openApiClient(ctx, { auth: 'auto' });
+  const api = await openClient(ctx, { auth: 'auto' });
 
   async function* items(): AsyncGenerator<BatchItem> {
     let position = 0;
@@ -29,7 +28,7 @@ export async function* batch(
     }
   }
 
-  const run = runBatch(ctx, api, items(), { concurrency, ratePerSecond: rate, ordered: options.ordered, failFast: options.failFast });
+  const run = await startBatch(ctx, api, items(), { concurrency, ratePerSecond: rate, ordered: options.ordered, failFast: options.failFast });
   for await (const result of run.results) {
     const { unknown: _unknown, ...shape } = result;
     yield shape;
@@ -43,7 +42,7 @@ function toItem(request: Public.BatchRequest, position: number, baseUrl: string 
   const { method, path, query, headers, body, id } = request;
   if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method)) throw new UsageError(`${where}: method must be an HTTP method such as "GET".`);
   if (typeof path !== 'string' || path === '') throw new UsageError(`${where}: path must be a string such as "/api/courses".`);
-  const url = resolveApiUrl(path, baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)');
+  const url = apiUrl(path, baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)');
   for (const [name, value] of Object.entries(query ?? {})) {
     for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(v));
   }

@@ -5,8 +5,7 @@
  */
 import { homedir } from 'node:os';
 import { createContext, type Context } from '../context.js';
-import { parseBaseUrl } from '../session/base-url.js';
-import { resolveInvocation } from '../session/invocation.js';
+import { invocationOf, normaliseBaseUrl } from '../session/index.js';
 import { libraryIO } from './io.js';
 
 declare const PLAT_VERSION: string;
@@ -27,8 +26,8 @@ export interface LibrarySettings {
  * PLAT_PROFILE, then the one `plat switch` made current, then `default`.
  */
 export function librarySettings(options: { profile?: string; baseUrl?: string; onWarning?: (message: string) => void }): LibrarySettings {
-  const { configDir, defaultConfigDir, profile, currentProfile, profileSource } = resolveInvocation(process.env, { profile: options.profile, home: homedir() });
-  const baseUrl = options.baseUrl === undefined ? undefined : parseBaseUrl(options.baseUrl);
+  const { configDir, defaultConfigDir, profile, currentProfile, profileSource } = invocationOf(process.env, { profile: options.profile, home: homedir() });
+  const baseUrl = options.baseUrl === undefined ? undefined : normaliseBaseUrl(options.baseUrl);
   return { profile, currentProfile, profileSource, baseUrl, configDir, defaultConfigDir, onWarning: options.onWarning };
 }
 

@@ -5,13 +5,12 @@
 import type { Context } from '../context.js';
 import { AuthError, ScopeError } from '../errors.js';
 import { toWebResponse } from '../http/index.js';
-import { openApiClient, resolveApiUrl, type ApiRequest } from '../session/request.js';
-import { responseError } from '../session/response-error.js';
+import { apiUrl, openClient, responseFailure, type ApiRequest } from '../session/index.js';
 
 
 export async function libraryFetch(ctx: Context, target: string | URL, init: RequestInit = {}): Promise<Response> {
-  const api = await openApiClient(ctx, { auth: 'required' });
-  const url = resolveApiUrl(target, api.baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)');
+  const api = await openClient(ctx, { auth: 'required' });
+  const url = apiUrl(target, api.baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)');
   // The Fetch API's own normalisation of every kind of body (string, bytes, Blob, FormData, URLSearchParams,
   // streams) and of headers; buffered once, so a 401 can be replayed with the same bytes.
   const normal = new Request(url, { ...init, redirect: 'manual' });
@@ -24,7 +23,7 @@ export async function libraryFetch(ctx: Context, target: string | URL, init: Req
   if (!new Headers(init.headers).has('accept')) delete headers.accept;
   const request: ApiRequest = { method: normal.method, url, headers, body: () => bytes };
   const response = await api.send(request);
-  const failure = responseError(ctx, request, response);
+  const failure = responseFailure(ctx, request, response);
   // Statuses are the caller's to read, as with fetch, except the two that say the session itself falls short
   // (only when the session's token went with the request: another origin's 401 is that origin's answer).
   if (response.token && (failure instanceof AuthError || failure instanceof ScopeError)) {

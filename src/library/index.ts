@@ -5,10 +5,7 @@
  */
 import type * as Public from './public.js';
 import { AuthError, NetworkError, PlatError, ScopeError, UsageError } from '../errors.js';
-import { getAccessToken } from '../session/binding.js';
-import { parseJsonPath, parseNextHint } from '../session/page-detect.js';
-import { paginateItems } from '../session/paginate.js';
-import { openApiClient, resolveApiUrl, type ApiRequest } from '../session/request.js';
+import { accessToken, apiUrl, itemsPath, nextPageHint, openClient, pageItems, type ApiRequest } from '../session/index.js';
 import { batch as batchRequests } from './batch.js';
 import { libraryContext, librarySettings, type LibrarySettings } from './context.js';
 import { libraryFetch } from './fetch.js';
@@ -38,7 +35,7 @@ export const createClient: typeof Public.createClient = (options = {}) => {
       if (minTtl !== undefined && !(Number.isFinite(minTtl) && minTtl > 0 && minTtl <= MAX_MIN_TTL_SECONDS)) {
         throw new UsageError(`minTtl must be a number of seconds from 1 to ${MAX_MIN_TTL_SECONDS} (got ${String(minTtl)}).`);
       }
-      const source = await getAccessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : Math.ceil(minTtl * 1000) });
+      const source = await accessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : Math.ceil(minTtl * 1000) });
       if (source.kind === 'env') {
         return { accessToken: source.token, tokenType: 'Bearer', expiresAt: null, scopes: null, profile: null, baseUrl: source.baseUrl ?? null };
       }
@@ -57,7 +54,7 @@ export const createClient: typeof Public.createClient = (options = {}) => {
   };
 };
 
-/** `plat call --paginate`'s pages (session/paginate.ts), item by item: one page is held at a time. */
+/** `plat call --paginate`'s pages (the session's pageItems), item by item: one page is held at a time. */
 async function* paginate<T>(settings: LibrarySettings, path: string, options: Public.PaginateOptions = {}): AsyncIterableIterator<T> {
   const limit = (value: number | undefined, name: string) => {
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) throw new UsageError(`${name} must be a whole number of at least 1 (got ${String(value)}).`);
@@ -65,12 +62,12 @@ async function* paginate<T>(settings: LibrarySettings, path: string, options: Pu
   };
   const maxPages = limit(options.maxPages, 'maxPages');
   const maxItems = limit(options.maxItems, 'maxItems');
-  const items = options.items === undefined ? undefined : parseJsonPath(options.items, 'items');
-  const next = options.next === undefined ? undefined : parseNextHint(options.next);
+  const items = options.items === undefined ? undefined : itemsPath(options.items, 'items');
+  const next = options.next === undefined ? undefined : nextPageHint(options.next);
   const ctx = libraryContext(settings);
-  const api = await openApiClient(ctx, { auth: 'required' });
-  const request: ApiRequest = { method: 'GET', url: resolveApiUrl(path, api.baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)'), headers: { accept: 'application/json' } };
-  yield* paginateItems(ctx, api, request, { maxPages, maxItems, items, next }) as AsyncIterable<T>;
+  const api = await openClient(ctx, { auth: 'required' });
+  const request: ApiRequest = { method: 'GET', url: apiUrl(path, api.baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)'), headers: { accept: 'application/json' } };
+  yield* pageItems(ctx, api, request, { maxPages, maxItems, items, next }) as AsyncIterable<T>;
 }
 
 // The exported classes are the ones public.d.ts describes (checked here, by the compiler).

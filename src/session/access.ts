@@ -1,7 +1,11 @@
 /**
- * The one place that hands out an access token: PLAT_TOKEN wins; otherwise the profile's stored session, refreshed
- * first when it is about to expire. Refresh runs under the profile's cross-process lock and re-reads the session
- * after taking it, so parallel plat processes cause exactly one refresh (and never replay a rotated refresh token).
+ * The stored session's own steps: load it (the token store is the truth; the profile's copies are repaired), refresh
+ * it, end it. Refresh runs under the profile's cross-process lock and re-reads the session after taking it, so
+ * parallel plat processes cause exactly one refresh (and never replay a rotated refresh token).
+ *
+ * These steps know nothing of PLAT_TOKEN or of which platform an invocation names, so nothing outside the session
+ * calls them: a token is handed out only by binding.ts (which credentials an invocation may use), through the verbs
+ * of the session's front door, session/index.ts.
  */
 import type { Context } from '../context.js';
 import { withIdentityScopes } from '../oauth/scopes.js';

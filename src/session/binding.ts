@@ -3,6 +3,10 @@
  * none — and why none. A stored session belongs to the base URL (origin) and issuer it was issued for: when
  * --base-url / PLAT_BASE_URL names another platform, the session is not used for it, and a session that ended
  * without the user's word (refresh token rejected) is not silently replaced by anonymous access.
+ *
+ * The one way to a token for a request: every verb of the front door (session/index.ts) that yields a token or
+ * sends one to the API starts at bindSession, and only a session bound here is refreshed for it (freshToken).
+ * The login, logout and refresh flows read the stored session themselves too, to rotate or revoke it at its issuer.
  */
 import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';

@@ -23,8 +23,3 @@ export async function switchProfile(ctx: Context, name: string): Promise<SwitchR
   const profile = await (await ctx.profiles()).load(name).catch(() => undefined);
   return { profile, previous };
 }
-
-/** Checks a profile name typed as an argument (`plat status <profile>`): the same rules as --profile. */
-export function checkProfileName(name: string): string {
-  return validateProfileName(name);
-}

@@ -3,7 +3,9 @@
  * of src/: every `import`, `import type`, `export … from`, `import()` and `typeof import()` of every .ts file counts,
  * because a type-only or lazy import still ties two layers together (and still makes a cycle a reader must untangle).
  * The one exception is written beside the rules: commands may name the shapes the store keeps, type-only. And no
- * module re-exports another's symbols, so each has one import path: the module that defines it.
+ * module re-exports another's symbols, so each has one import path: the module that defines it. The layers above
+ * the session (commands, the library, completion) enter it by one door, src/session/index.ts, whose verbs all take
+ * the token path that honours PLAT_TOKEN and the origin rule.
  *
  * A new import that breaks a rule fails here with the file, line and rule it breaks, instead of waiting for a review.
  */
@@ -46,7 +48,7 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['protocol', 'commands', 'the protocol knows no command'],
   ['commands', 'protocol', 'commands go through the session'],
   ['commands', 'store', 'commands go through the session'],
-  ['commands', 'http', 'commands make their requests through session/request.ts'],
+  ['commands', 'http', "commands make their requests through the session's front door (session/index.ts: openClient)"],
   ['library', 'protocol', 'the library goes through the session'],
   ['library', 'commands', 'no command line in a program'],
   ['store', 'session', 'storage knows no flow'],
@@ -57,6 +59,13 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['candidates', 'http', 'a Tab press stays offline'],
   ['context', 'session', 'the context builds effects and runs no flow'],
 ];
+
+/**
+ * The session's front door (issue 28): these layers may import from the session only this file, types included, so
+ * none of them can reach a step (loadSession, a refresh, a binding) that skips PLAT_TOKEN or the origin rule.
+ */
+const SESSION_DOOR = 'src/session/index.ts';
+const THROUGH_THE_DOOR: readonly Layer[] = ['commands', 'library', 'completion', 'candidates'];
 
 /** A module a forbidden arrow may reach with `import type` (or `typeof import()`) only; none today. */
 const TYPE_ONLY_EXCEPTIONS: ReadonlyArray<readonly [Layer, string, string]> = [];
@@ -218,6 +227,9 @@ function violations(files: readonly string[], imports: readonly Import[]): Viola
     for (const [from, to, why] of NEVER) {
       if (a === from && b === to && !excepted) note(`${from} → ${to}: ${i.from} → ${i.to}`, i, why);
     }
+    if (a !== undefined && THROUGH_THE_DOOR.includes(a) && b === 'session' && i.to !== SESSION_DOOR) {
+      note(`session door: ${i.from} → ${i.to}`, i, `enters the session by a side door: import from its front door, ${SESSION_DOOR} (add a verb there if none fits)`);
+    }
     if (i.reExport) note(`re-export: ${i.from} → ${i.to}`, i, 'hands on symbols of another module: import them from where they are defined');
     if (i.from === i.to || (component.get(i.from) !== undefined && component.get(i.from) === component.get(i.to))) {
       note(`cycle: ${i.from} → ${i.to}`, i, `closes the import cycle ${pathBack(i.from, i.to, edges).join(' → ')}`);
@@ -300,8 +312,8 @@ describe('the token path loads no protocol library', () => {
     expect(chain(loadedBy('src/cli.ts', imports), 'commander')).toBe('src/cli.ts → commander');
   });
 
-  it('sees through the chain: plat login does load it', () => {
-    expect(chain(loadedBy('src/commands/login.ts', imports), 'oauth4webapi')).toMatch(/^src\/commands\/login\.ts → .* → oauth4webapi$/);
+  it('sees through the chain: the login flow (session/login.ts, which plat login loads through signIn) does load it', () => {
+    expect(chain(loadedBy('src/session/login.ts', imports), 'oauth4webapi')).toMatch(/^src\/session\/login\.ts → .* → oauth4webapi$/);
   });
 });
 
@@ -362,6 +374,23 @@ describe('the rule checker itself', () => {
       "const b = () => import('./b.js');",
     ].join('\n');
     expect(read('src/a.ts', text).map((i) => i.typeOnly)).toEqual([true, true, true, true, false, false, false, false, false, false]);
+  });
+
+  it('lets commands, the library and completion into the session by its front door only, type-only imports included', () => {
+    const withSession = [...files, 'src/session/index.ts', 'src/session/access.ts', 'src/session/request.ts'];
+    const known = new Set(withSession);
+    const imports = [
+      ...importsOf('src/commands/x.ts', "import { accessToken, type TokenSource } from '../session/index.js';", known),
+      ...importsOf('src/commands/x.ts', "import { loadSession } from '../session/access.js';", known),
+      ...importsOf('src/library/w.ts', "import type { ApiRequest } from '../session/request.js';", known),
+      ...importsOf('src/completion/candidates.ts', "const { loadSession } = await import('../session/access.js');", known),
+      ...importsOf('src/session/request.ts', "import { loadSession } from './access.js';", known),
+    ];
+    expect(violations(withSession, imports).map((v) => v.detail)).toEqual([
+      "src/commands/x.ts:1 imports '../session/access.js': enters the session by a side door: import from its front door, src/session/index.ts (add a verb there if none fits)",
+      "src/completion/candidates.ts:1 imports '../session/access.js': enters the session by a side door: import from its front door, src/session/index.ts (add a verb there if none fits)",
+      "src/library/w.ts:1 imports '../session/request.js': enters the session by a side door: import from its front door, src/session/index.ts (add a verb there if none fits)",
+    ]);
   });
 
   it('lets any layer but the protocol use the shapes (src/store/types.ts), and commands nothing else of the store', () => {

@@ -1,0 +1,318 @@
+/**
+ * The session's front door: the verbs the commands, the library (src/library/) and the completion candidates may
+ * call, and the shapes they see. None of them imports any other file of the session (test/unit/layers.test.ts holds
+ * that), as the MCP SDK's `auth()` is the one call a client makes while discovery, registration, authorization and
+ * the token exchange stay steps behind it. (src/main.ts, the entry, reads invocation.ts itself: it picks the profile
+ * before any command runs, and loads no more of the session for it.)
+ *
+ * Why one door: a caller that picked its own step (load the stored session, refresh it, bind it) could skip a rule
+ * that step does not know of. Every verb here that yields or sends a token goes one way, binding.ts's bindSession:
+ * PLAT_TOKEN wins; a stored session is used only for the platform (origin) it was issued for; an ended session is
+ * not swapped for anonymous access; and only then is the stored token loaded and, under the cross-process lock,
+ * refreshed (access.ts). What stays inside: loading a stored session (loadSession), refreshing or binding one by
+ * hand, the login and logout flows' steps, the token store.
+ *
+ * Start-up: the commands scripts run most (call, token, whoami) load this module, and dist/plain.cjs carries only
+ * what they use (esbuild drops the verbs nobody in a bundle calls). So what only some commands need — the login,
+ * logout, batch and paging engines — is loaded with import() inside its verb, never here at the top.
+ */
+import type { Context } from '../context.js';
+import { PlatError, UsageError } from '../errors.js';
+import { validateProfileName } from '../store/paths.js';
+import type { Profile, StoredSession, TokenStoreKind } from '../store/types.js';
+import { loadSession, refreshSession } from './access.js';
+import { parseBaseUrl } from './base-url.js';
+import { bindSession, getAccessToken, requireSession } from './binding.js';
+import { getDiscovery, readCachedDiscovery } from './discovery-cache.js';
+import { resolveInvocation } from './invocation.js';
+import { cappedLifetimeNote, noRefreshTokenNote } from './no-refresh-token.js';
+import { parseJsonPath, parseNextHint } from './page-detect.js';
+import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
+import { assertProfileExists, unknownProfile } from './profile-names.js';
+import { header, IDEMPOTENT_METHODS, openApiClient, resolveApiUrl } from './request.js';
+import { responseError } from './response-error.js';
+import { mayAsk, offerStepUp, scopesToStepUp } from './step-up.js';
+import { suggestCommand, type SuggestOptions } from './suggest.js';
+import { whoAmI } from './userinfo.js';
+// Types only, erased from the bundles: the shapes below are the steps' own, named here for the callers.
+import type * as Batches from './batch.js';
+import type * as Bindings from './binding.js';
+import type * as Identity from './userinfo.js';
+import type * as Journals from './batch-journal.js';
+import type * as Logins from './login-options.js';
+import type * as Logouts from './logout.js';
+import type * as Paging from './paginate.js';
+import type * as Requests from './request.js';
+
+// ---- The shapes ------------------------------------------------------------------------------------------------
+
+/** Where a token came from: PLAT_TOKEN, or the profile's stored session (with its expiry and scopes). */
+export type TokenSource = Bindings.TokenSource;
+/** One request for the authenticated path: an absolute URL, headers, a body that can be made again for a retry. */
+export type ApiRequest = Requests.ApiRequest;
+/** A response, with the token (if any) that went with the request. */
+export type ApiResponse = Requests.ApiResponse;
+/** The authenticated-request path of one invocation, bound to its platform and credentials (openClient). */
+export type ApiClient = Requests.ApiClient;
+/** The pages of a list, read one at a time (readPages); `limited` says whether a limit stopped them. */
+export type Pages = Paging.Pages;
+/** One page: its items, its URL and number. */
+export type Page = Paging.Page;
+/** Who the session belongs to, and from where plat knows it (identify). */
+export type WhoAmI = Identity.WhoAmI;
+/** Which client a login acts as, as the command's flags named it. */
+export type ClientChoice = Logins.ClientChoice;
+/** What `plat logout` did for one profile: whether it was signed in, and whether its tokens were revoked. */
+export type LogoutResult = Logouts.LogoutResult;
+/** One request of a batch, with its line and id (and a result already settled, for a line not to send). */
+export type BatchItem = Batches.BatchItem;
+/** One line's outcome: its status and body, or the error. */
+export type BatchResult = Batches.BatchResult;
+/** A batch under way: its results as they complete, its governor and counts, how it ended. */
+export type BatchRun = Batches.BatchRun;
+/** `plat batch --journal`'s record of which lines were sent and answered. */
+export type Journal = Journals.Journal;
+
+/**
+ * What `plat status` shows of a profile's stored session: no token. Whether the token works is asked with check(),
+ * which goes the one way every token goes (PLAT_TOKEN refuses it; --base-url naming another platform refuses it).
+ */
+export interface StoredSessionView {
+  scopes: string[];
+  expiresAt: number | undefined;
+  tokenStore: TokenStoreKind;
+  /** Where the token store keeps it ("OS keychain", a file's path). */
+  tokenStoreLocation: string;
+  /** Asks the issuer's UserInfo with the session's token; `refreshed` when plat had to refresh the token first. */
+  check(): Promise<{ who: WhoAmI; refreshed: boolean }>;
+}
+
+// ---- Tokens and requests: every one through bindSession ---------------------------------------------------------
+
+/**
+ * A token for the invocation's platform (`plat token`, `plat exec`, the library's `token()`), exit 4 without one:
+ * PLAT_TOKEN as given, or the stored session's when the session is for the platform named, refreshed first when it
+ * is about to expire or would not last `minTtlMs` (an AuthError when even a fresh one would not).
+ */
+export async function accessToken(ctx: Context, options: { minTtlMs?: number } = {}): Promise<TokenSource> {
+  return getAccessToken(ctx, { minTtlMs: options.minTtlMs });
+}
+
+/**
+ * The one authenticated-request path (plat call, op, batch, mcp and the library's fetch, paginate and batch): the
+ * session's token goes only to its own origin, is refreshed before expiry and once more on a 401, and retries
+ * follow Retry-After. `anonymous`: no token at all; `required`: exit 4 without a session; `auto`: anonymous with a
+ * note when there is none, but never in place of a session that ended or belongs to another platform.
+ */
+export async function openClient(ctx: Context, options: { auth: 'auto' | 'anonymous' | 'required' }): Promise<ApiClient> {
+  return openApiClient(ctx, { auth: options.auth });
+}
+
+/** A path resolved against the platform's base URL, or an absolute http(s) URL as is; `whatToDo` ends the error. */
+export function apiUrl(target: string | URL, baseUrl: string | undefined, whatToDo: string): URL {
+  return resolveApiUrl(target, baseUrl, whatToDo);
+}
+
+/** A response header, repeated values joined as HTTP joins them. */
+export function responseHeader(response: ApiResponse, name: string): string | undefined {
+  return header(response, name);
+}
+
+/** What a finished response means for the exit code: undefined below 400, else the error plat prints (4, 5 or 1). */
+export function responseFailure(ctx: Context, request: ApiRequest, response: ApiResponse) {
+  return responseError(ctx, request, response);
+}
+
+/** Whether a method may be sent twice with the same effect (a batch line in flight when a run died is resent). */
+export function isIdempotent(method: string): boolean {
+  return IDEMPOTENT_METHODS.has(method.toUpperCase());
+}
+
+/** The pages of the list `first` asks for, through the client (its origin rule holds for every next link). */
+export async function readPages(ctx: Context, client: ApiClient, first: ApiRequest, options: Paging.PaginateOptions = {}): Promise<Pages> {
+  const { Pages } = await import('./paginate.js');
+  return new Pages(ctx, client, first, options);
+}
+
+/** Every item of every page, in order (the library's `paginate()`): one page is held at a time. */
+export async function* pageItems(ctx: Context, client: ApiClient, first: ApiRequest, options: Paging.PaginateOptions = {}): AsyncGenerator<unknown> {
+  const { paginateItems } = await import('./paginate.js');
+  yield* paginateItems(ctx, client, first, options);
+}
+
+/** `--items` / `items`: where a page keeps its list, as a path (`data.items`, `results[0]`); a UsageError naming `flag`. */
+export function itemsPath(text: string, flag: string) {
+  return parseJsonPath(text, flag);
+}
+
+/** `--next` / `next`: where a page keeps its cursor and the query parameter that sends it back (`meta.next=cursor`). */
+export function nextPageHint(text: string) {
+  return parseNextHint(text);
+}
+
+/**
+ * The scopes a 403 insufficient_scope names that the response's session lacks, when plat may ask a person to add
+ * them (a terminal, no --no-prompt, not CI); undefined otherwise.
+ */
+export function stepUpScopes(ctx: Context, response: ApiResponse): string[] | undefined {
+  const missing = scopesToStepUp(response);
+  return missing && mayAsk(ctx) ? missing : undefined;
+}
+
+/** Asks the person, and on yes signs in again adding `scopes`; whether the session now holds them. */
+export async function askToStepUp(ctx: Context, profile: Profile, scopes: string[]): Promise<boolean> {
+  return offerStepUp(ctx, profile, scopes);
+}
+
+/** `plat batch` and the library's `batch()`: items sent N at a time through the client, one governor for all. */
+export async function startBatch(
+  ctx: Context,
+  client: ApiClient,
+  items: AsyncIterable<BatchItem> | Iterable<BatchItem>,
+  options: Batches.BatchOptions,
+): Promise<BatchRun> {
+  const { runBatch } = await import('./batch.js');
+  return runBatch(ctx, client, items, options);
+}
+
+/** `plat batch --journal`: the journal of earlier runs of the same input, and the line fingerprint it records. */
+export async function openBatchJournal(file: string): Promise<{ journal: Journal; lineHash: (text: string) => string }> {
+  const { lineHash, openJournal } = await import('./batch-journal.js');
+  return { journal: await openJournal(file), lineHash };
+}
+
+// ---- The session itself ----------------------------------------------------------------------------------------
+
+/**
+ * Who the session (or PLAT_TOKEN) belongs to, from the issuer's UserInfo, else the ID token's claims; `profile`:
+ * another profile than the invocation's; `quiet`: no note when the ID token answers.
+ */
+export async function identify(ctx: Context, options: { profile?: Profile; quiet?: boolean } = {}): Promise<WhoAmI> {
+  return whoAmI(ctx, options);
+}
+
+/** The scopes the invocation's session holds for its platform; undefined with PLAT_TOKEN or no session there. */
+export async function grantedScopes(ctx: Context): Promise<readonly string[] | undefined> {
+  const binding = await bindSession(ctx);
+  return binding.kind === 'session' ? binding.active.session.scopes : undefined;
+}
+
+/** `plat refresh`: the stored session for this platform, refreshed now whatever its expiry. */
+export async function refreshNow(ctx: Context): Promise<{ profile: Profile; session: StoredSession }> {
+  if (ctx.env.PLAT_TOKEN) throw new UsageError('PLAT_TOKEN is set: that token cannot be refreshed by plat. Unset it to refresh the stored session.');
+  const active = await requireSession(ctx);
+  const { profile, session } = await refreshSession(ctx, active, { onlyIfUnchanged: false });
+  return { profile, session };
+}
+
+/**
+ * What the token store holds for `profile` (plat status lists every profile, whichever platform and whatever
+ * PLAT_TOKEN says), or undefined when nothing; an unreadable store throws, exit 4. The token itself stays here.
+ */
+export async function describeSession(ctx: Context, profile: Profile): Promise<StoredSessionView | undefined> {
+  const active = await loadSession(ctx, profile);
+  if (!active) return undefined;
+  const stored = active.session.accessToken;
+  return {
+    scopes: active.session.scopes,
+    expiresAt: active.session.expiresAt,
+    tokenStore: active.store.kind,
+    tokenStoreLocation: active.store.location,
+    check: async () => {
+      if (ctx.env.PLAT_TOKEN) throw new PlatError('PLAT_TOKEN is set, so the stored session was not checked');
+      const who = await whoAmI(ctx, { profile, quiet: true });
+      return { who, refreshed: who.source.kind === 'session' && who.source.session.accessToken !== stored };
+    },
+  };
+}
+
+/** `plat login`: discovery, the client, consent (browser or device), the token exchange, stored under the lock. */
+export async function signIn(ctx: Context, options: Logins.LoginOptions) {
+  const { login } = await import('./login.js');
+  return login(ctx, options);
+}
+
+/** `plat logout`: the profile's tokens revoked at their issuer (unless `revoke` is false) and removed here. */
+export async function signOut(ctx: Context, name: string, options: { revoke: boolean }): Promise<LogoutResult> {
+  const { logoutProfile } = await import('./logout.js');
+  return logoutProfile(ctx, name, options);
+}
+
+/** `plat logout --forget`: the profile itself goes (its platform, registration, user, kept secret). */
+export async function forget(ctx: Context, name: string): Promise<void> {
+  const { forgetProfile } = await import('./logout.js');
+  await forgetProfile(ctx, name);
+}
+
+/**
+ * What a person is told about a new or refreshed session: `capped` when the server's lifetime was past what plat
+ * keeps, `noRefreshToken` when it ends with its access token.
+ */
+export function sessionNotes(session: StoredSession, now: number): { capped?: string; noRefreshToken?: string } {
+  return { capped: cappedLifetimeNote(session), noRefreshToken: noRefreshTokenNote(session, now) };
+}
+
+// ---- Profiles and platforms -------------------------------------------------------------------------------------
+
+/** The profile this invocation acts on; `mayBeNew` (login, completion): a name with no profile yet is fine. */
+export async function currentProfile(ctx: Context, options: { mayBeNew?: boolean } = {}): Promise<Profile> {
+  return loadProfile(ctx, { mayBeNew: options.mayBeNew });
+}
+
+/** --base-url, then PLAT_BASE_URL, then the profile's own; undefined when none is known. */
+export function platformOf(ctx: Context, profile: Profile | undefined): string | undefined {
+  return resolveBaseUrl(ctx, profile);
+}
+
+/** As platformOf, and a usage error naming --base-url when none is known. */
+export function requirePlatform(ctx: Context, profile: Profile | undefined): string {
+  return requireBaseUrl(ctx, profile);
+}
+
+/** Exit 2 with the closest name when the invocation's profile does not exist (`default` always does). */
+export async function requireProfile(ctx: Context): Promise<void> {
+  await assertProfileExists(ctx);
+}
+
+/** The usage error for a profile named as an argument that is not among `existing`. */
+export function noSuchProfile(ctx: Context, name: string, existing: string[]): UsageError {
+  return unknownProfile(ctx, name, existing);
+}
+
+/** A profile name typed as an argument, checked by the rules --profile follows. */
+export function validProfileName(name: string): string {
+  return validateProfileName(name);
+}
+
+/** `plat switch`: the profile later commands use when neither --profile nor PLAT_PROFILE names one. */
+export async function switchTo(ctx: Context, name: string) {
+  const { switchProfile } = await import('./switch.js');
+  return switchProfile(ctx, name);
+}
+
+/** The platform's metadata (RFC 9728, RFC 8414, OIDC), cached for an hour; `refresh` asks again. */
+export async function discover(ctx: Context, baseUrl: string, options: { refresh?: boolean } = {}) {
+  return getDiscovery(ctx, baseUrl, options);
+}
+
+/** The discovery cache whatever its age, never the network: what a Tab press may read. */
+export async function cachedDiscovery(ctx: Context, baseUrl: string) {
+  return readCachedDiscovery(ctx, baseUrl, { maxAgeMs: Infinity });
+}
+
+/** The command a message tells the person to run, for the same profile and platform, shell-quoted. */
+export function suggest(ctx: Context, args: string[], options: SuggestOptions = {}): string {
+  return suggestCommand(ctx, args, options);
+}
+
+// ---- The library's invocation ----------------------------------------------------------------------------------
+
+/** Which profile and config dir a program's client acts on, chosen as the command chooses them. */
+export function invocationOf(env: Record<string, string | undefined>, options: { profile?: string; home: string }) {
+  return resolveInvocation(env, options);
+}
+
+/** A base URL as the user gave it, checked (https unless loopback, no credentials, query or fragment) and normalised. */
+export function normaliseBaseUrl(input: string): string {
+  return parseBaseUrl(input);
+}
