@@ -1,6 +1,6 @@
 /**
  * The session's front door: the verbs the commands, the library (src/library/) and the completion candidates may
- * call, and the shapes they see. None of them imports any other file of the session (test/unit/layers.test.ts holds
+ * call, and the shapes they see. None of them imports any other file of the session (test/repo/layers.test.ts holds
  * that), as the MCP SDK's `auth()` is the one call a client makes while discovery, registration, authorization and
  * the token exchange stay steps behind it. (src/main.ts, the entry, reads invocation.ts itself: it picks the profile
  * before any command runs, and loads no more of the session for it.)

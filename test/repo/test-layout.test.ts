@@ -54,7 +54,7 @@ describe('the test layout', () => {
   });
 
   it('catches a file out of place', () => {
-    expect(misplaced('test/session/access.test.ts', srcHas)).toMatch(/not in a kind's folder/);
+    expect(misplaced('test/session/refresh.test.ts', srcHas)).toMatch(/not in a kind's folder/);
     expect(misplaced('test/unit/sessions/access.test.ts', srcHas)).toMatch(/mirrors no folder/);
     expect(misplaced('test/unit/session/retry.test.ts', srcHas)).toMatch(/named after no module of src\/session\//);
     expect(misplaced('test/unit/session/access.test.ts', srcHas)).toBeNull();
