@@ -49,7 +49,8 @@ function inline(text: string): string {
 function topicBlock(block: Block): string {
   switch (block.type) {
     case 'heading':
-      return `.SS ${roff(plainText(block.text))}`;
+      // A macro's line: a quote there would start an argument, so it is written as a character.
+      return `.SS ${roff(plainText(block.text)).replace(/"/g, '\\(dq')}`;
     case 'paragraph':
       return `.PP\n${inline(block.text)}`;
     case 'list':

@@ -11,10 +11,10 @@ const TEXT = 2;
 const CODE = 4;
 const HANGING = 4;
 
-/** `width`: the terminal's columns, or undefined off a terminal (80). Kept between 40 and 100 to stay readable. */
+/** `width`: the terminal's columns, or undefined (or 0) off a terminal: 80. Kept between 40 and 100 to stay readable. */
 export function renderForTerminal(topic: Topic, width?: number): string {
-  const columns = Math.max(40, Math.min(width ?? 80, 100));
-  const out: string[] = [topic.title, ''];
+  const columns = width ? Math.max(40, Math.min(width, 100)) : 80;
+  const out: string[] = [...wrap(topic.title, '', '', columns), ''];
   for (const block of topic.blocks) out.push(...renderBlock(block, columns), '');
   return `${out.join('\n').replace(/\n+$/, '')}\n`;
 }
@@ -22,16 +22,19 @@ export function renderForTerminal(topic: Topic, width?: number): string {
 function renderBlock(block: Block, columns: number): string[] {
   switch (block.type) {
     case 'heading':
-      return [plainText(block.text)];
+      return wrap(plainText(block.text), '', '', columns);
     case 'paragraph':
       return wrap(block.text, ' '.repeat(TEXT), ' '.repeat(TEXT), columns);
     case 'list':
       return block.items.flatMap((item) => wrap(item, `${' '.repeat(TEXT)}- `, ' '.repeat(HANGING), columns));
     case 'definitions':
-      return block.items.flatMap(({ term, definition }) => [
-        ...wrap(plainText(term), ' '.repeat(TEXT), ' '.repeat(TEXT), columns),
-        ...wrap(definition, ' '.repeat(TEXT + HANGING), ' '.repeat(TEXT + HANGING), columns),
-      ]);
+      return block.items.flatMap(({ term, definition }) => {
+        const indent = ' '.repeat(TEXT + HANGING);
+        const name = plainText(term);
+        // A short term (an exit code) starts its definition's line, as man's tagged paragraphs do.
+        if (name.length < HANGING) return wrap(definition, `${' '.repeat(TEXT)}${name.padEnd(HANGING)}`, indent, columns);
+        return [...wrap(name, ' '.repeat(TEXT), ' '.repeat(TEXT), columns), ...wrap(definition, indent, indent, columns)];
+      });
     case 'code':
       return block.lines.map((line) => (line === '' ? '' : `${' '.repeat(CODE)}${line}`));
   }
