@@ -42,7 +42,7 @@ __plat_value_kind() {
     batch:arg:0) echo 'f' ;;
     mcp:--for) echo 'd operations' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status switch refresh token exec logout call api op scopes batch discover mcp completion' ;;
+    help:arg:0) echo 'l login whoami status switch refresh token exec logout call api op scopes batch discover mcp completion sign-in sessions requests scripting agents security environment files exit-codes troubleshooting' ;;
   esac
 }
 
@@ -65,7 +65,7 @@ __plat_options() {
     discover) echo '--refresh -h --help' ;;
     mcp) echo '--for --allow-write -h --help' ;;
     completion) echo '-h --help' ;;
-    help) echo '' ;;
+    help) echo '-h --help' ;;
   esac
 }
 

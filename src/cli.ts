@@ -9,6 +9,7 @@ import { Argument, Command, Option } from 'commander';
 import { collect, completes } from './completion/value-kinds.js';
 import type { Context, Globals } from './context.js';
 import { runCall, runToken, runWhoami } from './dispatch.js';
+import { topicList } from './help/topics.js';
 
 export type ContextFactory = (globals: Globals) => Context;
 
@@ -19,7 +20,7 @@ function examples(...lines: string[]): string {
   return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
 }
 
-/** How agent hosts start `plat mcp` (also in README.md's "Agents (MCP)"). */
+/** How agent hosts start `plat mcp` (also in `plat help agents`, src/help/topics/agents.md). */
 const MCP_HOSTS = `Agent hosts start plat mcp themselves and talk to it over stdin/stdout. Sign in first (plat login); the
 server never opens a browser or signs in, and a tool that needs a scope the session lacks names the plat login
 --add-scope command to run. Configure the host (add "--profile", "<name>" and "--allow-write" to args as needed):
@@ -59,6 +60,9 @@ export function buildProgram(version: string, makeContext: ContextFactory, optio
     .addHelpText(
       'after',
       `
+Help topics (plat help <topic>; all of them are in man plat):
+${topicList()}
+
 The journey:
   $ plat login --base-url https://school.example.com --scope courses:read
   $ plat whoami
@@ -539,7 +543,17 @@ worker. Exit 0 when every line succeeded, 1 when any failed, 4 when the session 
           'plat completion bash > ~/.local/share/bash-completion/completions/plat',
           'plat completion zsh > "${fpath[1]}/_plat"                     # then restart zsh',
           'plat completion fish > ~/.config/fish/completions/plat.fish',
-        ),
+        ) +
+          `
+
+In zsh, source <(plat completion zsh) in ~/.zshrc (after compinit) works too; the same scripts ship in completions/.
+They complete commands, help topics, options and their values: scope names (from the platform's cached metadata,
+else the catalogue the platform documents), HTTP methods, profile names, base URLs your profiles remember, API
+paths and operationIds (from the cached /openapi.json: run plat op once), after plat op <operationId> that
+operation's --<parameter> flags and the values their enums allow, and file names for --input. Dynamic values come
+from plat __complete <kind>, which reads only local files (profiles and the cache): a Tab press never touches the
+network, and never offers a value with characters that mean something to the shell. --profile and --base-url typed
+earlier on the line choose whose scopes and paths are offered.`,
       )
       .action(async (shell: string, _flags, command: Command) => {
         const { printScript } = await import('./commands/completion.js');
@@ -558,7 +572,17 @@ worker. Exit 0 when every line succeeded, 1 when any failed, 4 when the session 
       }),
   );
 
-  program.helpCommand('help [command]', 'show help for a command');
+  // `plat help [command|topic]`: a command's help, or a topic of the reference (src/help/topics/, as gh's help topics).
+  program.helpCommand(false);
+  program
+    .command('help')
+    .description('show help for a command, or a topic of the reference (the same text as man plat)')
+    .addArgument(completes(new Argument('[command|topic]', 'a command, or one of the help topics below'), 'commands'))
+    .addHelpText('after', `${examples('plat help login', 'plat help sign-in', 'plat help exit-codes')}\n\nHelp topics:\n${topicList()}`)
+    .action(async (name: string | undefined) => {
+      const { runHelp } = await import('./commands/help.js');
+      runHelp(program, name);
+    });
 
   program.addOption(new Option('--debug').hideHelp());
   return program;

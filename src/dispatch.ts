@@ -3,7 +3,7 @@
  * these runners; main.ts calls them straight from argv for the plain forms (`plat call <method> <path>`,
  * `plat token`, `plat whoami`, no option anywhere), where commander would find the same command, the same words
  * and no flags. Skipping commander there saves building the program and loading commander's code: ~3 ms of every
- * such start, 3 % of `plat call` (README "Performance"). Anything else, however close, goes to commander, which
+ * such start, 3 % of `plat call` (src/README.md, "Start-up"). Anything else, however close, goes to commander, which
  * stays the one definition of the command line; test/unit/dispatch.test.ts holds the two against each other.
  */
 import type { Context, Globals } from './context.js';

@@ -4,7 +4,7 @@
  * its 64 MiB soft limit, so a large download peaks at 86–89 MiB whatever its size. Forcing a minor GC (a
  * scavenge, well under a millisecond: the buffers' small JS wrappers are all young) every 1 MiB written frees
  * them as they go: 64 MiB and 1 GiB downloads both peak at 57–59 MiB (every 2 MiB: 60–62), no slower (figures in
- * the README's performance table; test/cli/download.test.ts fails if this stops working).
+ * test/bench/README.md; test/cli/download.test.ts fails if this stops working).
  */
 import type { Readable, Writable } from 'node:stream';
 import { prematureClose } from './network-codes.js';

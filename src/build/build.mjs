@@ -91,6 +91,10 @@ await copyFile(new URL('../library/public.d.ts', import.meta.url), new URL('../.
 // checks every command's output against them.
 await cp(new URL('../schemas', import.meta.url), new URL('../../dist/schemas', import.meta.url), { recursive: true });
 
+// The help topics' text, read by `plat help <topic>` alone (src/commands/help.ts) from beside the bundle: kept out of
+// dist/main.cjs, which every other start reads and compiles. The man page is built from the same files (man.mjs).
+await cp(new URL('../help/topics', import.meta.url), new URL('../../dist/help', import.meta.url), { recursive: true });
+
 
 /**
  * commander requires node:child_process at load time, for executable subcommands plat does not use; loading it

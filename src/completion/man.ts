@@ -1,37 +1,11 @@
 /**
- * plat(1), rendered from the same program description as the completions (commands, options, examples), plus the
- * contract's environment, files and exit codes. `npm run build` writes it to dist/plat.1.
+ * plat(1), rendered from the same program description as the completions (commands, options, examples), plus one
+ * section per help topic, from the same text `plat help <topic>` prints (src/help/topics/*.md). `npm run build`
+ * writes it to dist/plat.1.
  */
+import { parseTopic, plainText, spans, type Block } from '../help/markup.js';
+import { HELP_TOPICS } from '../help/topics.js';
 import type { CommandSpec, OptionSpec, ProgramSpec } from './model.js';
-
-const ENVIRONMENT: Array<[string, string]> = [
-  ['PLAT_BASE_URL', 'The platform\'s origin (https, or http on loopback only); same as --base-url.'],
-  ['PLAT_PROFILE', 'The profile to use (default "default"); same as --profile.'],
-  ['PLAT_CONFIG_DIR', 'Where non-secret state lives (default $XDG_CONFIG_HOME/plat, ~/.config/plat).'],
-  ['PLAT_TOKEN_STORE', '"keychain" (only the OS keychain), "file" (a 0600 file), unset: the keychain with a file fallback. For new sessions; a stored session is read where it is and moved, once, to the store named.'],
-  ['PLAT_TOKEN', 'A bearer token used instead of any stored session (for CI); never stored.'],
-  ['PLAT_BROWSER, BROWSER', 'A command that opens URLs; the URL is appended as its last argument.'],
-  ['PLAT_DEBUG', 'Set to 1 for the same trace as --verbose.'],
-  ['NO_COLOR, FORCE_COLOR', 'Colour conventions; without FORCE_COLOR there is no colour off a terminal.'],
-  ['HTTPS_PROXY, HTTP_PROXY, NO_PROXY', 'Proxies, for every request.'],
-  ['NODE_EXTRA_CA_CERTS', 'A file with the certificate of a private CA.'],
-];
-
-const EXIT_STATUS: Array<[string, string]> = [
-  ['0', 'Success (for call: a 2xx or 3xx response).'],
-  ['1', 'Other failures: an HTTP error from call (the body is still printed), a server that breaks the protocol, a busy --port, local storage errors.'],
-  ['2', 'Usage: an unknown command or option, a bad value.'],
-  ['3', 'Network: unreachable, DNS, TLS, timeout.'],
-  ['4', 'Authentication: not logged in, a token rejected after one refresh, a rejected refresh token, consent denied, a state or iss mismatch.'],
-  ['5', 'Insufficient scope: stderr names the scope and the plat login --add-scope that adds it.'],
-  ['130', 'Interrupted (Ctrl-C).'],
-];
-
-const FILES: Array<[string, string]> = [
-  ['$PLAT_CONFIG_DIR/profiles/NAME.json', 'A profile: base URL, issuer, client registration, user, scopes, expiry (no secrets).'],
-  ['$PLAT_CONFIG_DIR/cache/', 'Discovery metadata and the API description (/openapi.json), kept for an hour.'],
-  ['$PLAT_CONFIG_DIR/tokens/NAME.json', 'Tokens, only when the 0600 file is used instead of the OS keychain.'],
-];
 
 /** Escapes roff: backslashes, a leading dot or quote, and option dashes (minus signs, not hyphens). */
 function roff(text: string): string {
@@ -65,12 +39,39 @@ function commandSection(c: CommandSpec): string {
   return parts.join('\n');
 }
 
-function table(rows: Array<[string, string]>, bold = true): string {
-  return rows.map(([k, v]) => `.TP\n${bold ? `\\fB${roff(k)}\\fR` : roff(k)}\n${roff(v)}`).join('\n');
+/** Topic text with its `code` spans in bold, as man pages set literal text. */
+function inline(text: string): string {
+  return spans(text)
+    .map((span) => (span.literal ? `\\fB${roff(span.text)}\\fR` : roff(span.text)))
+    .join('');
+}
+
+function topicBlock(block: Block): string {
+  switch (block.type) {
+    case 'heading':
+      // A macro's line: a quote there would start an argument, so it is written as a character.
+      return `.SS ${roff(plainText(block.text)).replace(/"/g, '\\(dq')}`;
+    case 'paragraph':
+      return `.PP\n${inline(block.text)}`;
+    case 'list':
+      return block.items.map((item) => `.IP \\(bu 2\n${inline(item)}`).join('\n');
+    case 'definitions':
+      return block.items.map(({ term, definition }) => `.TP\n${inline(term)}\n${inline(definition)}`).join('\n');
+    case 'code':
+      return ['.PP\n.RS 4\n.nf', ...block.lines.map((line) => roff(line)), '.fi\n.RE'].join('\n');
+  }
+}
+
+/** `source(name)`: the text of src/help/topics/<name>.md. */
+function topicSections(source: (name: string) => string): string[] {
+  return HELP_TOPICS.map((topic) => {
+    const { blocks } = parseTopic(source(topic.name), topic.name);
+    return [`.SH ${topic.manSection}`, `.PP\n(\\fBplat help ${roff(topic.name)}\\fR)`, ...blocks.map(topicBlock)].join('\n');
+  });
 }
 
 /** `packageName`: the npm package plat is installed from (package.json's name), not the command's name. */
-export function renderMan(program: ProgramSpec, version: string, packageName = 'plat-cli'): string {
+export function renderMan(program: ProgramSpec, version: string, packageName: string, topicSource: (name: string) => string): string {
   const groups = [...new Set(program.commands.map((c) => c.group))];
   return [
     `.\\" plat(1). Generated from plat's command definitions by src/build/man.mjs; do not edit.`,
@@ -104,19 +105,11 @@ export function renderMan(program: ProgramSpec, version: string, packageName = '
       `.PP\n\\fB${roff(group)}\\fR`,
       ...program.commands.filter((c) => c.group === group).map(commandSection),
     ]),
-    '.SH ENVIRONMENT',
-    table(ENVIRONMENT),
-    '.SH FILES',
-    table(FILES),
-    'Secrets (access, refresh and ID tokens, a client secret) are kept in the OS keychain (service "plat") or',
-    'in the tokens/ file, nowhere else.',
-    '.SH EXIT STATUS',
-    table(EXIT_STATUS),
-    '.PP',
-    '\\fBplat exec\\fR exits with its command\'s status instead: 128 + n when signal n ended it, 127 when the command was',
-    'not found, 126 when it could not be run; the codes above when plat fails before the command starts.',
+    ...topicSections(topicSource),
     '.SH SEE ALSO',
-    'README.md in the package, the complete reference; \\fBplat completion\\fR \\fIbash\\fR|\\fIzsh\\fR|\\fIfish\\fR for shell completions.',
+    '\\fBplat help\\fR \\fItopic\\fR prints each section above from \\fBSIGNING IN\\fR on by itself; \\fBplat\\fR \\fIcommand\\fR \\fB\\-\\-help\\fR a',
+    'command\'s options and examples; \\fBplat completion\\fR \\fIbash\\fR|\\fIzsh\\fR|\\fIfish\\fR the shell completions. README.md in the',
+    'package: what plat is, and the journey.',
     '',
   ].join('\n');
 }

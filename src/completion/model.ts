@@ -3,6 +3,7 @@
  * scripts and the man page follow every change to src/cli.ts.
  */
 import type { Argument, Command, Option } from 'commander';
+import { HELP_TOPICS } from '../help/topics.js';
 import { collect, HTTP_METHODS, valueKinds, type ValueKind } from './value-kinds.js';
 
 /** How a value is completed: from plat at completion time, from a fixed list, as a file name, or not at all. */
@@ -75,7 +76,7 @@ function valuesOf(target: Option | Argument, commandNames: string[]): Values {
     case 'methods':
       return { type: 'list', items: [...HTTP_METHODS] };
     case 'commands':
-      return { type: 'list', items: commandNames };
+      return { type: 'list', items: [...commandNames.filter((n) => n !== 'help'), ...HELP_TOPICS.map((t) => t.name)] };
     case 'files':
       return { type: 'files' };
     default:
@@ -118,7 +119,7 @@ function examplesOf(command: Command): string[] {
 /** The program as completion scripts and the man page see it: visible commands and options only. */
 export function describeProgram(program: Command): ProgramSpec {
   const visible = program.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden);
-  const commandNames = [...visible.map((c) => c.name()), 'help'];
+  const commandNames = visible.map((c) => c.name());
   const globalOptions = [
     ...program.options.filter((o) => !o.hidden).map((o) => optionSpec(o, commandNames)),
     HELP_OPTION,
@@ -138,14 +139,6 @@ export function describeProgram(program: Command): ProgramSpec {
     })),
     examples: examplesOf(command),
   }));
-  commands.push({
-    name: 'help',
-    description: 'show help for a command',
-    group: commands.at(-1)?.group ?? '',
-    options: [],
-    args: [{ name: 'command', description: 'the command', required: false, variadic: false, values: { type: 'list', items: commandNames.filter((n) => n !== 'help') } }],
-    examples: ['plat help call'],
-  });
   return { name: program.name(), description: program.description(), globalOptions, commands };
 }
 

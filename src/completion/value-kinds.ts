@@ -23,7 +23,7 @@ export type ValueKind =
   | 'methods'
   /** file names */
   | 'files'
-  /** plat's own command names */
+  /** plat's own command names and the help topics (plat help's argument) */
   | 'commands';
 
 /** Read by the completion generator; set with `completes()`. */

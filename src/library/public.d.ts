@@ -1,7 +1,8 @@
 /**
  * The public types of the Node library (`import { createClient } from 'plat-cli'`), written by hand: the build ships
  * this file as dist/library/index.d.ts, src/library/index.ts is checked against it by the compiler, and a test type-checks
- * a consumer against the packed package. Change it only together with the README's library contract.
+ * a consumer against the packed package. Change it only together with the library contract of `plat help scripting`
+ * (src/help/topics/scripting.md).
  */
 
 export interface ClientOptions {

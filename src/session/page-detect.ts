@@ -1,7 +1,7 @@
 /**
  * How a list API pages, decided from its first page, and where each page's items and next page are. Pure: no I/O.
  *
- * The order (documented in the README and `plat call --help`, keep them in step):
+ * The order (documented in `plat help requests`, src/help/topics/requests.md, and `plat call --help`; keep them in step):
  *   next page:  1. an RFC 8288 `Link` header with rel="next"
  *               2. a body member, the first present of: `next`, `next_url`, `next_page_url`, `links.next`
  *                  (or `links.next.href`), `@odata.nextLink`, `next_cursor`, `meta.next_cursor`, `meta.cursor`,

@@ -2,14 +2,14 @@
  * Reads one keytar entry straight from the Secret Service (gnome-keyring, KeePassXC …) over the session bus, in
  * plain JS: 4 messages in 2 round trips, ≈ 1 ms of bus time, where keytar costs ≈ 18 ms (loading its native
  * libraries, then 11 sequential D-Bus calls including a Diffie-Hellman session setup; issue 16's figures). Side by
- * side with main this takes 9–11 ms of CPU off every keychain command (README, Performance). It only ever reads:
+ * side with main this takes 9–11 ms of CPU off every keychain command (test/bench/README.md). It only ever reads:
  * keytar writes, deletes, and answers every read this cannot answer for certain. test/cli/keychain-read.test.ts
  * fails if the built CLI stops reading this way.
  *
  * The session is "plain", as go-keyring's (which gh uses): the secret crosses the user's session bus unencrypted.
  * That bus is private to the user; anything able to watch it runs as that user (or root) and could ask the keyring
  * for the secret itself, so the Diffie-Hellman session would hide it from nobody who can see it, and costs most of
- * the time saved. The README's security model says this.
+ * the time saved. `plat help security` (the security model) says this.
  */
 import { DBusConnection, socketPathOf, type DBusValue } from './dbus.js';
 import { decodeKeytarSecret, keytarAttributes } from './keytar-item.js';

@@ -17,6 +17,7 @@ import { benchMcpStartup } from './mcp.mjs';
 import { benchPagination } from './pages.mjs';
 import { benchHostile } from './hostile.mjs';
 import { benchBatch } from './batch.mjs';
+import { renderResults, writeBenchReadme } from './readme.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const plat = path.join(root, 'bin', 'plat.js');
@@ -73,6 +74,7 @@ try {
     previous.rows = rows;
     previous.hostileMeasuredAt = new Date().toISOString();
     await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(previous, null, 2)}\n`);
+    await writeBenchReadme(previous);
     results.rows = rows.filter((r) => r.figure.includes(': peak RSS at 1x / 10x / 100x'));
     throw new HostileOnly();
   }
@@ -86,6 +88,7 @@ try {
     previous.rows = [...previous.rows.filter((r) => !isBatchRow(r)), ...batchRows];
     previous.batchMeasuredAt = new Date().toISOString();
     await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(previous, null, 2)}\n`);
+    await writeBenchReadme(previous);
     results.rows = batchRows;
     throw new HostileOnly();
   }
@@ -163,7 +166,10 @@ try {
 }
 
 printTable();
-if (!startupOnly && !hostileOnly && !batchOnly) await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+if (!startupOnly && !hostileOnly && !batchOnly) {
+  await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  await writeBenchReadme(results);
+}
 
 /** Re-runs this script on a private D-Bus session with a fresh, unlocked gnome-keyring; its exit code. */
 async function underPrivateKeyring() {
@@ -364,9 +370,5 @@ function machine() {
 }
 
 function printTable() {
-  console.log(`plat benchmark — ${results.date.slice(0, 10)} — ${results.machine} — Node ${results.node}`);
-  console.log(`${results.note}\n`);
-  console.log('| figure | target | measured | met |');
-  console.log('| --- | --- | --- | --- |');
-  for (const r of results.rows) console.log(`| ${r.figure} | ${r.target} | ${r.measured ?? 'n/a'}${r.detail ? ` (${r.detail})` : ''} | ${r.ok === undefined ? '-' : r.ok ? 'yes' : 'no'} |`);
+  console.log(renderResults(results));
 }

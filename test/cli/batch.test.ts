@@ -358,11 +358,13 @@ describe('plat batch: how a run ends', () => {
   });
 });
 
-describe("the README's bulk job", () => {
+describe("plat help scripting's bulk job", () => {
   it('runs end to end as written: CSV → NDJSON → --check → a governed, journalled run → a rerun that skips it all', async () => {
     await loggedIn();
-    const readme = await readFile(path.join(platBin, '..', '..', 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### Bulk jobs (`plat batch`)'));
+    const topic = await readFile(path.join(platBin, '..', '..', 'src', 'help', 'topics', 'scripting.md'), 'utf8');
+    const start = topic.indexOf('## Bulk jobs: plat batch');
+    expect(start).toBeGreaterThan(0);
+    const section = topic.slice(start);
     const script = /```\n([\s\S]*?)```/.exec(section)![1]!;
     await mkdir(path.join(home.dir, 'bin'), { recursive: true });
     await writeFile(path.join(home.dir, 'bin', 'plat'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(platBin)} "$@"\n`, { mode: 0o755 });

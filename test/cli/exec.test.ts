@@ -95,14 +95,16 @@ describe('plat exec', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ anonymous: false, sub: 'user-ada' });
   });
 
-  it("the README's curl, Python and Node one-liners work as written", async () => {
+  it("plat help scripting's curl, Python and Node one-liners work as written", async () => {
     await loggedIn();
     // `plat` on PATH, as after npm i -g.
     const bin = path.join(home.dir, 'bin');
     await mkdir(bin);
     await symlink(platBin, path.join(bin, 'plat'));
-    const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### `plat exec'));
+    const topic = await readFile(path.join(repoRoot, 'src', 'help', 'topics', 'scripting.md'), 'utf8');
+    const start = topic.indexOf('## The exec contract');
+    expect(start).toBeGreaterThan(0);
+    const section = topic.slice(start);
     const block = /```\n([\s\S]*?)```/.exec(section)![1]!;
     const lines = block.split('\n').filter((line) => /^plat exec -- (sh -c 'curl|python3|node)/.test(line));
     expect(lines).toHaveLength(3);

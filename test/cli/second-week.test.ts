@@ -382,11 +382,11 @@ describe('plat op on a terminal', () => {
 });
 
 describe('documentation', () => {
-  it("the README's way to approve the sandbox's consent page without a browser works as printed", async () => {
+  it("test/README.md's way to approve the sandbox's consent page without a browser works as printed", async () => {
     const { readFile } = await import('node:fs/promises');
     const { execFile } = await import('node:child_process');
     const { repoRoot } = await import('../helpers/cli.js');
-    const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
+    const readme = await readFile(path.join(repoRoot, 'test', 'README.md'), 'utf8');
     const line = readme.split('\n').find((l) => l.startsWith('PLAT_BROWSER="node test/platform/approve-browser.mjs"'));
     expect(line).toBeDefined();
     const command = line!.replace('<that URL>', school.baseUrl).replace(/^PLAT_BROWSER="node /, `PLAT_BROWSER="'${process.execPath}' `).replace(' node bin/plat.js', ` '${process.execPath}' bin/plat.js`);

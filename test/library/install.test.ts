@@ -41,7 +41,7 @@ describe('the npm package', () => {
     expect(pkg.bin).toEqual({ plat: 'bin/plat.js' });
   });
 
-  it('holds only what users need: the shim, the bundles, the library and its types, the --json schemas, man page, completions, README', () => {
+  it('holds only what users need: the shim, the bundles, the library and its types, the --json schemas, the help topics, man page, completions, README', () => {
     const allowed = [
       /^package\.json$/,
       /^README\.md$/,
@@ -53,10 +53,11 @@ describe('the npm package', () => {
       /^dist\/library\/index\.(mjs|d\.ts)$/,
       /^dist\/library\/chunks\/[\w-]+\.mjs$/,
       /^dist\/schemas\/[\w-]+\.json$/,
+      /^dist\/help\/[\w-]+\.md$/,
     ];
     const unexpected = pack.files.filter((file) => !allowed.some((re) => re.test(file)));
     expect(unexpected).toEqual([]);
-    for (const needed of ['bin/plat.js', 'dist/main.cjs', 'dist/plain.cjs', 'dist/mcp.cjs', 'dist/plat.1', 'dist/library/index.mjs', 'dist/library/index.d.ts', 'dist/schemas/login.json', 'completions/plat.bash', 'completions/_plat', 'completions/plat.fish']) {
+    for (const needed of ['bin/plat.js', 'dist/main.cjs', 'dist/plain.cjs', 'dist/mcp.cjs', 'dist/plat.1', 'dist/library/index.mjs', 'dist/library/index.d.ts', 'dist/schemas/login.json', 'dist/help/environment.md', 'completions/plat.bash', 'completions/_plat', 'completions/plat.fish']) {
       expect(pack.files).toContain(needed);
     }
   });
@@ -67,6 +68,9 @@ describe('the npm package', () => {
     // The whole program, not only the shim's fast path.
     const help = await exec(path.join(prefix, 'bin', 'plat'), ['exec', '--help']);
     expect(help.stdout).toMatch(/fresh token/);
+    // A help topic's text is read from dist/help/, beside the installed bundle.
+    const topic = await exec(path.join(prefix, 'bin', 'plat'), ['help', 'environment']);
+    expect(topic.stdout).toMatch(/^Environment\n\n[\s\S]*PLAT_TOKEN_STORE\n/);
   });
 
   it('--jq loads jq (jq-web, a dependency outside the bundle) from the installed tree', async () => {

@@ -259,11 +259,13 @@ describe('client.token', () => {
   });
 });
 
-describe("the README's example", () => {
+describe("plat help scripting's library example", () => {
   it('runs as written against a signed-in session', async () => {
     await loggedIn(['--scope', 'courses:read']);
-    const readme = await (await import('node:fs/promises')).readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('## Use your plat login from other programs'));
+    const topic = await (await import('node:fs/promises')).readFile(new URL('../../src/help/topics/scripting.md', import.meta.url), 'utf8');
+    const start = topic.indexOf('## Use your plat login from other programs');
+    expect(start).toBeGreaterThan(0);
+    const section = topic.slice(start);
     const example = /```js\n([\s\S]*?)```/.exec(section)?.[1];
     expect(example).toBeDefined();
     expect(example!.trim().split('\n').length).toBeLessThanOrEqual(12);

@@ -1,5 +1,5 @@
 /**
- * The layer rules of shared design (README "How it is built"), written once and held against the real import graph
+ * The layer rules of shared design (src/README.md, "Layers"), written once and held against the real import graph
  * of src/: every `import`, `import type`, `export … from`, `import()` and `typeof import()` of every .ts file counts,
  * because a type-only or lazy import still ties two layers together (and still makes a cycle a reader must untangle).
  * The one exception is written beside the rules: commands may name the shapes the store keeps, type-only. And no

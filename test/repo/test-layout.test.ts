@@ -4,7 +4,7 @@
  * so the tests of src/session/access.ts are test/unit/session/access.test.ts and
  * test/in-process/session/access.test.ts, and nowhere else.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -61,5 +61,12 @@ describe('the test layout', () => {
     expect(misplaced('test/in-process/session/access-ended-session.test.ts', srcHas)).toBeNull();
     expect(misplaced('test/unit/text.test.ts', srcHas)).toBeNull();
     expect(misplaced('test/cli/anything.test.ts', srcHas)).toBeNull();
+  });
+
+  it('is the table test/README.md shows: one row per kind, in this order', () => {
+    const readme = readFileSync(path.join(root, 'test', 'README.md'), 'utf8');
+    const section = readme.split('## Where a test goes')[1]?.split('\n## ')[0] ?? '';
+    const folders = [...section.matchAll(/^\|[^|]*\| `test\/([a-z-]+)\//gm)].map((m) => m[1]);
+    expect(folders).toEqual(KINDS);
   });
 });

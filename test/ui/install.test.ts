@@ -80,14 +80,14 @@ describe('the sandbox banner', () => {
   });
 });
 
-describe.skipIf(keyring.skip)(keyring.title("the README's keychain recipe"), () => {
+describe.skipIf(keyring.skip)(keyring.title("plat help troubleshooting's keychain recipe"), () => {
   beforeEach(() => keyring.require());
   const platform = usePlatform();
 
   it('run line by line as written, gives plat a working keychain', async () => {
-    const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
+    const topic = await readFile(path.join(repoRoot, 'src', 'help', 'topics', 'troubleshooting.md'), 'utf8');
     const block = /^[ \t]*```[a-z]*\n([\s\S]*?)^[ \t]*```/gm;
-    const recipe = [...readme.matchAll(block)].map((m) => m[1]!).find((b) => b.includes('gnome-keyring-daemon'));
+    const recipe = [...topic.matchAll(block)].map((m) => m[1]!).find((b) => b.includes('gnome-keyring-daemon'));
     expect(recipe).toContain('--components=secrets');
     // Typed into a terminal: the first line starts a shell that reads the next lines; `plat` is the built one, and
     // its login gets the test platform and no stdin (it would read the following lines as a pasted address).

@@ -1,6 +1,6 @@
 /**
  * `--json` for scripts: one JSON document on stdout and nothing else, in the documented shape (the JSON Schemas in
- * src/schemas/, shipped in dist/schemas/; README "JSON output"), wherever --json is put on the command line. Errors
+ * src/schemas/, shipped in dist/schemas/; `plat help scripting`), wherever --json is put on the command line. Errors
  * stay sentences on stderr with the exit code.
  */
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -142,14 +142,14 @@ describe('the JSON Schemas', () => {
     }
   });
 
-  it('ship in dist/schemas/ as in src/schemas/, and the README points to them', async () => {
+  it('ship in dist/schemas/ as in src/schemas/, and plat help scripting points to them', async () => {
     const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { files: string[]; exports: Record<string, unknown> };
     expect(pkg.files).toContain('dist');
     expect(pkg.exports['./schemas/*']).toBe('./dist/schemas/*');
-    const readme = await readFile(path.join(root, 'README.md'), 'utf8');
+    const scripting = await readFile(path.join(root, 'src', 'help', 'topics', 'scripting.md'), 'utf8');
     for (const name of SCHEMA_NAMES) {
       expect(await readFile(path.join(root, 'dist', 'schemas', `${name}.json`), 'utf8'), name).toBe(await readFile(path.join(SCHEMA_DIR, `${name}.json`), 'utf8'));
-      expect(readme, name).toContain(`schemas/${name}.json`);
+      expect(scripting, name).toContain(`schemas/${name}.json`);
     }
   });
 

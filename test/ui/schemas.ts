@@ -1,6 +1,6 @@
 /**
- * The documented `--json` shapes are JSON Schemas in src/schemas/ (shipped in dist/schemas/ for script authors, README
- * "JSON output"), checked here with ajv: every key, its type, nothing extra. A shape that changes breaks scripts;
+ * The documented `--json` shapes are JSON Schemas in src/schemas/ (shipped in dist/schemas/ for script authors, `plat
+ * help scripting`), checked here with ajv: every key, its type, nothing extra. A shape that changes breaks scripts;
  * the schemas make such a change a failing test first.
  */
 import { readdirSync, readFileSync } from 'node:fs';

@@ -3,6 +3,7 @@
  * given with --client-metadata-url is the client_id and nothing is registered. The document is served from a
  * local http origin, which the reference platform accepts only with its test knob.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -19,16 +20,10 @@ let documentUrl: string;
 let documentRequests = 0;
 let documentBody: (url: string) => Record<string, unknown>;
 
-/** The document README.md tells integrators to publish. */
-const publishedDocument = (url: string) => ({
-  client_id: url,
-  client_name: 'plat (metadata document)',
-  application_type: 'native',
-  redirect_uris: ['http://127.0.0.1/callback'],
-  grant_types: ['authorization_code', 'refresh_token'],
-  response_types: ['code'],
-  token_endpoint_auth_method: 'none',
-});
+/** The document `plat help sign-in` tells integrators to publish, as written there, at this test's own URL. */
+const documentation = readFileSync(new URL('../../../src/help/topics/sign-in.md', import.meta.url), 'utf8');
+const documented = JSON.parse(/## Client ID metadata documents[\s\S]*?```json\n([\s\S]*?)```/.exec(documentation)![1]!) as Record<string, unknown>;
+const publishedDocument = (url: string) => ({ ...documented, client_id: url });
 
 beforeAll(async () => {
   documentServer = createServer((req, res) => {

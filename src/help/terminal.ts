@@ -1,0 +1,59 @@
+/**
+ * A help topic as `plat help <topic>` prints it: plain text (no escape codes, on a terminal or not), wrapped to the
+ * width it is given, laid out as a man page is: section headings at the margin, text indented under them, code
+ * indented further and never wrapped (a command keeps its line, to be copied whole). In running text a `code` span
+ * keeps its backticks, which tell a name (`none`, `scope`) from the words around it, as bold does in the man page;
+ * headings and terms, set apart already, lose them.
+ */
+import { plainText, type Block, type Topic } from './markup.js';
+
+const TEXT = 2;
+const CODE = 4;
+const HANGING = 4;
+
+/** `width`: the terminal's columns, or undefined (or 0) off a terminal: 80. Kept between 40 and 100 to stay readable. */
+export function renderForTerminal(topic: Topic, width?: number): string {
+  const columns = width ? Math.max(40, Math.min(width, 100)) : 80;
+  const out: string[] = [...wrap(topic.title, '', '', columns), ''];
+  for (const block of topic.blocks) out.push(...renderBlock(block, columns), '');
+  return `${out.join('\n').replace(/\n+$/, '')}\n`;
+}
+
+function renderBlock(block: Block, columns: number): string[] {
+  switch (block.type) {
+    case 'heading':
+      return wrap(plainText(block.text), '', '', columns);
+    case 'paragraph':
+      return wrap(block.text, ' '.repeat(TEXT), ' '.repeat(TEXT), columns);
+    case 'list':
+      return block.items.flatMap((item) => wrap(item, `${' '.repeat(TEXT)}- `, ' '.repeat(HANGING), columns));
+    case 'definitions':
+      return block.items.flatMap(({ term, definition }) => {
+        const indent = ' '.repeat(TEXT + HANGING);
+        const name = plainText(term);
+        // A short term (an exit code) starts its definition's line, as man's tagged paragraphs do.
+        if (name.length < HANGING) return wrap(definition, `${' '.repeat(TEXT)}${name.padEnd(HANGING)}`, indent, columns);
+        return [...wrap(name, ' '.repeat(TEXT), ' '.repeat(TEXT), columns), ...wrap(definition, indent, indent, columns)];
+      });
+    case 'code':
+      return block.lines.map((line) => (line === '' ? '' : `${' '.repeat(CODE)}${line}`));
+  }
+}
+
+/** Words filled into lines of at most `columns` characters (a longer word gets a line of its own). */
+function wrap(text: string, first: string, rest: string, columns: number): string[] {
+  const lines: string[] = [];
+  let line = first;
+  let empty = true;
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (!empty && [...line].length + 1 + [...word].length > columns) {
+      lines.push(line);
+      line = rest;
+      empty = true;
+    }
+    line += empty ? word : ` ${word}`;
+    empty = false;
+  }
+  lines.push(line);
+  return lines;
+}
