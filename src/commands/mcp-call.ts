@@ -15,7 +15,7 @@ import { header, openApiClient, resolveApiUrl, type ApiRequest, type ApiResponse
 import { responseError } from '../session/response-error.js';
 import { sanitize } from '../text.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './mcp-tools.js';
-import type { GivenParam } from './op-args.js';
+import type { GivenParam } from './op-request.js';
 
 /** The most of a body a tool result carries; an agent's context is the limit, not memory. */
 const MAX_RESULT_BYTES = 256 * 1024;
