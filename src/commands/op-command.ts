@@ -127,7 +127,13 @@ export function parseOperation(op: Command, operation: Operation, words: string[
   command.parse(words, { from: 'user' });
   const stray = command.args[0];
   if (stray !== undefined) {
-    if (stray.startsWith('--')) throw unknownParam(id, operation.parameters, stray.split('=')[0]!);
+    if (stray.startsWith('--')) {
+      const flag = stray.split('=')[0]!;
+      // A parameter no option spells that way (a header in another case, a name left to -p above).
+      const param = paramNamed(operation.parameters, flag.slice(2));
+      if (param) throw new UsageError(`${flag} is not an option plat op can take for ${id}'s parameter ${param.name}: give it as -p '${param.name}=<value>'.`);
+      throw unknownParam(id, operation.parameters, flag);
+    }
     if (isOption(stray)) throw new UsageError(`Unknown option ${stray}. plat op ${id} --help lists the operation's parameters and plat's options.`);
     throw new UsageError(`"${stray}" is not a parameter: give each as --<name> value (plat op ${id} --help lists them).`);
   }

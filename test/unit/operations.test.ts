@@ -147,7 +147,12 @@ describe("plat op's words, parsed by the commands op-command.ts makes", () => {
       ['bad name', '-p bad name', ['x']],
       ['typedField', '-p typedField', ['y']],
     ]);
-    expect(() => parseOperation(opCommand().command, op, ['--typedField', 'y'], {})).toThrow('op has no parameter --typedField.');
+    expect(() => parseOperation(opCommand().command, op, ['--typedField', 'y'], {})).toThrow(
+      "--typedField is not an option plat op can take for op's parameter typedField: give it as -p 'typedField=<value>'.",
+    );
+    const header = operation(param('Accept-Language', 'string', 'header'));
+    expect(() => parseOperation(opCommand().command, header, ['--ACCEPT-LANGUAGE', 'de'], {})).toThrow("give it as -p 'Accept-Language=<value>'");
+    expect(values(parseOperation(opCommand().command, header, ['-p', 'ACCEPT-language=de'], {}).given)).toEqual([['Accept-Language', '-p ACCEPT-language', ['de']]]);
   });
 
   it('refuses stray words and unknown options in its own sentences (with the closest parameter)', () => {
