@@ -5,7 +5,8 @@
  * This definition is also the single source of the shell completions (`plat completion <shell>`) and the man
  * page: what an option's value can be is recorded here with `completes()`, next to the option itself.
  */
-import { Argument, Command, Option } from 'commander';
+import { Argument, Command, Help, Option, type OutputConfiguration } from 'commander';
+import { callOptions, opOptions } from './commands/request-options.js';
 import { collect, completes } from './completion/value-kinds.js';
 import type { Context, Globals } from './context.js';
 import { runCall, runToken, runWhoami } from './dispatch.js';
@@ -42,12 +43,40 @@ export interface BuildOptions {
    * dispatches one (main.ts). Without it (the default) the program is whole at once, for what reads it entire.
    */
   lazy?: boolean;
+  /** Where commander writes help and its errors (main.ts: plat's io); set before the commands, which inherit it. */
+  output?: OutputConfiguration;
 }
 
 export function buildProgram(version: string, makeContext: ContextFactory, options: BuildOptions = {}): Command {
-  const program = new Command('plat')
+  /**
+   * Options a command shows but leaves to commands it makes itself: plat op's, which the command made for the
+   * operation named parses (commands/op-command.ts). Its help and the completions (completion/model.ts) read them
+   * through commander's Help, below.
+   */
+  const shownOptions = new WeakMap<Command, readonly Option[]>();
+  const program: Command = new Command('plat')
     .description('Sign in to the learning platform API with OAuth 2.0 / OpenID Connect, then call it.')
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureHelp({
+      showGlobalOptions: true,
+      sortSubcommands: false,
+      // A command defined lazily is defined before its help is written; the root help lists every command's
+      // arguments and whether it has options, so it needs them all.
+      formatHelp(command, helper): string {
+        if (command === program) defineAll();
+        else define(command);
+        return Help.prototype.formatHelp.call(helper, command, helper);
+      },
+      visibleOptions(command) {
+        return shownOptions.get(command)?.slice() ?? Help.prototype.visibleOptions.call(this, command);
+      },
+      subcommandTerm(command) {
+        const term = Help.prototype.subcommandTerm.call(this, command);
+        return shownOptions.has(command) ? `${command.name()} [options]${term.slice(command.name().length)}` : term;
+      },
+    })
+    // Errors and help end in an exception main.ts maps to an exit code: it is the one place plat exits.
+    .exitOverride()
+    .configureOutput(options.output ?? {})
     .showSuggestionAfterError(true)
     .version(version, '--version', 'print the version')
     .helpOption('-h, --help', 'show help')
@@ -79,38 +108,13 @@ Run plat <command> --help for a command's options and examples.
 Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficient scope, 130 interrupted.`,
     );
 
-  // Subcommands copied the program's settings when they were created, before main.ts set exitOverride() and the
-  // output: hand those on at dispatch, so `plat login --bogus` is a usage error (exit 2) printed like any other.
-  program.hook('preSubcommand', (parent, sub) => {
-    define(sub);
-    sub.copyInheritedSettings(parent);
-    if (selfParsing.has(sub)) {
-      // Everything but the global options reaches its action as words (command.args); its options are kept aside.
-      sub.helpOption(false);
-      selfParsed.set(sub, sub.options);
-      (sub as unknown as { options: readonly Option[] }).options = [];
-    }
-    // `plat exec curl -s …` without the `--`: commander takes -s for plat's; say how to hand it to the command.
-    if (sub.name() === 'exec') sub.showHelpAfterError('(the command and its options go after --: plat exec -- <command> [args...])');
-  });
-  /** Commands that parse their own options and --help (plat op: its words depend on the operation named). */
-  const selfParsing = new WeakSet<Command>();
-  const selfParsed = new WeakMap<Command, readonly Option[]>();
+  program.hook('preSubcommand', (_program, command) => define(command));
 
-  /** Definitions not made yet (BuildOptions.lazy). */
+  /** Definitions not made yet (BuildOptions.lazy): made at dispatch, or when help is written (formatHelp above). */
   const definitions = new Map<Command, () => void>();
   const lazily = (command: Command, definition: (command: Command) => unknown): Command => {
-    if (!options.lazy) {
-      definition(command);
-      return command;
-    }
-    definitions.set(command, () => definition(command));
-    // `plat help <command>` prints a command's help without dispatching to it.
-    const helpInformation = command.helpInformation.bind(command);
-    command.helpInformation = (context) => {
-      define(command);
-      return helpInformation(context);
-    };
+    if (options.lazy) definitions.set(command, () => definition(command));
+    else definition(command);
     return command;
   };
   const define = (command: Command) => {
@@ -121,14 +125,6 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
   const defineAll = () => {
     for (const command of [...definitions.keys()]) define(command);
   };
-  if (options.lazy) {
-    // The command list in the root help shows each command's arguments and whether it has options.
-    const helpInformation = program.helpInformation.bind(program);
-    program.helpInformation = (context) => {
-      defineAll();
-      return helpInformation(context);
-    };
-  }
 
   const ctxFor = (command: Command) => {
     const o = command.optsWithGlobals() as Record<string, unknown>;
@@ -242,6 +238,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
       .usage('[--env NAME] [--min-ttl <seconds>] -- <command> [args...]')
       .option('--env <name>', 'the environment variable that carries the token', 'PLAT_TOKEN')
       .option('--min-ttl <seconds>', 'refresh first if the token would expire sooner, as plat token does; exit 4 if the server cannot give one that lasts')
+      // `plat exec curl -s …` without the `--`: commander takes -s for plat's; say how to hand it to the command.
+      .showHelpAfterError('(the command and its options go after --: plat exec -- <command> [args...])')
       .addHelpText(
         'after',
         examples(
@@ -275,30 +273,14 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
 
   program.commandsGroup('The API:');
 
-  const callCommand = lazily(program.command('call').description('call the API with your token; the response body goes to stdout'), (cmd) =>
+  lazily(program.command('call').description('call the API with your token; the response body goes to stdout'), (cmd) => {
     cmd
       .addArgument(completes(new Argument('<method>', 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'), 'methods'))
       // Optional to commander so that a path typed without its method gets plat's own hint (commands/call-usage.ts).
       .addArgument(completes(new Argument('[path]', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
-      .usage('[options] <method> <path>')
-      .addOption(new Option('-H, --header <header>', 'add a request header "Name: value" (repeatable)').argParser(collect))
-      .addOption(
-        new Option('-f, --field <key=value>', 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise').argParser(collect),
-      )
-      .addOption(new Option('-F, --typed-field <key=value>', 'add a typed field: numbers, true/false/null, @file (repeatable)').argParser(collect))
-      .addOption(completes(new Option('--input <file>', 'send a file (or - for stdin) as the request body'), 'files'))
-      .option('-i, --include', 'print the status line and response headers first')
-      .option('--anonymous', 'send no token')
-      .option('--timeout <seconds>', 'give up after this many seconds (default: 600)')
-      .option('--retry <n>', 'retries on 429/503 (and 502/504/resets for GET, HEAD, OPTIONS, PUT, DELETE); default 2 for those methods, 0 for others')
-      .option('--paginate', 'follow every page and print one JSON array of all the items')
-      .option('--ndjson', 'with --paginate: one item per line, printed as pages arrive')
-      .option('--slurp', 'with --paginate: an array of the whole page bodies, not just their items')
-      .option('--max-pages <n>', 'with --paginate: stop after n pages')
-      .option('--max-items <n>', 'with --paginate: stop after n items')
-      .option('--items <path>', 'with --paginate: where the items are in each page (e.g. data.rows), when detection cannot tell')
-      .option('--next <path>', 'with --paginate: the member with the next page\'s URL or cursor (path=param names the cursor\'s query parameter)')
-      .option('--jq <expr>', "filter the JSON response with jq (with --paginate: one array of every page's items, not each page as in gh; with --ndjson: each item)")
+      .usage('[options] <method> <path>');
+    for (const option of callOptions()) cmd.addOption(option);
+    cmd
       .addHelpText(
         'after',
         examples(
@@ -340,17 +322,16 @@ write --jq '.[].title' where gh takes '.items[].title' (--slurp: an array of the
           if (error) throw error;
         }
         await runCall(() => ctxFor(command), method, path!, flags);
-      }),
-  );
+      });
+  });
 
   lazily(program.command('api').description('gh api\'s shape: call a path (GET, or POST with fields) with your token; the response body goes to stdout'), (cmd) => {
     cmd
       .addArgument(completes(new Argument('<path>', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
       .addOption(completes(new Option('-X, --method <method>', 'the HTTP method (default: GET, or POST when -f/-F/--input give a body)'), 'methods'))
       .addOption(new Option('-q, --jq <expr>', 'filter the JSON response with jq (with --paginate: the merged items, not each page as gh does)'));
-    // The rest of plat call's options, the Option objects themselves: the same runner behind both shapes.
-    define(callCommand);
-    for (const option of callCommand.options) if (option.long !== '--jq' && !option.hidden) cmd.addOption(option);
+    // The rest of plat call's options: the same runner behind both shapes.
+    for (const option of callOptions()) if (option.long !== '--jq') cmd.addOption(option);
     cmd
       .addHelpText(
         'after',
@@ -374,17 +355,18 @@ plat api and plat call run the same request: plat call GET /api/courses is plat 
       });
   });
 
-  const opCommand = lazily(program.command('op').description("list the API's operations from its /openapi.json, or call one by its operationId with checked parameters"), (cmd) => {
+  lazily(program.command('op').description("list the API's operations from its /openapi.json, or call one by its operationId with checked parameters"), (cmd) => {
     cmd
       .usage('[filter] | <operationId> [--<parameter> <value>]... [-f/-F fields] [--input file] [call options]')
       .addArgument(completes(new Argument('[operationId]', 'the operation to call; anything else filters the list (method, path, summary, id, scopes)'), 'operations'))
       .addArgument(
         completes(new Argument('[parameters...]', "the operation's parameters: --<name> <value> each (plat op <operationId> --help lists them)"), 'operation-parameters'),
       )
-      .addOption(new Option('-p, --param <name=value>', 'a parameter whose name plat uses itself (repeatable)').argParser(collect))
-      .option('--refresh', 'fetch /openapi.json again now (otherwise the cached copy is used for an hour)')
+      // Which words are plat's options and which the operation's parameters depends on the operation named: they
+      // reach the action as typed, --help among them, and commands/op-command.ts parses them with a Command made
+      // for that operation. The options it takes there are shown here, in the help and the completions.
+      .helpOption(false)
       .allowUnknownOption()
-      .allowExcessArguments()
       .addHelpText(
         'after',
         examples(
@@ -407,30 +389,10 @@ config dir (ETag revalidation after that); a document that cannot be read never 
       )
       .action(async (_operationId: string | undefined, _parameters: string[], _flags, command: Command) => {
         const { run } = await import('./commands/op.js');
-        const options = selfParsed.get(command) ?? command.options;
-        const own = options.map((o) => ({
-          long: o.long,
-          short: o.short,
-          key: o.attributeName(),
-          takesValue: o.required || o.optional,
-          negate: o.negate,
-          parse: o.parseArg as ((value: string, previous: unknown) => unknown) | undefined,
-          defaultValue: o.defaultValue as unknown,
-          choices: o.argChoices,
-        }));
-        await run(ctxFor(command), command.args, own, () => {
-          (command as unknown as { options: readonly Option[] }).options = options;
-          command.helpOption('-h, --help', 'show help');
-          command.outputHelp();
-        });
+        await run(ctxFor(command), command, command.args);
       });
-    // The same request options as plat call (the Option objects themselves), since plat op then behaves as plat call.
-    define(callCommand);
-    for (const option of callCommand.options) if (!option.hidden) cmd.addOption(option);
+    shownOptions.set(cmd, [...opOptions(), new Option('-h, --help', 'show help')]);
   });
-  // Which words are plat's options and which the operation's parameters depends on the operation: plat op parses
-  // its words itself (commands/op-args.ts), --help included. Its options stay defined for help and completions.
-  selfParsing.add(opCommand);
 
   lazily(program.command('scopes').description('list the scopes the platform offers and which your session holds; plan the least set some operations need'), (cmd) =>
     cmd

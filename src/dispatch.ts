@@ -4,7 +4,11 @@
  * `plat token`, `plat whoami`, no option anywhere), where commander would find the same command, the same words
  * and no flags. Skipping commander there saves building the program and loading commander's code: ~3 ms of every
  * such start, 3 % of `plat call` (src/README.md, "Start-up"). Anything else, however close, goes to commander, which
- * stays the one definition of the command line; test/unit/dispatch.test.ts holds the two against each other.
+ * stays the one definition of the command line; test/cli/dispatch.test.ts holds the two against each other (the
+ * same words, with and without an option that sends them to commander: the same requests, output and exit code).
+ *
+ * Frozen: no new plain forms. Each is a second parser of its words, which commander's must be kept equal to; these
+ * three are what scripts run in loops, where the milliseconds add up. Anything else starts commander.
  */
 import type { Context, Globals } from './context.js';
 import type { CallFlags } from './commands/call-request.js';

@@ -100,12 +100,13 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     } else {
       const [{ buildProgram }, commander] = await Promise.all([import('./cli.js'), import('commander')]);
       isCommanderError = (error) => error instanceof commander.CommanderError;
-      const program = buildProgram(version, makeContext, { lazy: true });
-      program.exitOverride();
-      program.configureOutput({
-        writeOut: (s) => io.stdout.write(s),
-        writeErr: (s) => io.stderr.write(s),
-        outputError: (s, write) => write(s.replace(/^error:/, errorPrefix(io))),
+      const program = buildProgram(version, makeContext, {
+        lazy: true,
+        output: {
+          writeOut: (s) => io.stdout.write(s),
+          writeErr: (s) => io.stderr.write(s),
+          outputError: (s, write) => write(s.replace(/^error:/, errorPrefix(io))),
+        },
       });
       await program.parseAsync(argv);
     }

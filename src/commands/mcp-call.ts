@@ -13,7 +13,7 @@ import { scrubKnownSecrets } from '../redact.js';
 import { apiUrl, identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
 import { sanitize } from '../text.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './mcp-tools.js';
-import type { GivenParam } from './op-args.js';
+import type { GivenParam } from './op-request.js';
 
 /** The most of a body a tool result carries; an agent's context is the limit, not memory. */
 const MAX_RESULT_BYTES = 256 * 1024;

@@ -6,10 +6,18 @@
  */
 import { promises as fs } from 'node:fs';
 import type { OperationDetail } from '../catalogue/openapi.js';
+import type { ParamSpec } from '../catalogue/operation-shape.js';
 import { checkParam, expectation, hasPattern, ParamValueError } from '../catalogue/param-check.js';
 import { UsageError } from '../errors.js';
 import { prepareRequest, type PreparedRequest } from './call-request.js';
-import type { GivenParam } from './op-args.js';
+
+/** A parameter given on the command line (op-command.ts) or by an MCP tool's arguments (mcp-call.ts). */
+export interface GivenParam {
+  param: ParamSpec;
+  /** How the person named it, for messages: `--limit` or `-p limit`. */
+  flag: string;
+  values: string[];
+}
 
 export interface OpBodyArgs {
   headers: string[];

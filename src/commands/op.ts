@@ -4,6 +4,7 @@
  * output, flags, exit codes and origin rule: the request goes to call.ts's runPrepared). `plat op <operationId>
  * --help` describes the operation from the document.
  */
+import type { Command } from 'commander';
 import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
 import type { ApiIndex, ListedOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
@@ -11,7 +12,6 @@ import { UsageError } from '../errors.js';
 import { currentProfile, openClient, requirePlatform } from '../session/index.js';
 import { didYouMean, sanitize } from '../text.js';
 import type { CallFlags } from './call-request.js';
-import type { OwnOption } from './op-args.js';
 
 interface OpFlags extends CallFlags {
   param?: string[];
@@ -19,16 +19,16 @@ interface OpFlags extends CallFlags {
 }
 
 /**
- * `words`: everything after `plat op` but plat's global options — an operationId or a filter, the operation's
- * `--<name> value` parameters, and plat call's options, told apart in op-args.ts. `options`: plat op's own options
- * (from its commander definition). `commandHelp` prints plat op's own help.
+ * `words`: everything after `plat op` but plat's global options, as typed — an operationId or a filter, the
+ * operation's `--<name> value` parameters and plat call's options, parsed in op-command.ts once the operation is
+ * known. `command`: plat op's own (cli.ts), for its settings and its help.
  */
-export async function run(ctx: Context, words: string[], options: OwnOption[], commandHelp: () => void): Promise<void> {
-  const { splitLeading, parseOpArgs, listingArgs } = await import('./op-args.js');
-  const leading = splitLeading(words, options);
+export async function run(ctx: Context, command: Command, words: string[]): Promise<void> {
+  const { parseLeading, parseFilter, parseOperation } = await import('./op-command.js');
+  const leading = parseLeading(command, words);
   const { first, rest } = leading;
   if (first === undefined) {
-    if (leading.help) return commandHelp();
+    if (leading.help) command.help();
     return listing(ctx, undefined, leading.flags as OpFlags);
   }
   const profile = await currentProfile(ctx);
@@ -36,26 +36,18 @@ export async function run(ctx: Context, words: string[], options: OwnOption[], c
   const index = await getFullApiIndex(ctx, baseUrl, { refresh: Boolean(leading.flags.refresh) });
   const op = findOperation(index, first);
   if (!op) {
-    if (leading.help) return commandHelp();
+    if (leading.help) command.help();
     // Not an operationId: a filter — unless what follows is parameters, or it filters nothing (a mistyped id).
-    let words: ReturnType<typeof listingArgs>;
-    try {
-      words = listingArgs([first, ...rest], options);
-    } catch {
-      throw unknownOperation(index, first);
-    }
+    const words = parseFilter(command, [first, ...rest], leading.flags);
+    if (!words) throw unknownOperation(index, first);
     const { matches } = await import('./op-list.js');
-    if (!index.operations.some((o) => matches(o, words.filter!))) throw unknownOperation(index, first);
+    if (!index.operations.some((o) => matches(o, words.filter))) throw unknownOperation(index, first);
+    if (words.help) command.help();
     // --refresh after the filter: read the document again (the copy just read was the cached one).
     const again = Boolean(words.flags.refresh) && !leading.flags.refresh;
-    return listing(ctx, words.filter, { ...leading.flags, ...words.flags } as OpFlags, again ? undefined : { index, baseUrl });
+    return listing(ctx, words.filter, words.flags as OpFlags, again ? undefined : { index, baseUrl });
   }
-  const parsed = parseOpArgs(op.operationId, op.parameters, rest, options, leading.flags);
-  if (leading.help || parsed.help) {
-    const { renderOpHelp } = await import('./op-help.js');
-    ctx.io.out(renderOpHelp(op));
-    return;
-  }
+  const parsed = parseOperation(command, op, rest, leading.flags, { help: leading.help });
   const flags = parsed.flags as OpFlags;
   const { prepareOpRequest } = await import('./op-request.js');
   const { readAll, runPrepared } = await import('./call.js');

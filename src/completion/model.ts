@@ -118,7 +118,8 @@ function examplesOf(command: Command): string[] {
 
 /** The program as completion scripts and the man page see it: visible commands and options only. */
 export function describeProgram(program: Command): ProgramSpec {
-  const visible = program.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden);
+  // What the help shows, through commander's Help (plat's own help command among them: cli.ts).
+  const visible = program.createHelp().visibleCommands(program).filter((c) => program.commands.includes(c));
   const commandNames = visible.map((c) => c.name());
   const globalOptions = [
     ...program.options.filter((o) => !o.hidden).map((o) => optionSpec(o, commandNames)),
@@ -128,7 +129,15 @@ export function describeProgram(program: Command): ProgramSpec {
     name: command.name(),
     description: command.description(),
     group: command.helpGroup().replace(/:$/, ''),
-    options: [...command.options.filter((o) => !o.hidden).map((o) => optionSpec(o, commandNames)), HELP_OPTION],
+    // A command may show options it leaves to a command it makes (plat op's, cli.ts): its Help knows them.
+    options: [
+      ...command
+        .createHelp()
+        .visibleOptions(command)
+        .filter((o) => o.long !== HELP_OPTION.long)
+        .map((o) => optionSpec(o, commandNames)),
+      HELP_OPTION,
+    ],
     operationParams: command.registeredArguments.some((a) => valueKinds.get(a) === 'operation-parameters') || undefined,
     args: command.registeredArguments.map((a) => ({
       name: a.name(),

@@ -40,7 +40,8 @@ describe('plat op <operationId>: checked before anything is sent (exit 2)', () =
     ['a header outside its enum', ['getCourse', '--courseId', 'course-101', '--Accept-Language', 'xx'], /--Accept-Language expects one of: en, de, fr \(got "xx"\)/],
     ['a path parameter that breaks its pattern', ['getCourse', '--courseId', '../students'], /--courseId expects a string matching/],
     ['an unknown parameter, with the closest', ['getCourse', '--course', 'course-101'], /getCourse has no parameter --course\. Did you mean --courseId\?/],
-    ['a parameter without its value', ['getSchoolReport', '--year'], /--year needs a value\./],
+    // commander's sentence, as plat call gives it for --timeout without its value
+    ['a parameter without its value', ['getSchoolReport', '--year'], /option '--year <integer>' argument missing/],
     ['a body field of the wrong type', ['updateCourse', '--courseId', 'course-101', '-f', 'seats=many'], /does not match what updateCourse takes: seats: must be integer/],
     ['a body field outside its enum', ['updateCourse', '--courseId', 'course-101', '-f', 'level=expert'], /level: must be one of: beginner, intermediate, advanced/],
     ['a body field the schema does not allow', ['updateCourse', '--courseId', 'course-101', '-f', 'colour=red'], /there is no field colour/],
@@ -110,6 +111,51 @@ describe('plat op <operationId>: then exactly plat call', () => {
     expect(title.stdout).toBe(titleByCall.stdout);
     const bad = await op('getCourse', '--courseId', 'course-101', '--jq', '.course.title |||');
     expect(bad.code).toBe(2);
+  });
+
+  it("parses its words as plat call does (commander): combined short flags, --name=value, options before the operationId", async () => {
+    const withoutDate = (s: string) => s.replace(/^date: .*$/m, '');
+    const same = async (opArgs: string[], callArgs: string[]) => {
+      const [viaOp, viaCall] = [await op(...opArgs), await home.run(['call', '--base-url', platform.baseUrl, ...callArgs])];
+      expect(viaOp.code, viaOp.stderr).toBe(0);
+      expect(viaCall.code, viaCall.stderr).toBe(0);
+      expect(withoutDate(viaOp.stdout)).toBe(withoutDate(viaCall.stdout));
+      expect(viaOp.stderr).toBe(viaCall.stderr);
+      return viaOp.stdout;
+    };
+    // The words issue 28 found refused ("Unknown option"), with -i and -H in one word.
+    await same(['getCourse', '-iH', 'a: b', '--courseId', 'course-101'], ['GET', '/api/courses/course-101', '-iH', 'a: b']);
+    // The echo operation answers with the headers it received: the header reached the server. (It is public, so
+    // plat op sends it without a token: plat call does with --anonymous.)
+    const echoed = await same(['echo', '-iH', 'X-Probe: yes'], ['GET', '/api/echo', '--anonymous', '-iH', 'X-Probe: yes']);
+    expect(echoed).toMatch(/^HTTP\/1\.1 200 OK\n/);
+    expect(JSON.parse(echoed.slice(echoed.indexOf('\n\n') + 2)).headers).toMatchObject({ 'x-probe': 'yes' });
+    // --name=value for parameters and plat's options alike; a header parameter by its name in lower case.
+    await same(
+      ['getCourse', '--courseId=course-101', '--include=lessons', '--accept-language', 'de', '--jq=.course.lessons'],
+      ['GET', '/api/courses/course-101?include=lessons', '-H', 'Accept-Language: de', '--jq=.course.lessons'],
+    );
+    // A repeatable option before the operationId and after it adds up, as it does anywhere on plat call's line.
+    const both = await same(['-H', 'X-A: 1', 'echo', '-H', 'X-B: 2'], ['GET', '/api/echo', '--anonymous', '-H', 'X-A: 1', '-H', 'X-B: 2']);
+    expect(JSON.parse(both).headers).toMatchObject({ 'x-a': '1', 'x-b': '2' });
+  });
+
+  it('an option neither the operation nor plat has is a usage error (exit 2) before anything is sent, as in plat call', async () => {
+    for (const [opArgs, message] of [
+      [['getCourse', '--courseId', 'course-101', '-Z'], /Unknown option -Z\. plat op getCourse --help lists/],
+      [['getCourse', '--courseId', 'course-101', '-iZ'], /Unknown option -Z\./],
+      [['getCourse', '--courseId=course-101', '--bogus=1'], /getCourse has no parameter --bogus\. Its parameters: --courseId, --include, --Accept-Language\./],
+      [['getCourse', '--courseId', 'course-101', '--', 'extra'], /"extra" is not a parameter/],
+    ] as const) {
+      const result = await op(...opArgs);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(message);
+      expectCleanError(result);
+    }
+    const byCall = await home.run(['call', '--base-url', platform.baseUrl, 'GET', '/api/courses/course-101', '-iZ']);
+    expect([byCall.code, byCall.stdout]).toEqual([2, '']);
+    expect(apiRequests()).toBe(0);
   });
 
   it('an operation whose parameter shares a name with a plat option: the parameter wins, the short form reaches plat', async () => {

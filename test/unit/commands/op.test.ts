@@ -1,14 +1,15 @@
 /**
  * The pure parts of plat op and plat scopes plan: what the index keeps of an operation (parameters, body, security
- * alternatives, local $refs resolved), parameter checks, the split of plat op's words, the body check (ajv), the
- * help text, and the least set of scopes.
+ * alternatives, local $refs resolved), parameter checks, plat op's words as its commands parse them, the body
+ * check (ajv), the help text, and the least set of scopes.
  */
 import { describe, expect, it } from 'vitest';
 import { bodyProblems } from '../../../src/catalogue/body-check.js';
 import { buildIndex } from '../../../src/catalogue/openapi.js';
 import { checkParam } from '../../../src/catalogue/param-check.js';
 import { planScopes } from '../../../src/catalogue/scope-plan.js';
-import { listingArgs, parseOpArgs, splitLeading, type OwnOption } from '../../../src/commands/op-args.js';
+import { Command, CommanderError } from 'commander';
+import { parseFilter, parseLeading, parseOperation } from '../../../src/commands/op-command.js';
 import { renderOpHelp } from '../../../src/commands/op-help.js';
 import { prepareOpRequest } from '../../../src/commands/op-request.js';
 
@@ -101,41 +102,86 @@ describe('checkParam', () => {
   });
 });
 
-describe("plat op's words", () => {
-  const options: OwnOption[] = [
-    { long: '--include', short: '-i', key: 'include', takesValue: false, negate: false },
-    { long: '--field', short: '-f', key: 'field', takesValue: true, negate: false, parse: (v, prev) => [...((prev as string[]) ?? []), v] },
-    { long: '--param', short: '-p', key: 'param', takesValue: true, negate: false, parse: (v, prev) => [...((prev as string[]) ?? []), v] },
-    { long: '--refresh', key: 'refresh', takesValue: false, negate: false },
-  ];
-  const params = [
-    { name: 'include', in: 'query' as const, required: false, description: null, schema: { type: 'string' } },
-    { name: 'limit', in: 'query' as const, required: false, description: null, schema: { type: 'integer' } },
-    { name: 'json', in: 'query' as const, required: false, description: null, schema: { type: 'boolean' } },
-  ];
+describe("plat op's words, parsed by the commands op-command.ts makes", () => {
+  /** plat op's command as cli.ts hands it on: errors thrown (main.ts maps them), commander's text captured. */
+  const opCommand = () => {
+    const written = { out: '', err: '' };
+    const command = new Command('op')
+      .exitOverride()
+      .configureOutput({ writeOut: (s) => void (written.out += s), writeErr: (s) => void (written.err += s) })
+      .helpOption(false);
+    return { command, written };
+  };
+  const param = (name: string, type: string, where: 'query' | 'header' | 'path' = 'query') => ({ name, in: where, required: false, description: null, schema: { type } });
+  const operation = (...parameters: ReturnType<typeof param>[]) => ({ ...getCourse, operationId: 'op', parameters });
+  const values = (given: Array<{ param: { name: string }; flag: string; values: string[] }>) => given.map((g) => [g.param.name, g.flag, g.values]);
 
   it('a long name the operation has is its parameter; the short form reaches plat; -p reaches any parameter', () => {
-    const { given, flags } = parseOpArgs('op', params, ['--include', 'lessons', '-i', '-fa=b', '--limit=5', '-p', 'json=true', '--field', 'c=d'], options);
-    expect(given.map((g) => [g.param.name, g.flag, g.values])).toEqual([
+    const { given, flags } = parseOperation(
+      opCommand().command,
+      operation(param('include', 'string'), param('limit', 'integer'), param('json', 'boolean')),
+      ['--include', 'lessons', '-iH', 'a: b', '-fa=b', '--limit=5', '-p', 'json=true', '--field', 'c=d'],
+      {},
+    );
+    expect(values(given)).toEqual([
       ['include', '--include', ['lessons']],
       ['limit', '--limit', ['5']],
       ['json', '-p json', ['true']],
     ]);
-    expect(flags).toMatchObject({ include: true, field: ['a=b', 'c=d'] });
+    expect(flags).toEqual({ include: true, header: ['a: b'], field: ['a=b', 'c=d'], param: ['json=true'] });
   });
 
-  it('refuses stray words, unknown parameters (with the closest), and a value missing', () => {
-    expect(() => parseOpArgs('op', params, ['lessons'], options)).toThrow('"lessons" is not a parameter');
-    expect(() => parseOpArgs('op', params, ['--limt', '3'], options)).toThrow('op has no parameter --limt. Did you mean --limit?');
-    expect(() => parseOpArgs('op', params, ['--limit'], options)).toThrow('--limit needs a value.');
-    expect(() => parseOpArgs('op', params, ['-x'], options)).toThrow('Unknown option -x.');
-    expect(parseOpArgs('op', params, ['--json'], options).given[0]!.values).toEqual(['true']);
+  it('a boolean parameter may stand alone; a header parameter answers to its name in lower case too', () => {
+    const op = operation(param('open', 'boolean'), param('Accept-Language', 'string', 'header'));
+    expect(values(parseOperation(opCommand().command, op, ['--open', '--accept-language', 'de'], {}).given)).toEqual([
+      ['open', '--open', ['true']],
+      ['Accept-Language', '--accept-language', ['de']],
+    ]);
+    expect(values(parseOperation(opCommand().command, op, ['--open', 'false', '--open=true'], {}).given)).toEqual([['open', '--open', ['false', 'true']]]);
   });
 
-  it('options before the operationId, and a listing where every word filters', () => {
-    expect(splitLeading(['--refresh', 'getCourse', '--id', '1'], options)).toMatchObject({ first: 'getCourse', rest: ['--id', '1'], flags: { refresh: true } });
-    expect(() => splitLeading(['--refersh'], options)).toThrow("unknown option '--refersh'\n(Did you mean --refresh?)");
-    expect(listingArgs(['post', '--refresh', 'courses'], options)).toMatchObject({ filter: 'post courses', flags: { refresh: true } });
+  it('a name no option can spell, or one that would share a plat option\'s key, is given with -p', () => {
+    const op = operation(param('bad name', 'string'), param('typedField', 'string'), param('$filter', 'string'));
+    expect(values(parseOperation(opCommand().command, op, ['-p', 'bad name=x', '-p', 'typedField=y', '--$filter', 'z', '-F', 'n=1'], {}).given)).toEqual([
+      ['$filter', '--$filter', ['z']],
+      ['bad name', '-p bad name', ['x']],
+      ['typedField', '-p typedField', ['y']],
+    ]);
+    expect(() => parseOperation(opCommand().command, op, ['--typedField', 'y'], {})).toThrow(
+      "--typedField is not an option plat op can take for op's parameter typedField: give it as -p 'typedField=<value>'.",
+    );
+    const header = operation(param('Accept-Language', 'string', 'header'));
+    expect(() => parseOperation(opCommand().command, header, ['--ACCEPT-LANGUAGE', 'de'], {})).toThrow("give it as -p 'Accept-Language=<value>'");
+    expect(values(parseOperation(opCommand().command, header, ['-p', 'ACCEPT-language=de'], {}).given)).toEqual([['Accept-Language', '-p ACCEPT-language', ['de']]]);
+  });
+
+  it('refuses stray words and unknown options in its own sentences (with the closest parameter)', () => {
+    const op = operation(param('limit', 'integer'));
+    expect(() => parseOperation(opCommand().command, op, ['lessons'], {})).toThrow('"lessons" is not a parameter');
+    expect(() => parseOperation(opCommand().command, op, ['--limt', '3'], {})).toThrow('op has no parameter --limt. Did you mean --limit?');
+    expect(() => parseOperation(opCommand().command, op, ['--limt=3'], {})).toThrow('op has no parameter --limt. Did you mean --limit?');
+    expect(() => parseOperation(opCommand().command, op, ['-iZ'], {})).toThrow('Unknown option -Z.');
+  });
+
+  it("leaves a value missing and --help to commander: its error, the operation's own help", () => {
+    const op = operation(param('limit', 'integer'));
+    const missing = opCommand();
+    expect(() => parseOperation(missing.command, op, ['--limit'], {})).toThrow(CommanderError);
+    expect(missing.written.err).toBe("error: option '--limit <integer>' argument missing\n");
+    const help = opCommand();
+    expect(() => parseOperation(help.command, op, ['--limit', '3', '--help'], {})).toThrow(expect.objectContaining({ code: 'commander.helpDisplayed' }));
+    expect(help.written.out).toMatch(/^Usage: plat op op \[parameters\]\n/);
+  });
+
+  it('options before the operationId are plat op\'s own and carry over; a listing\'s words all filter', () => {
+    const leading = parseLeading(opCommand().command, ['--refresh', '-H', 'a: 1', 'getCourse', '--id', '1']);
+    expect(leading).toEqual({ flags: { refresh: true, header: ['a: 1'] }, help: false, first: 'getCourse', rest: ['--id', '1'] });
+    expect(parseOperation(opCommand().command, operation(param('id', 'string')), leading.rest.concat('-H', 'b: 2'), leading.flags).flags).toEqual({ refresh: true, header: ['a: 1', 'b: 2'] });
+    const unknown = opCommand();
+    expect(() => parseLeading(unknown.command, ['--refersh'])).toThrow(expect.objectContaining({ code: 'commander.unknownOption' }));
+    expect(unknown.written.err).toBe("error: unknown option '--refersh'\n(Did you mean --refresh?)\nName the operation first: plat op <operationId> --<parameter> value.\n");
+    expect(parseFilter(opCommand().command, ['post', '--refresh', 'courses'], {})).toEqual({ filter: 'post courses', flags: { refresh: true }, help: false });
+    expect(parseFilter(opCommand().command, ['getCorse', '--courseId', 'x'], {})).toBeUndefined();
   });
 });
 
