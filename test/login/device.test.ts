@@ -129,6 +129,26 @@ describe('plat login --device', () => {
     expect(Date.now() - signalled).toBeLessThan(2_000);
   });
 
+  it('a --resource the server does not serve: the server refuses it (invalid_target) before any code is shown, with its reason when it gives one', async () => {
+    const result = await home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl, '--resource', 'https://api.elsewhere.example']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: The server refused the resource indicator \(invalid_target: .+\)\.$/m);
+    expect(shown(result.stderr)).toBeUndefined();
+    expectCleanError(result);
+    expect(await sessionFiles(home)).toEqual([]);
+
+    // Without a description, the error code alone.
+    platform.override('/api/oauth/device/auth', (_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end('{"error":"invalid_target"}');
+      return true;
+    });
+    const bare = await home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl, '--resource', 'https://api.elsewhere.example']);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toMatch(/^error: The server refused the resource indicator \(invalid_target\)\.$/m);
+    expectCleanError(bare);
+  });
+
   it('a server without the device flow: exit 2 saying so and what works instead, before anything is registered', async () => {
     platform.knobs.metadataOverrides = { device_authorization_endpoint: null };
     const result = await home.run(['login', '--device', '--base-url', platform.baseUrl]);
