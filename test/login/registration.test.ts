@@ -163,6 +163,33 @@ describe('a registration the server no longer knows', () => {
     expect(platform.stats.count('register')).toBe(0);
   });
 
+  it('ended with Ctrl-C while the authorization endpoint cannot be asked (it drops the connection, or never answers): exit 130 within seconds, the registration kept', async () => {
+    const first = await registered();
+    for (const answer of ['drops the connection', 'never answers'] as const) {
+      let asked = 0;
+      platform.override('/oauth/authorize', (req) => {
+        asked++;
+        if (answer === 'drops the connection') req.socket.destroy();
+        return true;
+      });
+      let interruptedAt = 0;
+      const result = await home.run(['login', '--no-browser'], {
+        onStderr: (stderr, child) => {
+          if (interruptedAt || !authorizeUrls(stderr)[0]) return;
+          interruptedAt = Date.now();
+          child.kill('SIGINT');
+        },
+      });
+      expect(result.code, `${answer}: ${result.stderr}`).toBe(130);
+      // plat asks the server why no answer came, for at most 1.5 s: no verdict, so nothing is said or dropped.
+      expect(Date.now() - interruptedAt, answer).toBeLessThan(3_000);
+      expect(asked, answer).toBe(1);
+      expect(result.stderr, answer).not.toMatch(/warning|dropped/);
+      expect((await readProfile(home)).client.clientId, answer).toBe(first.clientId);
+      platform.clearOverrides();
+    }
+  });
+
   it('a login with a stored registration that simply times out keeps it', async () => {
     const first = await registered();
     const result = await home.run(['login', '--no-browser', '--timeout', '1']);
