@@ -7,6 +7,7 @@ import type * as os from 'node:os';
 import type { BrowserResult } from './browser.js';
 import type { Http } from './http/index.js';
 import type { IO } from './io.js';
+import type { KnownSecrets } from './redact.js';
 import type { ProfileStore } from './store/profiles.js';
 import type { TokenStore, TokenStoreKind } from './store/types.js';
 
@@ -30,6 +31,8 @@ export interface Context {
   readonly version: string;
   readonly signal: AbortSignal;
   readonly configDir: string;
+  /** The secrets this invocation holds, which its IO scrubs from what it prints (the same set as the IO's). */
+  readonly secrets: KnownSecrets;
   now(): number;
   hostname(): string;
   profiles(): Promise<ProfileStore>;
@@ -53,6 +56,8 @@ export interface ContextOptions {
   version: string;
   signal: AbortSignal;
   configDir: string;
+  /** The set `io` scrubs with: the session layer remembers into it what the invocation learns. */
+  secrets: KnownSecrets;
   /** Where the config dir would be without PLAT_CONFIG_DIR: sessions there get plain keychain account names. */
   defaultConfigDir?: string;
   now?: () => number;
@@ -77,6 +82,7 @@ export function createContext(options: ContextOptions): Context {
     version: options.version,
     signal,
     configDir,
+    secrets: options.secrets,
     now,
     // node:os only for the one command that names this machine (login's client name).
     hostname: () => (process.getBuiltinModule('node:os') as typeof os).hostname(),

@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import { fstatSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { importPackage } from './esm.js';
-import { scrubKnownSecrets } from './redact.js';
+import type { KnownSecrets } from './redact.js';
 import { sanitize } from './text.js';
 
 /**
@@ -54,6 +54,8 @@ export interface IOOptions {
   env: Record<string, string | undefined>;
   /** false when --no-color was given. */
   colorFlag?: boolean;
+  /** What every stderr line is scrubbed of: the invocation's secrets (the Context's set). */
+  secrets: KnownSecrets;
 }
 
 /** NO_COLOR (any non-empty value) and --no-color win; FORCE_COLOR (not "0") forces; otherwise only on a TTY. */
@@ -98,7 +100,7 @@ export function createIO(options: IOOptions): IO {
   const paint = once(() => (color() ? chalk() : undefined));
   const outPaint = once(() => (outColor() ? chalk() : undefined));
   const line = (s: string) => {
-    const scrubbed = scrubKnownSecrets(s);
+    const scrubbed = options.secrets.scrub(s);
     // A body without a final newline ("Not Found") must not run into plat's own line on the same terminal.
     const lead = midLine?.() ? '\n' : '';
     stderr().write(`${lead}${scrubbed.endsWith('\n') ? scrubbed : `${scrubbed}\n`}`);

@@ -20,21 +20,46 @@ const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie'
 export const REDACTED = '[redacted]';
 
 /**
- * The secrets this process holds (the session's tokens, a login's code and verifier, a client secret). Whatever
- * plat writes to stderr is scrubbed of them, so that a server which quotes a token back in an error description
- * cannot make plat print it. Short values are not secrets worth the false matches.
+ * The secrets one invocation holds (the session's tokens, a login's code and verifier, a client secret), one set per
+ * Context (src/context.ts): whatever plat writes to stderr, and an error the library throws, is scrubbed of them, so
+ * that a server which quotes a token back in an error description cannot make plat repeat it. Short values are not
+ * secrets worth the false matches.
+ *
+ * Bounded, least recently remembered first out: a library client (or a long `plat batch`) lives through any number
+ * of refreshes, and each adds new tokens. Forgetting a token the moment its refresh replaces it is not safe: a
+ * response to a request still in flight with the old one (batch runs up to 256 at a time) may quote it after the
+ * refresh. So the replaced tokens stay for a while, and the current ones do not age out: every load of the session
+ * (session/access.ts) remembers its tokens again, which makes them the most recent. CAPACITY holds many generations
+ * of a session (each up to four values: access, refresh and ID token, client secret), more than a request outlives.
  */
-const known = new Set<string>();
+export class KnownSecrets {
+  static readonly CAPACITY = 64;
+  /** Insertion order is recency: remembering a value again moves it to the end. */
+  private readonly values = new Set<string>();
 
-export function rememberSecrets(...values: Array<string | null | undefined>): void {
-  for (const value of values) if (typeof value === 'string' && value.length >= 8) known.add(value);
-}
+  remember(...values: Array<string | null | undefined>): void {
+    for (const value of values) {
+      if (typeof value !== 'string' || value.length < 8) continue;
+      this.values.delete(value);
+      this.values.add(value);
+    }
+    for (const oldest of this.values) {
+      if (this.values.size <= KnownSecrets.CAPACITY) break;
+      this.values.delete(oldest);
+    }
+  }
 
-/** `text` with every known secret replaced by [redacted]. */
-export function scrubKnownSecrets(text: string): string {
-  let out = text;
-  for (const secret of known) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
-  return out;
+  /** `text` with every known secret replaced by [redacted]. */
+  scrub(text: string): string {
+    let out = text;
+    for (const secret of this.values) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+    return out;
+  }
+
+  /** How many values are held (at most CAPACITY). */
+  get size(): number {
+    return this.values.size;
+  }
 }
 
 function isSecretParam(name: string): boolean {

@@ -4,12 +4,11 @@
  * path (session/request.ts: token choice, origin rule, refresh under the lock, 401 retry), lists paged with
  * --paginate's engine (session/paginate.ts), and the answer made into a tool result: the body, capped, with JSON
  * objects as structured content. Every failure is a tool error in plat's own sentence. No token, code or secret
- * the process holds reaches a result: each text is scrubbed of them (redact.ts) before it leaves.
+ * the process holds reaches a result: each text is scrubbed of them (the context's KnownSecrets) before it leaves.
  */
 import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
 import { readBodyUpTo } from '../read-body.js';
-import { scrubKnownSecrets } from '../redact.js';
 import { apiUrl, identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
 import { sanitize } from '../text.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './mcp-tools.js';
@@ -40,21 +39,21 @@ export async function runTool(ctx: Context, tool: Tool, args: Args): Promise<Too
     if (tool.kind === 'call') return await callAnyPath(ctx, tool, args);
     return await callOperation(ctx, tool, args);
   } catch (error) {
-    return errorResult(error);
+    return errorResult(ctx, error);
   }
 }
 
-export function errorResult(error: unknown): ToolResult {
+export function errorResult(ctx: Context, error: unknown): ToolResult {
   const message =
     error instanceof PlatError
       ? error.message
       : `Unexpected failure: ${(error as Error)?.message ?? String(error)}. Run plat with --verbose for details, and report it if it repeats.`;
-  return { isError: true, content: [{ type: 'text', text: safeText(message) }] };
+  return { isError: true, content: [{ type: 'text', text: safeText(ctx, message) }] };
 }
 
 /** Text that leaves plat for the agent: no control or escape sequence, no secret this process holds. */
-function safeText(text: string, max = 0): string {
-  return scrubKnownSecrets(sanitize(text, max, { multiline: true }));
+function safeText(ctx: Context, text: string, max = 0): string {
+  return ctx.secrets.scrub(sanitize(text, max, { multiline: true }));
 }
 
 async function whoami(ctx: Context): Promise<ToolResult> {
@@ -65,7 +64,7 @@ async function whoami(ctx: Context): Promise<ToolResult> {
     profile: who.profile.name,
     scopes: who.source.kind === 'session' ? who.source.session.scopes : null,
   };
-  return jsonResult(structured);
+  return jsonResult(ctx, structured);
 }
 
 async function callOperation(ctx: Context, tool: OperationTool, args: Args): Promise<ToolResult> {
@@ -170,39 +169,39 @@ async function send(ctx: Context, client: Client, request: ApiRequest): Promise<
     const { bytes } = await readBody(response, request, ERROR_BODY_BYTES);
     const sentence = /[.!?]$/.test(failure.message) ? failure.message : `${failure.message}.`;
     const said = bytes.length > 0 ? ` The platform answered: ${bytes.toString('utf8')}` : '';
-    return { isError: true, content: [{ type: 'text', text: safeText(`${sentence}${said}`, sentence.length + 2200) }] };
+    return { isError: true, content: [{ type: 'text', text: safeText(ctx, `${sentence}${said}`, sentence.length + 2200) }] };
   }
   if (request.method === 'HEAD') {
     response.body.resume();
-    return textResult(headLine(response));
+    return textResult(ctx, headLine(response));
   }
   if (response.status >= 300) {
     response.body.resume();
     const location = responseHeader(response, 'location');
-    return textResult(`${headLine(response)}${location ? ` to ${location}` : ''}: plat does not follow redirects (no token follows one). Call the new path if it is on the platform.`);
+    return textResult(ctx, `${headLine(response)}${location ? ` to ${location}` : ''}: plat does not follow redirects (no token follows one). Call the new path if it is on the platform.`);
   }
   const { bytes, cut } = await readBody(response, request, MAX_RESULT_BYTES);
   // An empty answer (204, a 201 without a body) still says what happened.
-  if (bytes.length === 0) return textResult(`${headLine(response)} (no body)`);
+  if (bytes.length === 0) return textResult(ctx, `${headLine(response)} (no body)`);
   const text = bytes.toString('utf8');
   if (cut) {
     const length = Number(responseHeader(response, 'content-length'));
     const size = Number.isFinite(length) && length > 0 ? `${length} bytes` : `more than ${MAX_RESULT_BYTES} bytes`;
     return {
       content: [
-        { type: 'text', text: safeText(text) },
+        { type: 'text', text: safeText(ctx, text) },
         { type: 'text', text: `[plat: the response is ${size}; only its first ${MAX_RESULT_BYTES} bytes are above, so it is cut and may not parse. Ask for less: a narrower query, a smaller page size.]` },
       ],
     };
   }
   if (/\bjson\b/i.test(responseHeader(response, 'content-type') ?? '')) {
     try {
-      return jsonResult(JSON.parse(text) as unknown, text);
+      return jsonResult(ctx, JSON.parse(text) as unknown, text);
     } catch {
       // not JSON after all: the text as it came
     }
   }
-  return textResult(text);
+  return textResult(ctx, text);
 }
 
 async function pages(ctx: Context, client: Client, request: ApiRequest): Promise<ToolResult> {
@@ -233,12 +232,12 @@ async function pages(ctx: Context, client: Client, request: ApiRequest): Promise
       if (size > MAX_RESULT_BYTES) break;
       kept++;
     }
-    return jsonResult({ items: items.slice(0, kept), pages: count, complete: false, note: `plat kept the first ${kept} of ${items.length} items to stay under ${MAX_RESULT_BYTES} bytes; ask for less.` });
+    return jsonResult(ctx, { items: items.slice(0, kept), pages: count, complete: false, note: `plat kept the first ${kept} of ${items.length} items to stay under ${MAX_RESULT_BYTES} bytes; ask for less.` });
   }
   if (list.limited) {
-    return jsonResult({ ...structured, note: `plat stopped at ${PAGE_LIMITS.maxPages} pages or ${PAGE_LIMITS.maxItems} items; the list goes on. Ask for less, or page it with the list's own parameters.` });
+    return jsonResult(ctx, { ...structured, note: `plat stopped at ${PAGE_LIMITS.maxPages} pages or ${PAGE_LIMITS.maxItems} items; the list goes on. Ask for less, or page it with the list's own parameters.` });
   }
-  return jsonResult(structured, text);
+  return jsonResult(ctx, structured, text);
 }
 
 async function readBody(response: ApiResponse, request: ApiRequest, max: number): Promise<{ bytes: Buffer; cut: boolean }> {
@@ -254,17 +253,17 @@ function headLine(response: ApiResponse): string {
   return `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
 }
 
-function textResult(text: string): ToolResult {
-  return { content: [{ type: 'text', text: safeText(text) }] };
+function textResult(ctx: Context, text: string): ToolResult {
+  return { content: [{ type: 'text', text: safeText(ctx, text) }] };
 }
 
 /**
  * A JSON value as the result: its text (as received when there is one), and the value itself as structured content
  * when it is an object (MCP's structuredContent is one). A value the scrubbing changed goes as text alone.
  */
-function jsonResult(value: unknown, received?: string): ToolResult {
+function jsonResult(ctx: Context, value: unknown, received?: string): ToolResult {
   const text = received ?? JSON.stringify(value);
-  const safe = safeText(text);
+  const safe = safeText(ctx, text);
   const structured = typeof value === 'object' && value !== null && !Array.isArray(value) && safe === sanitize(text, 0, { multiline: true });
   return { content: [{ type: 'text', text: safe }], ...(structured ? { structuredContent: value as Record<string, unknown> } : {}) };
 }

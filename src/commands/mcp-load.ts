@@ -3,7 +3,7 @@
  * its own beside it, dist/mcp.cjs (PLAT_MCP_BUNDLE names it; src/build/build.mjs builds it), so no other start
  * reads, parses or keeps a code cache of ~350 KB it never runs. That bundle leaves plat's own modules out: each
  * import of one reads it from mainModules() below, dist/main.cjs's own copy, so the two share one copy of each (one
- * PlatError class for main.ts to map, one registry of secrets for redact.ts to scrub).
+ * PlatError class for main.ts to map).
  *
  * Named bindings, not module namespaces: a namespace handed over would make esbuild build it at every start of
  * dist/main.cjs. The build fails when dist/mcp.cjs imports a module not listed here, and test/cli/startup.test.ts
@@ -15,7 +15,6 @@ import { API_TTL_MS, missingScopes } from '../catalogue/openapi.js';
 import { PlatError, UsageError } from '../errors.js';
 import { bodyReadError } from '../body-error.js';
 import { readBodyUpTo } from '../read-body.js';
-import { scrubKnownSecrets } from '../redact.js';
 import {
   apiUrl,
   currentProfile,
@@ -49,7 +48,6 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/errors.ts': { PlatError, UsageError },
     'src/body-error.ts': { bodyReadError },
     'src/read-body.ts': { readBodyUpTo },
-    'src/redact.ts': { scrubKnownSecrets },
     'src/session/index.ts': { apiUrl, currentProfile, grantedScopes, identify, openClient, readPages, requirePlatform, responseFailure, responseHeader, suggest },
     'src/text.ts': { editDistance, sanitize },
     'src/commands/op-request.ts': { prepareOpRequest },

@@ -13,7 +13,6 @@ import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
 import { API_TTL_MS, type FullApiIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
-import { scrubKnownSecrets } from '../redact.js';
 import { currentProfile, grantedScopes, requirePlatform } from '../session/index.js';
 import { sanitize } from '../text.js';
 import { errorResult, runTool } from './mcp-call.js';
@@ -60,10 +59,10 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     try {
       // As of now, not as of the last tools/list: a scope the person added since (plat login --add-scope) counts.
       const tool = (await currentTools()).find((t) => t.name === name);
-      if (!tool) return errorResult(new PlatError(`There is no tool "${sanitize(name, 64)}": tools/list names them.`));
+      if (!tool) return errorResult(ctx, new PlatError(`There is no tool "${sanitize(name, 64)}": tools/list names them.`));
       return await runTool(ctx, tool, args);
     } catch (error) {
-      return errorResult(error);
+      return errorResult(ctx, error);
     }
   };
 
@@ -87,7 +86,7 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     stdout: ctx.io.stdout,
     listTools: () => track(currentTools().then((list) => list.map(listed))),
     callTool: (name, args) => track(callTool(name, args)),
-    onError: (error) => ctx.io.note(`plat mcp: ${scrubKnownSecrets(sanitize(error?.message ?? error, 300))}`),
+    onError: (error) => ctx.io.note(`plat mcp: ${ctx.secrets.scrub(sanitize(error?.message ?? error, 300))}`),
   });
   // The host closing stdin is the end of the session (the SDK's transport does not watch for it); so is Ctrl-C.
   await Promise.race([

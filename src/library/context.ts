@@ -6,6 +6,7 @@
 import { homedir } from 'node:os';
 import { createContext, type Context } from '../context.js';
 import { invocationOf, normaliseBaseUrl } from '../session/index.js';
+import { KnownSecrets } from '../redact.js';
 import { libraryIO } from './io.js';
 
 declare const PLAT_VERSION: string;
@@ -19,6 +20,11 @@ export interface LibrarySettings {
   configDir: string;
   defaultConfigDir: string;
   onWarning?: (message: string) => void;
+  /**
+   * The client's secrets, shared by the contexts of all its calls (one per call) and kept bounded over its refreshes
+   * (KnownSecrets): what it warns of and the errors it throws are scrubbed of them.
+   */
+  secrets: KnownSecrets;
 }
 
 /**
@@ -28,7 +34,7 @@ export interface LibrarySettings {
 export function librarySettings(options: { profile?: string; baseUrl?: string; onWarning?: (message: string) => void }): LibrarySettings {
   const { configDir, defaultConfigDir, profile, currentProfile, profileSource } = invocationOf(process.env, { profile: options.profile, home: homedir() });
   const baseUrl = options.baseUrl === undefined ? undefined : normaliseBaseUrl(options.baseUrl);
-  return { profile, currentProfile, profileSource, baseUrl, configDir, defaultConfigDir, onWarning: options.onWarning };
+  return { profile, currentProfile, profileSource, baseUrl, configDir, defaultConfigDir, onWarning: options.onWarning, secrets: new KnownSecrets() };
 }
 
 /** One per call: its signal is the caller's (init.signal), so aborting a fetch also ends a wait for the lock. */
@@ -36,7 +42,7 @@ export function libraryContext(settings: LibrarySettings, signal: AbortSignal = 
   const env = process.env;
   return createContext({
     env,
-    io: libraryIO(settings.onWarning),
+    io: libraryIO(settings.secrets, settings.onWarning),
     globals: {
       profile: settings.profile,
       currentProfile: settings.currentProfile,
@@ -49,5 +55,6 @@ export function libraryContext(settings: LibrarySettings, signal: AbortSignal = 
     signal,
     configDir: settings.configDir,
     defaultConfigDir: settings.defaultConfigDir,
+    secrets: settings.secrets,
   });
 }

@@ -9,6 +9,7 @@ import { accessToken, apiUrl, itemsPath, nextPageHint, openClient, pageItems, ty
 import { batch as batchRequests } from './batch.js';
 import { libraryContext, librarySettings, type LibrarySettings } from './context.js';
 import { libraryFetch } from './fetch.js';
+import { scrubbedError, scrubbingErrors } from './scrub.js';
 
 export { AuthError, NetworkError, PlatError, ScopeError, UsageError };
 
@@ -26,33 +27,36 @@ export const createClient: typeof Public.createClient = (options = {}) => {
       } catch (error) {
         // As the global fetch does: an abort rejects with the signal's reason (an AbortError by default).
         if (signal?.aborted) throw signal.reason;
-        throw error;
+        throw scrubbedError(settings.secrets, error);
       }
     },
-    token: async (tokenOptions = {}) => {
-      const ctx = libraryContext(settings);
-      const minTtl = tokenOptions.minTtl;
-      if (minTtl !== undefined && !(Number.isFinite(minTtl) && minTtl > 0 && minTtl <= MAX_MIN_TTL_SECONDS)) {
-        throw new UsageError(`minTtl must be a number of seconds from 1 to ${MAX_MIN_TTL_SECONDS} (got ${String(minTtl)}).`);
-      }
-      const source = await accessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : Math.ceil(minTtl * 1000) });
-      if (source.kind === 'env') {
-        return { accessToken: source.token, tokenType: 'Bearer', expiresAt: null, scopes: null, profile: null, baseUrl: source.baseUrl ?? null };
-      }
-      const { session, profile } = source;
-      return {
-        accessToken: source.token,
-        tokenType: session.tokenType || 'Bearer',
-        expiresAt: session.expiresAt === undefined ? null : new Date(session.expiresAt),
-        scopes: [...session.scopes],
-        profile: profile.name,
-        baseUrl: profile.baseUrl ?? null,
-      };
-    },
-    paginate: (path, paginateOptions) => paginate(settings, path, paginateOptions),
-    batch: (requests, batchOptions) => batchRequests(settings, requests, batchOptions),
+    token: (tokenOptions) => token(settings, tokenOptions).catch((error: unknown) => Promise.reject(scrubbedError(settings.secrets, error))),
+    paginate: (path, paginateOptions) => scrubbingErrors(settings.secrets, paginate(settings, path, paginateOptions)),
+    batch: (requests, batchOptions) => scrubbingErrors(settings.secrets, batchRequests(settings, requests, batchOptions)),
   };
 };
+
+/** The client's token, as `plat token` hands it out (refreshed first when it expires within minTtl seconds). */
+async function token(settings: LibrarySettings, tokenOptions: Public.TokenOptions = {}): Promise<Public.TokenInfo> {
+  const ctx = libraryContext(settings);
+  const minTtl = tokenOptions.minTtl;
+  if (minTtl !== undefined && !(Number.isFinite(minTtl) && minTtl > 0 && minTtl <= MAX_MIN_TTL_SECONDS)) {
+    throw new UsageError(`minTtl must be a number of seconds from 1 to ${MAX_MIN_TTL_SECONDS} (got ${String(minTtl)}).`);
+  }
+  const source = await accessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : Math.ceil(minTtl * 1000) });
+  if (source.kind === 'env') {
+    return { accessToken: source.token, tokenType: 'Bearer', expiresAt: null, scopes: null, profile: null, baseUrl: source.baseUrl ?? null };
+  }
+  const { session, profile } = source;
+  return {
+    accessToken: source.token,
+    tokenType: session.tokenType || 'Bearer',
+    expiresAt: session.expiresAt === undefined ? null : new Date(session.expiresAt),
+    scopes: [...session.scopes],
+    profile: profile.name,
+    baseUrl: profile.baseUrl ?? null,
+  };
+}
 
 /** `plat call --paginate`'s pages (the session's pageItems), item by item: one page is held at a time. */
 async function* paginate<T>(settings: LibrarySettings, path: string, options: Public.PaginateOptions = {}): AsyncIterableIterator<T> {

@@ -5,13 +5,13 @@
  */
 import { Readable, Writable } from 'node:stream';
 import type { IO } from '../io.js';
-import { scrubKnownSecrets } from '../redact.js';
+import type { KnownSecrets } from '../redact.js';
 import { sanitize } from '../text.js';
 
-export function libraryIO(onWarning?: (message: string) => void): IO {
+export function libraryIO(secrets: KnownSecrets, onWarning?: (message: string) => void): IO {
   const emit = (line: string) => {
     // As the command's IO does: no secret plat holds, no control or escape sequence a server slipped in.
-    const text = sanitize(scrubKnownSecrets(line), 0, { multiline: true });
+    const text = sanitize(secrets.scrub(line), 0, { multiline: true });
     if (onWarning) onWarning(text);
     else process.stderr.write(`plat: ${text}\n`);
   };

@@ -12,7 +12,6 @@ import { withIdentityScopes } from '../oauth/scopes.js';
 import { AuthError } from '../errors.js';
 import type { ClientCredentials } from '../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../store/types.js';
-import { rememberSecrets } from '../redact.js';
 import { loadProfile, notLoggedIn } from './profile.js';
 import { loginAgainCommand, suggestCommand } from './suggest.js';
 import { noRefreshTokenError } from './no-refresh-token.js';
@@ -54,7 +53,7 @@ export async function loadSession(ctx: Context, profile?: Profile, options: { lo
     const { unreachableStoreError } = await import('./store-reach.js');
     throw (await unreachableStoreError(ctx, p, error)) ?? error;
   }
-  if (session) rememberSecrets(session.accessToken, session.refreshToken, session.idToken, session.clientSecret);
+  if (session) ctx.secrets.remember(session.accessToken, session.refreshToken, session.idToken, session.clientSecret);
   if (!session) {
     if (!options.locked) await reconcileProfile(ctx, p.name);
     return undefined;
@@ -175,7 +174,7 @@ export async function refreshSession(
       }
       throw error;
     }
-    rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
+    ctx.secrets.remember(session.accessToken, session.refreshToken, session.idToken);
     // The session first: the server has already rotated the refresh token, so the new one must reach the disk
     // before anything else can fail.
     const store = await storeRotated(ctx, current, session);

@@ -44,8 +44,9 @@ export async function openJournal(file: string): Promise<Journal> {
     handle = await fs.open(file, 'a+', 0o600);
     const { size } = await handle.stat();
     if (size === 0) await handle.write(`${JSON.stringify(HEADER)}\n`);
-    else await dropTornTail(handle, size);
+    else await dropTornTail(file, handle, size);
   } catch (error) {
+    if (error instanceof PlatError) throw error;
     throw new PlatError(`Cannot write the journal ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
   }
   let queue: string[] = [];
@@ -90,13 +91,13 @@ export async function openJournal(file: string): Promise<Journal> {
  * A run killed mid-write leaves a partial last record; the next records must not be appended to its line (that
  * would make a torn record in the middle, and the journal unreadable), so it is cut off first.
  */
-async function dropTornTail(handle: fs.FileHandle, size: number): Promise<void> {
+async function dropTornTail(file: string, handle: fs.FileHandle, size: number): Promise<void> {
   const length = Math.min(size, 64 * 1024);
   const tail = Buffer.alloc(length);
   await handle.read(tail, 0, length, size - length);
   if (tail[length - 1] === 0x0a) return;
   const lastNewline = tail.lastIndexOf(0x0a);
-  if (lastNewline < 0) throw new PlatError('The journal\'s last record is longer than a journal record can be: it is not a plat batch journal.');
+  if (lastNewline < 0) throw notAJournal(file, 'its last record is longer than a journal record can be');
   await handle.truncate(size - length + lastNewline + 1);
 }
 
@@ -146,6 +147,7 @@ async function readJournal(file: string): Promise<Map<number, JournalLine>> {
   return lines;
 }
 
-function notAJournal(file: string, line: number): UsageError {
-  return new UsageError(`${file} is not a plat batch journal (line ${line} is not one of its records). Give --journal a new file, or the one an earlier plat batch run wrote.`);
+function notAJournal(file: string, why: number | string): UsageError {
+  const reason = typeof why === 'number' ? `line ${why} is not one of its records` : why;
+  return new UsageError(`${file} is not a plat batch journal (${reason}). Give --journal a new file, or the one an earlier plat batch run wrote.`);
 }

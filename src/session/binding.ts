@@ -10,7 +10,6 @@
  */
 import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
-import { rememberSecrets } from '../redact.js';
 import type { Profile } from '../store/types.js';
 import { lastsAtLeast, loadSession, needsRefresh, refreshSession, type ActiveSession } from './access.js';
 import { usableUntilExpiry } from './no-refresh-token.js';
@@ -40,7 +39,7 @@ export async function bindSession(ctx: Context, given?: Profile): Promise<Bindin
   const baseUrl = named ?? profile.baseUrl;
   const fromEnv = ctx.env.PLAT_TOKEN?.trim();
   if (fromEnv) {
-    rememberSecrets(fromEnv);
+    ctx.secrets.remember(fromEnv);
     return { kind: 'env', token: fromEnv, baseUrl, profile };
   }
   if (named && profile.baseUrl && named !== profile.baseUrl && (profile.loggedIn || profile.sessionEnded)) {
@@ -115,7 +114,7 @@ export async function requireSession(ctx: Context, profile?: Profile): Promise<A
 export async function getAccessToken(ctx: Context, options: { force?: boolean; binding?: Binding; minTtlMs?: number } = {}): Promise<TokenSource> {
   const binding = options.binding ?? (await bindSession(ctx));
   if (binding.kind === 'env') {
-    rememberSecrets(binding.token);
+    ctx.secrets.remember(binding.token);
     return { kind: 'env', token: binding.token, profile: binding.profile, baseUrl: binding.baseUrl };
   }
   if (binding.kind === 'none') throw noSessionError(ctx, binding);

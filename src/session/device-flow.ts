@@ -9,7 +9,6 @@ import { AuthError, InterruptedError } from '../errors.js';
 import type { ClientCredentials } from '../oauth/client.js';
 import type { Discovery } from '../oauth/discovery.js';
 import { DeviceCodeRejectedError, pollDeviceToken, startDeviceAuthorization, type DeviceAuthorization, type DeviceTokens } from '../oauth/device.js';
-import { rememberSecrets } from '../redact.js';
 import { noLocalBrowser } from './consent.js';
 
 export interface DeviceWait {
@@ -25,7 +24,7 @@ export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, 
   const deps = { fetch: (await ctx.http()).fetch };
   const started = ctx.now();
   const device = await startDeviceAuthorization(deps, discovery.as, credentials, { scopes: input.scopes, resource: input.resource, now: started });
-  rememberSecrets(device.deviceCode);
+  ctx.secrets.remember(device.deviceCode);
   await show(ctx, device, input.browser);
   const deadline = Math.min(device.expiresAt, started + input.timeoutSeconds * 1000);
   let interval = device.interval;

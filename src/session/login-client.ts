@@ -17,7 +17,6 @@ import type { LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile } from '../store/types.js';
 import { loadSession } from './access.js';
 import { readKeptClientSecret } from './client-secret.js';
-import { rememberSecrets } from '../redact.js';
 import { portOf } from './consent.js';
 import type { ClientChoice } from './login-options.js';
 
@@ -195,7 +194,7 @@ async function register(ctx: Context, discovery: Discovery, redirectUri: string,
     registered = await registerClient(await deps(ctx), discovery.as, { ...input, grantTypes: alone });
   }
   const { registration, secret } = registered;
-  rememberSecrets(secret);
+  ctx.secrets.remember(secret);
   if (secret && ctx.globals.verbose) ctx.io.note(`The server registered plat as a confidential client (${registration.secretMethod ?? 'client secret'}); its secret is kept in the token store.`);
   return { credentials: { registration, secret }, fresh: true };
 }

@@ -23,7 +23,6 @@ import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
 import { loadSession, type ActiveSession } from './access.js';
 import { suggestCommand } from './suggest.js';
 import { sanitize, shellQuote } from '../text.js';
-import { rememberSecrets } from '../redact.js';
 import { listen, portOf, waitForConsent } from './consent.js';
 import type { LoginOptions } from './login-options.js';
 import { clientRejected, type ClientPlan, deps, diagnoseNoAnswer, forgetRegistration, planClient, settleClient, settleDeviceClient } from './login-client.js';
@@ -73,7 +72,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
 
   const stdin = readStdinLines(io.stdin);
   try {
-    const secret = choice.kind === 'registered' && choice.secretOnStdin ? await readSecret(stdin, ctx.signal) : undefined;
+    const secret = choice.kind === 'registered' && choice.secretOnStdin ? await readSecret(ctx, stdin) : undefined;
     // A login nobody can approve fails now, before anything is discovered or registered, not after --timeout.
     (await import('./finish-ways.js')).assertLoginCanFinish(ctx, options, profile.name, baseUrl);
     let discovery = await getDiscovery(ctx, baseUrl);
@@ -194,7 +193,7 @@ async function signInByDevice(ctx: Context, attempt: Attempt, plan: ClientPlan):
   if (resource) {
     session.scopes = withIdentityScopes(session.scopes, scopes, { idToken: Boolean(session.idToken), refreshToken: Boolean(session.refreshToken) });
   }
-  rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
+  ctx.secrets.remember(session.accessToken, session.refreshToken, session.idToken);
   const claims = tokens.idTokenClaims;
   const user = await readUser(ctx, discovery, session, { subject: claims?.sub, claims, resource, explicit: !attempt.resourceByDefault });
   const result = await persist(ctx, profile, {
@@ -244,7 +243,7 @@ async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Pro
     let exchanged: Awaited<ReturnType<typeof exchangeCode>>;
     try {
       const params = validateCallback(as, registration, callback.url, request.state);
-      rememberSecrets(params.get('code'), request.codeVerifier);
+      ctx.secrets.remember(params.get('code'), request.codeVerifier);
       exchanged = await exchangeCode(await deps(ctx), as, client.credentials, {
         callbackParams: params,
         redirectUri: request.redirectUri,
@@ -283,7 +282,7 @@ async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Pro
     if (resource) {
       session.scopes = withIdentityScopes(session.scopes, scopes, { idToken: Boolean(exchanged.session.idToken), refreshToken: Boolean(exchanged.session.refreshToken) });
     }
-    rememberSecrets(session.accessToken, session.refreshToken, session.idToken);
+    ctx.secrets.remember(session.accessToken, session.refreshToken, session.idToken);
     // The browser's page waits until the session is stored, so it can say where and as whom, and never says
     // "signed in" for a login that failed at the last step.
     let result: LoginResult;
@@ -345,7 +344,8 @@ async function revokeReplaced(ctx: Context, replaced: ActiveSession): Promise<vo
   for (const message of errors) ctx.io.warn(`Could not revoke the replaced session at ${replaced.profile.baseUrl}: ${message}`);
 }
 
-async function readSecret(stdin: StdinLines, signal: AbortSignal): Promise<string> {
+async function readSecret(ctx: Context, stdin: StdinLines): Promise<string> {
+  const { signal } = ctx;
   // Ctrl-C while plat waits for the secret ends the wait (stdin may be a terminal nobody types into).
   let onAbort!: () => void;
   const aborted = new Promise<never>((_, reject) => {
@@ -355,7 +355,7 @@ async function readSecret(stdin: StdinLines, signal: AbortSignal): Promise<strin
   });
   const line = (await Promise.race([stdin.next(), aborted]).finally(() => signal.removeEventListener('abort', onAbort)))?.trim();
   if (!line) throw new UsageError('--client-secret-stdin expects the client secret on the first line of stdin, and stdin was empty.');
-  rememberSecrets(line);
+  ctx.secrets.remember(line);
   return line;
 }
 

@@ -185,7 +185,7 @@ export function nextPage(shape: PageShape, url: URL, body: unknown, linkHeader: 
       if (value === undefined || value === null || value === false || value === '') return undefined;
       if (typeof value === 'string' && looksLikeUrl(value)) return { url: resolve(value, url), via: 'link' };
       if (typeof value !== 'string' && typeof value !== 'number') {
-        throw new UsageError(`${formatJsonPath(shape.next.path)} holds ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}, not a URL or cursor: name the next page with --next <path>.`);
+        throw new UsageError(`${formatJsonPath(shape.next.path)} holds ${Array.isArray(value) ? 'an array' : value === true ? 'true' : 'an object'}, not a URL or cursor: name the next page with --next <path>.`);
       }
       const next = new URL(url);
       next.searchParams.set(shape.next.param, String(value));

@@ -43,6 +43,26 @@ describe.skipIf(keyring.skip)(keyring.title('login with the real keychain'), () 
     expect((await home.run(['token'])).code).toBe(4);
   });
 
+  it('a login into another store than the last one moves the session: the old copy does not stay behind', async () => {
+    const toFile = await home.login(platform, [], { env: { PLAT_TOKEN_STORE: 'file' } });
+    expect(toFile.code, toFile.stderr).toBe(0);
+    const filed = (await home.run(['token'])).stdout.trim();
+    expect(await everyFileText(home.dir)).toContain(filed);
+
+    // The keychain now: the token file goes.
+    expect((await home.login(platform)).code).toBe(0);
+    expect(JSON.parse(await readFile(path.join(home.configDir, 'profiles', 'default.json'), 'utf8')).tokenStore).toBe('keychain');
+    const keyed = (await home.run(['token'])).stdout.trim();
+    const text = await everyFileText(home.dir);
+    for (const token of [filed, keyed]) expect(text).not.toContain(token);
+
+    // Back to the file, the keychain unreachable this time: the login still succeeds, into the file.
+    const back = await home.login(platform, [], { env: { PLAT_TOKEN_STORE: 'file', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' } });
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(await readFile(path.join(home.configDir, 'profiles', 'default.json'), 'utf8')).tokenStore).toBe('file');
+    expect((await home.run(['token'])).code).toBe(0);
+  });
+
   it('keeps sessions of different config dirs apart in one keychain', async () => {
     const other = await makeHome({ PLAT_TOKEN_STORE: undefined });
     try {

@@ -172,7 +172,8 @@ describe('plat mcp and the MCP SDK, which it alone uses', () => {
     const aliasKey = new Map(imports.map((m) => [m[1]!, keyOf.get(m[2]!)!]));
     for (const [, alias, name] of mcp.matchAll(/\b(import_\w+)\.(\w+)/g)) if (aliasKey.has(alias!)) used.add(`${aliasKey.get(alias!)} ${name}`);
     for (const [, names, req] of dynamic) for (const name of names!.split(',')) used.add(`${keyOf.get(req!)} ${name.trim().split(':')[0]}`);
-    expect(used.size).toBeGreaterThan(20);
+    // 20 names today (redact.ts is no longer among them: the secrets are the context's, not a module's).
+    expect(used.size).toBeGreaterThanOrEqual(20);
     const { mainModules } = await import('../../src/commands/mcp-load.js');
     const handed = mainModules();
     const missing = [...used].filter((entry) => {

@@ -22,6 +22,20 @@ describe('a wrong base URL', () => {
     expect((await home.run(['discover', '--base-url', `${platform.baseUrl}/api`])).stderr).toMatch(/There is no platform at .*\/api/);
   });
 
+  it('an origin that publishes no metadata: no platform there, and plat discover to see what an address publishes', async () => {
+    platform.override('/.well-known/', (_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('Not Found');
+      return true;
+    });
+    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `error: There is no platform at ${platform.baseUrl}: it publishes no sign-in metadata (HTTP 404 for its OAuth and OpenID Connect discovery documents). ` +
+        'Check the base URL (plat discover --base-url <url> shows what an address publishes).\n',
+    );
+  });
+
   it('https against a plain-HTTP server: the server does not speak TLS, and the http:// address to try', async () => {
     const https = platform.baseUrl.replace('http://', 'https://');
     const result = await home.run(['discover', '--base-url', https]);

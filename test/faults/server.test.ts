@@ -101,6 +101,36 @@ describe('metadata', () => {
     expect(whoami.stderr).not.toMatch(/Try again later/);
   });
 
+  it('a UserInfo endpoint the metadata lists that answers 404: whoami says so with its status, and the ID token answers', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing'; // tokens not bound to the API, so UserInfo is asked
+    await signIn(home, platform);
+    platform.override('/api/oauth/userinfo', json(404, { error: 'not_found' }));
+    const whoami = await home.run(['whoami']);
+    expectSuccess(whoami);
+    expect(whoami.stdout).toMatch(/user-ada|Ada Lovelace/);
+    expect(whoami.stderr).toMatch(/^The authorization server's UserInfo endpoint answered HTTP 404: this is who signed in, from the ID token\.$/m);
+  });
+
+  it('a UserInfo endpoint that refuses the token even after a refresh: exit 4 and plat login; one that then fails otherwise: that failure', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing';
+    await signIn(home, platform);
+    let answers = 0;
+    let second: [number, object] = [401, { error: 'invalid_token' }];
+    platform.override('/api/oauth/userinfo', (_req, res) => {
+      const [status, body] = answers++ % 2 === 0 ? [401, { error: 'invalid_token' }] : second;
+      res.writeHead(status, { 'content-type': 'application/json', ...(status === 401 ? { 'www-authenticate': 'Bearer error="invalid_token"' } : {}) });
+      res.end(JSON.stringify(body));
+      return true;
+    });
+    const rejected = await home.run(['whoami']);
+    expectFailure(rejected, 4, /^error: The server rejected the token even after a refresh\. Run: plat login$/m);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+
+    second = [503, { error: 'temporarily_unavailable' }];
+    const failed = await home.run(['whoami']);
+    expectFailure(failed, 1, /^error: While reading your user information, http:\/\/127\.0\.0\.1:\d+ answered with HTTP 503 \(temporarily_unavailable\)\. Try again later\.$/m);
+  });
+
   it('a missing endpoint the server does not serve at the documented path either: revocation (logout says the server offers none, forgets the tokens)', async () => {
     await signIn(home, platform);
     platform.knobs.metadataOverrides = { revocation_endpoint: null };

@@ -276,6 +276,21 @@ describe('nothing a server sends drives the terminal or the shell', () => {
     expect(execFileSync('ls', ['-A', dir], { encoding: 'utf8' })).toBe('');
   });
 
+  it('a 403 naming a scope RFC 6749 does not allow, or none: exit 5, pointing to plat scopes, and no command built from it', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    let challenge = 'Bearer error="insufficient_scope", scope="courses:\\"write\\""';
+    platform.override('/api/step-up', (_req, res) => {
+      res.writeHead(403, { 'www-authenticate': challenge });
+      res.end();
+      return true;
+    });
+    const invalid = await home.run(['call', 'GET', '/api/step-up']);
+    expectFailure(invalid, 5, /^error: GET \/api\/step-up needs a scope this session does not have \(the server named "courses:"write"", which is not a valid scope name\)\. See plat scopes, then plat login --add-scope <scope>\.$/m);
+    challenge = 'Bearer error="insufficient_scope"';
+    const unnamed = await home.run(['call', 'GET', '/api/step-up']);
+    expectFailure(unnamed, 5, /^error: GET \/api\/step-up needs a scope this session does not have\. See plat scopes, then plat login --add-scope <scope>\.$/m);
+  });
+
   it('a token with characters RFC 6749 does not allow is refused at login (exit 1), nothing stored', async () => {
     platform.knobs.tokenResponse = 'control-char-access-token';
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { onStderr: approving(platform, { firstOnly: true }).onStderr });

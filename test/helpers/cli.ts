@@ -73,11 +73,25 @@ function baseEnv(): Record<string, string | undefined> {
   return env;
 }
 
+/**
+ * Under `npm run coverage` (test/coverage.mjs), what a spawned plat needs to be measured: V8 writes its coverage to
+ * NODE_V8_COVERAGE on exit. A V8 code cache (bin/plat.js) holds functions compiled without block counters, which
+ * would report every branch of them as one: a cache dir under a file can be neither read nor written, so each plat
+ * compiles afresh. Empty otherwise.
+ */
+function coverageEnv(): Record<string, string> {
+  const coverage = process.env.PLAT_TEST_V8_COVERAGE;
+  return coverage ? { NODE_V8_COVERAGE: coverage, XDG_CACHE_HOME: '/dev/null/plat-coverage-no-code-cache' } : {};
+}
+
 export async function makeHome(extraEnv: Record<string, string | undefined> = {}): Promise<Home> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'plat cli '));
   const configDir = path.join(dir, 'config dir');
   const env = {
     ...baseEnv(),
+    // In the home's environment, not only runPlat's: the plat a test starts itself (on a pseudo-terminal, through
+    // sh, killed midway) is measured too.
+    ...coverageEnv(),
     HOME: dir,
     XDG_CONFIG_HOME: path.join(dir, '.config'),
     PLAT_CONFIG_DIR: configDir,
@@ -113,14 +127,7 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
   return new Promise((resolve, reject) => {
     // An undefined value means "unset": spawn would pass the string "undefined".
     const env = Object.fromEntries(Object.entries(options.env ?? process.env).filter(([, v]) => v !== undefined));
-    const coverage = process.env.PLAT_TEST_V8_COVERAGE;
-    if (coverage && env.NODE_V8_COVERAGE === undefined) {
-      // `npm run coverage` (test/coverage.mjs): V8 writes this plat's coverage there on exit. A V8 code cache
-      // (bin/plat.js) holds functions compiled without block counters, which would report every branch of them as
-      // one: a cache dir under a file can be neither read nor written, so each plat compiles afresh.
-      env.NODE_V8_COVERAGE = coverage;
-      env.XDG_CACHE_HOME = '/dev/null/plat-coverage-no-code-cache';
-    }
+    if (env.NODE_V8_COVERAGE === undefined) Object.assign(env, coverageEnv());
     // Another user may not be able to enter the checkout (a clone in /root or a 0700 directory): give it a copy.
     const otherUser = options.uid !== undefined && options.uid !== process.getuid?.();
     const child = spawn(process.execPath, [otherUser ? readablePlatBin(repoRoot) : platBin, ...args], {

@@ -9,6 +9,7 @@ import { afterEach, expect } from 'vitest';
 import { createContext, type Context, type Globals } from '../../src/context.js';
 import { PlatError } from '../../src/errors.js';
 import { createIO } from '../../src/io.js';
+import { KnownSecrets } from '../../src/redact.js';
 import { resolveInvocation } from '../../src/session/invocation.js';
 import type { Home } from './cli.js';
 
@@ -51,7 +52,9 @@ export function testContext(home: Home, options: TestContextOptions = {}): TestC
     stream.setEncoding('utf8').on('data', (chunk: string) => (captured[which] += chunk));
     return stream;
   };
-  const io = createIO({ stdout: capture('stdout'), stderr: capture('stderr'), stdin: Readable.from(options.stdin ? [options.stdin] : []), env });
+  // One set per context, as main.ts makes one per process: the IO scrubs what the session layer remembers into it.
+  const secrets = new KnownSecrets();
+  const io = createIO({ stdout: capture('stdout'), stderr: capture('stderr'), stdin: Readable.from(options.stdin ? [options.stdin] : []), env, secrets });
   let time = options.now ?? Date.now();
   const controller = new AbortController();
   // The product's own resolution (option, PLAT_PROFILE, plat switch, default), on the home's config dir.
@@ -68,6 +71,7 @@ export function testContext(home: Home, options: TestContextOptions = {}): TestC
     signal: controller.signal,
     configDir: home.configDir,
     defaultConfigDir,
+    secrets,
     now: () => time,
   });
   return {

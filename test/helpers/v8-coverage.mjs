@@ -13,7 +13,7 @@ import v8ToIstanbul from 'v8-to-istanbul';
 
 const BUNDLES = ['main.cjs', 'plain.cjs', 'mcp.cjs'];
 
-/** { map: istanbul coverage of src/ (absolute paths), processes: how many coverage files were read }. */
+/** { map: istanbul coverage of src/ (absolute paths), processes: how many of the coverage files are a plat's }. */
 export async function spawnedCoverage(dir, root) {
   const map = libCoverage.createCoverageMap({});
   let files = [];
@@ -23,9 +23,19 @@ export async function spawnedCoverage(dir, root) {
     return { map, processes: 0 };
   }
   const byBundle = new Map(BUNDLES.map((name) => [pathToFileURL(path.join(root, 'dist', name)).href, []]));
+  // Other node processes a test starts with plat's environment (a browser stand-in, a program using the library)
+  // write coverage there too: only those that ran a bundle count.
+  let processes = 0;
   for (const name of files) {
     const { result } = JSON.parse(await readFile(path.join(dir, name), 'utf8'));
-    for (const script of result) byBundle.get(script.url)?.push({ result: [script] });
+    let ranPlat = false;
+    for (const script of result) {
+      const runs = byBundle.get(script.url);
+      if (!runs) continue;
+      runs.push({ result: [script] });
+      ranPlat = true;
+    }
+    if (ranPlat) processes++;
   }
   for (const [url, runs] of byBundle) {
     if (runs.length === 0) continue;
@@ -38,5 +48,5 @@ export async function spawnedCoverage(dir, root) {
       if (path.relative(root, file).startsWith(`src${path.sep}`)) map.merge({ [file]: data });
     }
   }
-  return { map, processes: files.length };
+  return { map, processes };
 }

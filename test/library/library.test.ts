@@ -133,6 +133,57 @@ describe('client.fetch', () => {
     expect(run.json.error.message).toMatch(/plat login/);
   });
 
+  it("a client's secrets stay bounded over many refreshes, and its current tokens are still scrubbed from the errors it throws", async () => {
+    await loggedIn();
+    const REFRESHES = 80; // more than the set holds (KnownSecrets.CAPACITY, 64) even at one new value per refresh
+    const bearer = (req: import('node:http').IncomingMessage) => String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+    const accessTokens: string[] = [];
+    // Every other request is refused with invalid_token: each fetch's first try, so each fetch refreshes once.
+    let calls = 0;
+    platform.override('/api/courses', (req, res) => {
+      accessTokens.push(bearer(req));
+      if (++calls % 2 === 0) return false;
+      res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"', 'content-type': 'application/json' });
+      res.end('{"error":"invalid_token"}');
+      return true;
+    });
+    // The refreshes after REFRESHES fail, the server quoting the refresh token it got, the access token in use and
+    // the very first access token of the run.
+    let refreshes = 0;
+    platform.override('/api/oauth/token', (req, res) => {
+      if (++refreshes <= REFRESHES) return false;
+      let text = '';
+      req.setEncoding('utf8').on('data', (d: string) => (text += d));
+      req.on('end', () => {
+        const current = accessTokens.at(-1);
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'invalid_request', error_description: `rejected refresh token ${new URLSearchParams(text).get('refresh_token')} after access token ${current}; first ${accessTokens[0]}` }));
+      });
+      return true;
+    });
+    const run = await program(`
+      const client = createClient();
+      for (let i = 0; i < ${REFRESHES}; i++) {
+        const response = await client.fetch('/api/courses');
+        if (response.status !== 200) throw new Error('status ' + response.status);
+        await response.arrayBuffer();
+      }
+      try { await client.fetch('/api/courses'); return 'answered'; }
+      catch (e) { return { ...describe(e), stack: e.stack }; }
+    `);
+    expect(run.json?.result, run.stderr + run.stdout).toMatchObject({ isPlatError: true });
+    expect(platform.stats.count('token:refresh_token')).toBe(REFRESHES);
+    const { message, stack } = run.json.result;
+    const current = accessTokens.at(-1)!;
+    expect(current).not.toBe(accessTokens[0]);
+    // The tokens in use are scrubbed, from the message and from the stack that repeats it.
+    expect(message).toMatch(/rejected refresh token \[redacted\] after access token \[redacted\]/);
+    expect(message).not.toContain(current);
+    expect(stack).not.toContain(current);
+    // A token spent REFRESHES refreshes ago is no longer held: the set does not grow with every refresh.
+    expect(message).toContain(`first ${accessTokens[0]}`);
+  });
+
   it('403 insufficient_scope: a ScopeError naming the scope and the login that adds it', async () => {
     await loggedIn(['--scope', 'courses:read']);
     const run = await program(`await createClient().fetch('/api/students');`);

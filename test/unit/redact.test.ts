@@ -1,5 +1,8 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redactBody, redactForm, redactHeaderValue, redactJson, redactUrl } from '../../src/redact.js';
+import { createContext, type Context } from '../../src/context.js';
+import { createIO } from '../../src/io.js';
+import { KnownSecrets, REDACTED, redactBody, redactForm, redactHeaderValue, redactJson, redactUrl } from '../../src/redact.js';
 
 describe('redactUrl', () => {
   it('replaces the value of every secret query parameter with the marker, keeping the others', () => {
@@ -152,5 +155,59 @@ describe('redactUrl, found by review', () => {
     const out = redactUrl('https://x.example/cb#access_token=SECRET&state=1');
     expect(out).not.toContain('SECRET');
     expect(out).toContain('state=1');
+  });
+});
+
+describe('KnownSecrets', () => {
+  it('scrubs every value it was given from a text, and ignores values too short to be secrets', () => {
+    const secrets = new KnownSecrets();
+    secrets.remember('access-token-1', undefined, null, 'short', 'refresh-token-1');
+    expect(secrets.scrub('got access-token-1 and refresh-token-1, twice: access-token-1; short stays')).toBe(
+      `got ${REDACTED} and ${REDACTED}, twice: ${REDACTED}; short stays`,
+    );
+    expect(secrets.size).toBe(2);
+  });
+
+  /** A context as main.ts builds one: its IO scrubs with the context's own set. */
+  function context(): { ctx: Context; stderr: () => string } {
+    const secrets = new KnownSecrets();
+    const stderr = new PassThrough();
+    const io = createIO({ stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, secrets });
+    const ctx = createContext({ env: {}, io, globals: { profile: 'default', json: false, verbose: false }, version: '0', signal: new AbortController().signal, configDir: '/nonexistent', secrets });
+    return { ctx, stderr: () => String(stderr.read() ?? '') };
+  }
+
+  it("two contexts do not share secrets: what one remembers only its own output is scrubbed of", () => {
+    const a = context();
+    const b = context();
+    a.ctx.secrets.remember('token-of-context-a');
+    a.ctx.io.err('a says token-of-context-a');
+    b.ctx.io.err('b says token-of-context-a');
+    expect(a.stderr()).toBe(`a says ${REDACTED}\n`);
+    expect(b.stderr()).toBe('b says token-of-context-a\n');
+    expect(b.ctx.secrets.size).toBe(0);
+  });
+
+  it('holds at most CAPACITY values, forgetting the least recently remembered first', () => {
+    const secrets = new KnownSecrets();
+    const value = (i: number) => `spent-token-${String(i).padStart(4, '0')}`;
+    for (let i = 0; i < KnownSecrets.CAPACITY * 10; i++) secrets.remember(value(i));
+    expect(secrets.size).toBe(KnownSecrets.CAPACITY);
+    const last = KnownSecrets.CAPACITY * 10 - 1;
+    expect(secrets.scrub(value(last))).toBe(REDACTED);
+    expect(secrets.scrub(value(last - KnownSecrets.CAPACITY + 1))).toBe(REDACTED);
+    expect(secrets.scrub(value(last - KnownSecrets.CAPACITY))).toBe(value(last - KnownSecrets.CAPACITY));
+    expect(secrets.scrub(value(0))).toBe(value(0));
+  });
+
+  it('keeps a value remembered again (the current session, loaded at every use) however many others come and go', () => {
+    const secrets = new KnownSecrets();
+    secrets.remember('the-current-token');
+    for (let i = 0; i < KnownSecrets.CAPACITY * 10; i++) {
+      secrets.remember(`refreshed-token-${i}`);
+      if (i % (KnownSecrets.CAPACITY - 1) === 0) secrets.remember('the-current-token');
+    }
+    expect(secrets.size).toBe(KnownSecrets.CAPACITY);
+    expect(secrets.scrub('the-current-token')).toBe(REDACTED);
   });
 });

@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { expectCleanError } from '../../helpers/cli.js';
 import { readProfile, readStoredSession, sessionFiles } from '../../helpers/state.js';
 import { useHome, usePlatform } from '../../helpers/platform.js';
+import { startPlatform } from '../../platform/index.mjs';
 
 const platform = usePlatform();
 const home = useHome();
@@ -127,6 +128,65 @@ describe('plat login --device', () => {
     });
     expect(interrupted.result.code).toBe(130);
     expect(Date.now() - signalled).toBeLessThan(2_000);
+  });
+
+  it('a server that refuses the default resource (invalid_target) in the device flow: one more code without it, said once, and remembered', async () => {
+    platform.knobs.refuseResources = true;
+    const { result, error } = await deviceLogin(['--scope', 'courses:read'], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    expect(error).toBeUndefined();
+    expect(result.code, result.stderr).toBe(0);
+    // The refusal comes before any code is shown: the person sees one code, and approves once.
+    expect(result.stderr.match(/enter the code:/g)).toHaveLength(1);
+    expect(result.stderr.match(/does not accept the resource indicator .* \(invalid_target\); signing in without it/g)).toHaveLength(1);
+    expect(platform.stats.count('register')).toBe(1); // the client of the first attempt is used again
+    expect(await readProfile(home)).toMatchObject({ loginMethod: 'device', resourceRefusedBy: platform.issuer });
+    expect((await readProfile(home)).resource).toBeUndefined();
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+  });
+
+  it('the same with a pre-registered client (--client-id): the second code is asked for with that client again', async () => {
+    const other = await startPlatform({
+      clients: [{ client_id: 'device-app', grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'none' }],
+    });
+    try {
+      other.knobs.refuseResources = true;
+      let acted = false;
+      const result = await home.run(['login', '--device', '--no-browser', '--base-url', other.baseUrl, '--client-id', 'device-app'], {
+        timeoutMs: 30_000,
+        onStderr: (stderr) => {
+          const seen = shown(stderr);
+          if (!seen || acted) return;
+          acted = true;
+          void other.approveDevice(seen.uri, { userCode: seen.code });
+        },
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/does not accept the resource indicator .* \(invalid_target\); signing in without it/);
+      expect(other.stats.count('register')).toBe(0);
+      expect((await readProfile(home)).client).toMatchObject({ clientId: 'device-app', dynamic: false });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a --resource the server does not serve: the server refuses it (invalid_target) before any code is shown, with its reason when it gives one', async () => {
+    const result = await home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl, '--resource', 'https://api.elsewhere.example']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: The server refused the resource indicator \(invalid_target: .+\)\.$/m);
+    expect(shown(result.stderr)).toBeUndefined();
+    expectCleanError(result);
+    expect(await sessionFiles(home)).toEqual([]);
+
+    // Without a description, the error code alone.
+    platform.override('/api/oauth/device/auth', (_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end('{"error":"invalid_target"}');
+      return true;
+    });
+    const bare = await home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl, '--resource', 'https://api.elsewhere.example']);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toMatch(/^error: The server refused the resource indicator \(invalid_target\)\.$/m);
+    expectCleanError(bare);
   });
 
   it('a server without the device flow: exit 2 saying so and what works instead, before anything is registered', async () => {

@@ -108,6 +108,27 @@ describe('a pre-registered public client (--client-id)', () => {
     expect(await sessionFiles(home)).toEqual([]);
   });
 
+  it('an integration the token endpoint stops accepting: the refresh ends the session and names the login with its flags', async () => {
+    expect((await signIn(home, platform, ['--client-id', publicId, '--scope', 'courses:read'])).result.code).toBe(0);
+    platform.knobs.unknownClients = [publicId, confidentialId];
+    platform.knobs.unknownClientsAt = 'token';
+    const refused = await home.run(['refresh']);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain(`error: The server rejected the credentials of the integration ${publicId} (invalid_client`);
+    expect(refused.stderr).toMatch(new RegExp(`so the session ended\\. Sign in again: plat login --client-id ${publicId}\\n$`));
+    expectCleanError(refused);
+    expect((await home.run(['token'])).code).toBe(4);
+
+    // A confidential one: the login named passes its secret on stdin again.
+    platform.knobs.unknownClients = [];
+    expect((await confidentialLogin(['--scope', 'courses:read'])).code).toBe(0);
+    platform.knobs.unknownClients = [confidentialId];
+    const confidential = await home.run(['refresh']);
+    expect(confidential.code).toBe(4);
+    expect(confidential.stderr).toMatch(new RegExp(`integration ${confidentialId} \\(invalid_client.*Sign in again: plat login --client-id ${confidentialId} --client-secret-stdin\\n$`));
+    expectCleanError(confidential);
+  });
+
   it('a client the authorization endpoint does not know: the browser sees an error page, and at --timeout plat says why', async () => {
     const approval = approving(platform);
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--client-id', 'no-such-integration', '--timeout', '2'], {

@@ -4,11 +4,12 @@
  * path: when the callback port changed, and when a login with a stored client got no answer (timeout, Ctrl-C).
  * A normal second login adds no request.
  */
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCleanError } from '../../helpers/cli.js';
 import { approving, authorizeUrls, param, redirectPort, signIn } from '../../helpers/consent.js';
-import { readProfile, readStoredSession } from '../../helpers/state.js';
+import { profilePath, readProfile, readStoredSession } from '../../helpers/state.js';
 import { useHome, usePlatform } from '../../helpers/platform.js';
 
 const platform = usePlatform();
@@ -161,6 +162,51 @@ describe('a registration the server no longer knows', () => {
     expect(result.stderr).toMatch(/warning: The server no longer accepts plat's registration/);
     expect((await readProfile(home)).client).toBeUndefined();
     expect(platform.stats.count('register')).toBe(0);
+  });
+
+  it('a profile damaged while plat waited cannot have the registration dropped: a warning says why, and the failure is still explained', async () => {
+    // (The next plat login replaces the damaged profile, and with it the refused registration.)
+    const first = await registered();
+    platform.knobs.unknownClients = [first.clientId];
+    let damaged = false;
+    const result = await home.run(['login', '--no-browser', '--timeout', '2'], {
+      onStderr: (stderr) => {
+        if (damaged || !authorizeUrls(stderr)[0]) return;
+        damaged = true;
+        writeFileSync(profilePath(home), 'garbage\n');
+      },
+    });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/^warning: .*profiles.default\.json is not valid JSON/m);
+    expect(result.stderr).toMatch(/^error: No answer from the browser within 2 s\..*The server no longer accepts plat's registration/m);
+    expectCleanError(result);
+  });
+
+  it('ended with Ctrl-C while the authorization endpoint cannot be asked (it drops the connection, or never answers): exit 130 within seconds, the registration kept', async () => {
+    const first = await registered();
+    for (const answer of ['drops the connection', 'never answers'] as const) {
+      let asked = 0;
+      platform.override('/oauth/authorize', (req) => {
+        asked++;
+        if (answer === 'drops the connection') req.socket.destroy();
+        return true;
+      });
+      let interruptedAt = 0;
+      const result = await home.run(['login', '--no-browser'], {
+        onStderr: (stderr, child) => {
+          if (interruptedAt || !authorizeUrls(stderr)[0]) return;
+          interruptedAt = Date.now();
+          child.kill('SIGINT');
+        },
+      });
+      expect(result.code, `${answer}: ${result.stderr}`).toBe(130);
+      // plat asks the server why no answer came, for at most 1.5 s: no verdict, so nothing is said or dropped.
+      expect(Date.now() - interruptedAt, answer).toBeLessThan(3_000);
+      expect(asked, answer).toBe(1);
+      expect(result.stderr, answer).not.toMatch(/warning|dropped/);
+      expect((await readProfile(home)).client.clientId, answer).toBe(first.clientId);
+      platform.clearOverrides();
+    }
   });
 
   it('a login with a stored registration that simply times out keeps it', async () => {

@@ -56,6 +56,9 @@ describe('getAccessToken and bindSession', () => {
     expect(await bindSession(t.ctx)).toMatchObject({ kind: 'none', reason: 'not-logged-in' });
     await expect(getAccessToken(t.ctx)).rejects.toThrow(AuthError);
     await expect(getAccessToken(t.ctx)).rejects.toThrow(/^Not logged in\. Run: plat login --base-url <url>$/);
+    // With the platform named (--base-url), the command to run names it.
+    const named = open({ globals: { baseUrl: platform.baseUrl } });
+    await expect(getAccessToken(named.ctx)).rejects.toThrow(`Not logged in. Run: plat login --base-url ${platform.baseUrl}`);
   });
 });
 
@@ -79,6 +82,17 @@ describe('bindSession: a session belongs to its platform, and an ended one is no
     const t = open({ globals: { baseUrl: 'http://127.0.0.1:9' } });
     expect(await bindSession(t.ctx)).toMatchObject({ kind: 'none', reason: 'other-platform', baseUrl: 'http://127.0.0.1:9' });
     await expect(getAccessToken(t.ctx)).rejects.toThrow(`Profile default is signed in to ${platform.baseUrl}, not to http://127.0.0.1:9`);
+  });
+
+  it('the profile it suggests for the other platform is one no profile has: host-port, else the first free host-port-N', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    const t = open({ globals: { baseUrl: 'http://127.0.0.1:9' } });
+    expect(await bindSession(t.ctx)).toMatchObject({ elsewhere: { holders: [], newProfile: 'host-9' } });
+    // Taken by a profile, even a damaged one: never suggested, so following the hint moves nothing.
+    await writeFile(profilePath(home, 'host-9'), '{}');
+    await writeFile(profilePath(home, 'host-9-2'), 'not JSON');
+    expect(await bindSession(t.ctx)).toMatchObject({ elsewhere: { holders: [], newProfile: 'host-9-3' } });
+    await expect(getAccessToken(t.ctx)).rejects.toThrow(/No profile is signed in there; sign in to it under a profile of its own: plat login --profile host-9-3 --base-url http:\/\/127\.0\.0\.1:9$/);
   });
 
   it('a session that ended without the user\'s word stays ended: no anonymous fallback, and the way out named', async () => {

@@ -3,6 +3,7 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PlatError, UsageError } from '../../../src/errors.js';
 import { lineHash, openJournal } from '../../../src/session/batch-journal.js';
 import { tempDirs } from '../../helpers/tmp.js';
 
@@ -59,5 +60,27 @@ describe('the batch journal', () => {
     const other = path.join(await dirs.make(), 'notes.txt');
     await writeFile(other, '{"hello":1}\n');
     await expect(openJournal(other)).rejects.toThrow(/not a plat batch journal \(line 1/);
+  });
+
+  it('a torn last record longer than any record (64 KiB without a line end) means it is no journal: a usage error, not a write failure', async () => {
+    const file = path.join(await dirs.make(), 'j');
+    const journal = await openJournal(file);
+    await journal.close();
+    await writeFile(file, `${await readFile(file, 'utf8')}${'x'.repeat(70 * 1024)}`);
+    const error = await openJournal(file).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toBe(`${file} is not a plat batch journal (its last record is longer than a journal record can be). Give --journal a new file, or the one an earlier plat batch run wrote.`);
+  });
+
+  it('a journal that cannot be opened or written says so, with the system\'s error code', async () => {
+    const missing = path.join(await dirs.make(), 'no such dir', 'j');
+    await expect(openJournal(missing)).rejects.toThrow(`Cannot write the journal ${missing}: ENOENT.`);
+    // A write that fails after the journal opened (here the file is closed under it) rejects the record waiting on it.
+    const file = path.join(await dirs.make(), 'j');
+    const journal = await openJournal(file);
+    await journal.close();
+    const failed = await journal.sent(1, lineHash('a')).then(() => undefined, (e: unknown) => e);
+    expect(failed).toBeInstanceOf(PlatError);
+    expect((failed as Error).message).toBe(`Cannot write the journal ${file}: EBADF.`);
   });
 });

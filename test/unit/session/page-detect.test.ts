@@ -110,4 +110,22 @@ describe('detectShape', () => {
     expect(itemsOf({ data: null }, shape)).toEqual([]);
     expect(() => itemsOf({ data: 'x' }, shape)).toThrow(/\.data is not an array/);
   });
+
+  it('an index in a path reads an array, and finds nothing in an object', () => {
+    const shape = detectShape({ pages: [{ rows: [1, 2] }] }, undefined, { items: parseJsonPath('pages[0].rows', '--items') });
+    expect(itemsOf({ pages: [{ rows: [1, 2] }] }, shape)).toEqual([1, 2]);
+    expect(itemsOf({ pages: { 0: { rows: [3] } } }, shape)).toEqual([]);
+  });
+
+  it('a first page that is null or a number names what it is', () => {
+    expect(() => detectShape(null, undefined)).toThrow(/^The first page is null, not a list: --paginate needs an array of items/);
+    expect(() => detectShape(42, undefined)).toThrow(/^The first page is a JSON number, not a list/);
+  });
+
+  it('a next member that holds an array or an object is neither URL nor cursor: a usage error naming it', () => {
+    const shape = detectShape({ data: [], next: null }, undefined);
+    expect(() => nextPage(shape, url, { data: [], next: ['/p2'] }, undefined)).toThrow(/^\.next holds an array, not a URL or cursor: name the next page with --next <path>\.$/);
+    expect(() => nextPage(shape, url, { data: [], next: { href: '/p2' } }, undefined)).toThrow(/^\.next holds an object, not a URL or cursor/);
+    expect(() => nextPage(shape, url, { data: [], next: true }, undefined)).toThrow(/^\.next holds true, not a URL or cursor/);
+  });
 });
