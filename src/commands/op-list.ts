@@ -66,7 +66,9 @@ export async function run(ctx: Context, filter: string | undefined, flags: ApiFl
   );
   const title = sanitize([index.title, index.version].filter(Boolean).join(' ') || index.source);
   const shown = filter ? `${operations.length} of ${index.operations.length}` : `${operations.length}`;
-  io.note(`${shown} operation${operations.length === 1 ? '' : 's'} in ${title}, read ${age(index.fetchedAt, ctx.now())}.`);
+  // "1 of 37 operations", "1 operation": the noun agrees with the last number said.
+  const counted = filter ? index.operations.length : operations.length;
+  io.note(`${shown} operation${counted === 1 ? '' : 's'} in ${title}, read ${age(index.fetchedAt, ctx.now())}.`);
   if (filter && operations.length === 0) io.note(`Nothing matches "${filter}"; plat op without a filter lists them all.`);
   else if (operations.some((op) => op.operationId)) io.note('Call one with plat op <operationId> --<parameter> value; plat op <operationId> --help describes it.');
 }

@@ -132,10 +132,13 @@ export interface DeviceTokens {
   idTokenClaims?: Record<string, unknown> & { sub: string };
 }
 
-/** The server does not take the resource indicator in the device flow (RFC 8707 invalid_target). */
-export class DeviceTargetRefusedError extends PlatError {
+/**
+ * The server does not take the resource indicator in the device flow (RFC 8707 invalid_target): exit 4, as the
+ * browser flow's refusal of the same --resource.
+ */
+export class DeviceTargetRefusedError extends AuthError {
   constructor(description?: string) {
-    super(`The server refused the resource indicator (invalid_target${description ? `: ${sanitize(description)}` : ''}).`);
+    super(`The server refused the resource indicator (invalid_target${description ? `: ${sanitize(description)}` : ''}). Check --resource, or sign in without it.`);
     this.name = 'DeviceTargetRefusedError';
   }
 }

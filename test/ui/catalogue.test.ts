@@ -108,6 +108,8 @@ describe('plat op (the listing)', () => {
     expect(await lines('post courses')).toEqual([expect.stringMatching(/^createCourse\s+POST\s+\/api\/courses/)]);
     expect(await lines('students:read')).toEqual([expect.stringMatching(/^listStudents\s+GET\s+\/api\/students/), expect.stringMatching(/^listEnrolments\s/)]);
     expect(await lines('listStudents')).toHaveLength(1);
+    // The note counts in the last number's terms: "1 of 37 operations", never "1 of 37 operation".
+    expect((await home.run([...base, 'post courses'])).stderr).toMatch(/^1 of \d+ operations in /m);
     const json = JSON.parse((await home.run([...base, '/api/analytics', '--json'])).stdout) as { operations: unknown[] };
     expect(json.operations).toEqual([
       {

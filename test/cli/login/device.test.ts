@@ -171,8 +171,8 @@ describe('plat login --device', () => {
 
   it('a --resource the server does not serve: the server refuses it (invalid_target) before any code is shown, with its reason when it gives one', async () => {
     const result = await home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl, '--resource', 'https://api.elsewhere.example']);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^error: The server refused the resource indicator \(invalid_target: .+\)\.$/m);
+    expect(result.code).toBe(4); // as the browser flow's refusal of the same --resource (resource.test.ts)
+    expect(result.stderr).toMatch(/^error: The server refused the resource indicator \(invalid_target: .+\)\. Check --resource, or sign in without it\.$/m);
     expect(shown(result.stderr)).toBeUndefined();
     expectCleanError(result);
     expect(await sessionFiles(home)).toEqual([]);
@@ -184,8 +184,8 @@ describe('plat login --device', () => {
       return true;
     });
     const bare = await home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl, '--resource', 'https://api.elsewhere.example']);
-    expect(bare.code).toBe(1);
-    expect(bare.stderr).toMatch(/^error: The server refused the resource indicator \(invalid_target\)\.$/m);
+    expect(bare.code).toBe(4);
+    expect(bare.stderr).toMatch(/^error: The server refused the resource indicator \(invalid_target\)\. Check --resource, or sign in without it\.$/m);
     expectCleanError(bare);
   });
 
