@@ -9,6 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli.js';
+import { describeProgram } from '../../src/completion/model.js';
 import { parseTopic, plainText } from '../../src/help/markup.js';
 import { renderForTerminal } from '../../src/help/terminal.js';
 import { HELP_TOPICS } from '../../src/help/topics.js';
@@ -173,6 +174,40 @@ describe('the READMEs', () => {
     const named = [...readme.matchAll(/plat help ([a-z][\w-]*)/g)].map((m) => m[1]!);
     for (const name of named) expect([...HELP_TOPICS.flatMap((t) => [t.name, ...t.aliases]), ...commands], `plat help ${name}`).toContain(name);
     for (const topic of HELP_TOPICS) expect(named, topic.name).toContain(topic.name);
+  });
+
+  // The contract asks README.md to document the flags, environment variables, streams and exit codes.
+  it('README.md names every command with each of its flags, and every environment variable plat help environment explains', () => {
+    const program = describeProgram(buildProgram('0.0.0-test', () => {
+      throw new Error('not run');
+    }));
+    const block = /Every command and its flags[\s\S]*?```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const linesOf = (name: string) => {
+      const out: string[] = [];
+      let mine = false;
+      for (const line of block.split('\n')) {
+        if (line.startsWith('plat ')) mine = line.startsWith(`plat ${name} `) || line === `plat ${name}`;
+        if (mine) out.push(line);
+      }
+      return out.join('\n');
+    };
+    const callFlags = new Set(program.commands.find((c) => c.name === 'call')!.options.map((o) => o.long));
+    for (const command of program.commands) {
+      const lines = linesOf(command.name);
+      expect(lines, `plat ${command.name} in README.md's list`).not.toBe('');
+      for (const option of command.options) {
+        if (!option.long || option.long === '--help') continue;
+        const spelled = (flag: string | undefined) => flag !== undefined && new RegExp(`[\\s\\[|]${flag}[\\s\\],]`).test(`${lines} `);
+        const covered = spelled(option.long) || spelled(option.short) || (lines.includes("[call's flags]") && callFlags.has(option.long));
+        expect(covered, `plat ${command.name} ${option.long} in README.md`).toBe(true);
+      }
+    }
+    for (const option of program.globalOptions) if (option.long) expect(readme, option.long).toContain(option.long);
+    const variables = [...source('environment').matchAll(/^`([A-Z][A-Z0-9_]+)/gm)].map((m) => m[1]!);
+    expect(variables.length).toBeGreaterThan(5);
+    for (const variable of variables) expect(readme, variable).toContain(`\`${variable}`);
+    expect(readme).toMatch(/^## Output$/m);
+    expect(readme).toMatch(/^## Exit codes$/m);
   });
 
   it.each(['README.md', 'src/README.md', 'test/README.md', 'test/bench/README.md'])('%s links only to files that exist', (file) => {
