@@ -242,9 +242,9 @@ export async function diagnoseNoAnswer(
   const { registration } = credentials;
   let message: string;
   if (registration.dynamic) {
-    await forgetRegistration(ctx, profile, registration);
-    message =
-      "The server no longer accepts plat's registration, so the browser showed an error page instead of asking for consent. plat dropped the registration: run plat login again to register anew.";
+    const dropped = await forgetRegistration(ctx, profile, registration);
+    // When the profile could not be written (said above), the next login still registers anew: it replaces it.
+    message = `The server no longer accepts plat's registration, so the browser showed an error page instead of asking for consent. ${dropped ? 'plat dropped the registration: run' : 'Run'} plat login again to register anew.`;
   } else if (isMetadataDocumentClient(registration)) {
     message = `The server does not accept the client ${registration.clientId} with the redirect address ${request.redirectUri}, so the browser showed an error page. Check that the document is reachable from the server, that its client_id is exactly its URL, and that its redirect_uris include http://127.0.0.1/callback.`;
   } else {
@@ -274,17 +274,22 @@ export function clientRejected(client: SettledClient, error: ClientRejectedError
   return new AuthError(message, { cause: error });
 }
 
-/** Drops the profile's registration, if it is still the one the server refused (another process may have replaced it). */
-export async function forgetRegistration(ctx: Context, profile: Profile, refused: ClientRegistration): Promise<void> {
+/**
+ * Drops the profile's registration, if it is still the one the server refused (another process may have replaced
+ * it). False when the profile could not be read or written: that is said as a warning, and the login goes on.
+ */
+export async function forgetRegistration(ctx: Context, profile: Profile, refused: ClientRegistration): Promise<boolean> {
   try {
     await ctx.withLock(profile.name, async () => {
       const profiles = await ctx.profiles();
       const current = await profiles.load(profile.name);
       if (current?.client?.clientId === refused.clientId) await profiles.save({ ...current, client: undefined });
     });
+    return true;
   } catch (error) {
-    if (error instanceof PlatError) ctx.io.warn(error.message);
-    else throw error;
+    if (!(error instanceof PlatError)) throw error;
+    ctx.io.warn(error.message);
+    return false;
   }
 }
 

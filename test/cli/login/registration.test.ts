@@ -178,7 +178,8 @@ describe('a registration the server no longer knows', () => {
     });
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/^warning: .*profiles.default\.json is not valid JSON/m);
-    expect(result.stderr).toMatch(/^error: No answer from the browser within 2 s\..*The server no longer accepts plat's registration/m);
+    expect(result.stderr).toMatch(/^error: No answer from the browser within 2 s\..*The server no longer accepts plat's registration.* Run plat login again to register anew\.$/m);
+    expect(result.stderr).not.toMatch(/plat dropped the registration/); // it could not: the warning says why
     expectCleanError(result);
   });
 
