@@ -12,11 +12,25 @@ const MAX_CAUSES = 8;
 export function scrubbedError(secrets: KnownSecrets, error: unknown): unknown {
   let current: unknown = error;
   for (let depth = 0; depth <= MAX_CAUSES && current instanceof Error; depth++) {
-    current.message = secrets.scrub(current.message);
-    if (typeof current.stack === 'string') current.stack = secrets.scrub(current.stack);
+    rewrite(current, 'message', secrets.scrub(current.message));
+    if (typeof current.stack === 'string') rewrite(current, 'stack', secrets.scrub(current.stack));
     current = current.cause;
   }
   return error;
+}
+
+/**
+ * Sets a scrubbed text on the error as an own property: a DOMException (an abort's or a timeout's reason, as a
+ * cause) has only a getter for `message`, where plain assignment throws, and the error thrown must stay the
+ * caller's. A frozen error is left as it is.
+ */
+function rewrite(error: Error, key: 'message' | 'stack', text: string): void {
+  if (error[key] === text) return;
+  try {
+    Object.defineProperty(error, key, { value: text, writable: true, configurable: true, enumerable: false });
+  } catch {
+    // not ours to change
+  }
 }
 
 /** `items`, with whatever their iteration throws scrubbed. */
