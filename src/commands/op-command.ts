@@ -58,8 +58,16 @@ export interface Leading {
 export function parseLeading(op: Command, words: string[]): Leading {
   const command = wordsCommand(op, 'op')
     .argument('[words...]')
-    .passThroughOptions()
-    .showHelpAfterError('Name the operation first: plat op <operationId> --<parameter> value.');
+    .passThroughOptions();
+  // An unknown option here is most often a parameter typed before the operationId: say where it goes. Only then:
+  // after a missing value (`plat op --timeout`) the hint would point the wrong way.
+  const output = command.configureOutput();
+  command.configureOutput({
+    outputError: (text, write) => {
+      const hint = /^error: unknown option /.test(text) ? 'Name the operation first: plat op <operationId> --<parameter> value.\n' : '';
+      (output.outputError ?? ((t: string, w: (t: string) => void) => w(t)))(`${text}${hint}`, write);
+    },
+  });
   for (const option of [helpFlag(), ...opOptions()]) command.addOption(option);
   command.parse(words, { from: 'user' });
   const { help, ...flags } = command.opts();

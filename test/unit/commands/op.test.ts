@@ -180,6 +180,9 @@ describe("plat op's words, parsed by the commands op-command.ts makes", () => {
     const unknown = opCommand();
     expect(() => parseLeading(unknown.command, ['--refersh'])).toThrow(expect.objectContaining({ code: 'commander.unknownOption' }));
     expect(unknown.written.err).toBe("error: unknown option '--refersh'\n(Did you mean --refresh?)\nName the operation first: plat op <operationId> --<parameter> value.\n");
+    const missingValue = opCommand();
+    expect(() => parseLeading(missingValue.command, ['--timeout'])).toThrow(expect.objectContaining({ code: 'commander.optionMissingArgument' }));
+    expect(missingValue.written.err).toBe("error: option '--timeout <seconds>' argument missing\n"); // no hint to name the operation first
     expect(parseFilter(opCommand().command, ['post', '--refresh', 'courses'], {})).toEqual({ filter: 'post courses', flags: { refresh: true }, help: false });
     expect(parseFilter(opCommand().command, ['getCorse', '--courseId', 'x'], {})).toBeUndefined();
   });
