@@ -8,7 +8,7 @@ import type { ApiIndex } from '../catalogue/openapi.js';
 import { planScopes, type ScopePlan } from '../catalogue/scope-plan.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { currentProfile, requirePlatform, suggest } from '../session/index.js';
+import { currentProfile, heldScopes, requirePlatform, suggest } from '../session/index.js';
 import { didYouMean, sanitize } from '../text.js';
 import { printJson } from './format.js';
 import { findOperation, unknownOperation } from './op.js';
@@ -64,9 +64,7 @@ export async function runPlan(ctx: Context, values: string[]): Promise<void> {
   const profile = await currentProfile(ctx);
   const baseUrl = requirePlatform(ctx, profile);
   const index = await getApiIndex(ctx, baseUrl);
-  // The session's scopes count only for the platform it was granted by, and PLAT_TOKEN's are unknown.
-  const loggedIn = profile.loggedIn === true && profile.baseUrl === baseUrl && !ctx.env.PLAT_TOKEN?.trim();
-  const held = loggedIn ? (profile.scopes ?? []) : [];
+  const { session: loggedIn, scopes: held } = heldScopes(ctx, profile, baseUrl);
   const ids = parseOperationIds(values);
   const plan = planFor(index, ids, held);
   const missing = plan.scopes.filter((s) => !held.includes(s));

@@ -5,7 +5,7 @@
  */
 import { describeScope, SPEC_SCOPE_NAMES } from '../catalogue/scopes.js';
 import type { Context } from '../context.js';
-import { currentProfile, discover, platformOf } from '../session/index.js';
+import { currentProfile, discover, heldScopes, platformOf } from '../session/index.js';
 import { printJson } from './format.js';
 import { table } from './table.js';
 
@@ -34,9 +34,8 @@ export async function run(ctx: Context): Promise<void> {
       source = 'server';
     }
   }
-  // The session's scopes count only for the platform it was granted by.
-  const sessionHere = profile.loggedIn === true && profile.baseUrl === (baseUrl ?? profile.baseUrl) && !ctx.env.PLAT_TOKEN?.trim();
-  const held = new Set(sessionHere ? (profile.scopes ?? []) : []);
+  const { session: sessionHere, scopes: heldHere } = heldScopes(ctx, profile, baseUrl ?? undefined);
+  const held = new Set(heldHere);
   const output: ScopesOutput = {
     baseUrl,
     source,

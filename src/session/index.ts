@@ -197,6 +197,17 @@ export async function grantedScopes(ctx: Context): Promise<readonly string[] | u
   return binding.kind === 'session' ? binding.active.session.scopes : undefined;
 }
 
+/**
+ * The scopes this invocation's token is known to hold on `baseUrl` (the profile's own platform when undefined), read
+ * from the profile with no token loaded — what `plat scopes` and `plat scopes plan` show as held. A stored session
+ * counts only for the platform that granted it; PLAT_TOKEN's scopes are unknown, so with it none are (`session`
+ * false).
+ */
+export function heldScopes(ctx: Context, profile: Profile, baseUrl: string | undefined): { session: boolean; scopes: readonly string[] } {
+  const session = profile.loggedIn === true && profile.baseUrl === (baseUrl ?? profile.baseUrl) && !ctx.env.PLAT_TOKEN?.trim();
+  return { session, scopes: session ? (profile.scopes ?? []) : [] };
+}
+
 /** `plat refresh`: the stored session for this platform, refreshed now whatever its expiry. */
 export async function refreshNow(ctx: Context): Promise<{ profile: Profile; session: StoredSession }> {
   if (ctx.env.PLAT_TOKEN) throw new UsageError('PLAT_TOKEN is set: that token cannot be refreshed by plat. Unset it to refresh the stored session.');

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as status } from '../../../src/commands/status.js';
 import { libraryFetch } from '../../../src/library/fetch.js';
-import { accessToken, apiUrl, describeSession, grantedScopes, identify, openClient, pageItems, refreshNow, responseFailure } from '../../../src/session/index.js';
+import { accessToken, apiUrl, currentProfile, describeSession, grantedScopes, heldScopes, identify, openClient, pageItems, refreshNow, responseFailure } from '../../../src/session/index.js';
 import { signIn } from '../../helpers/consent.js';
 import { expectPlatError, useTestContexts, type TestContext } from '../../helpers/context.js';
 import { useHome, usePlatform } from '../../helpers/platform.js';
@@ -165,5 +165,18 @@ describe("a stored session's token goes only to its own platform, in every verb 
     expect(listed).toMatchObject({ profile: 'default', loggedIn: true, baseUrl: platform.baseUrl, works: false });
     expect(listed.problem).toMatch(notThere());
     expect(elsewhere.authorizations).toEqual([]);
+  });
+});
+
+describe('heldScopes: what plat scopes and plat scopes plan count as held, from the profile', () => {
+  it("names the session's scopes on its own platform, none on another, none with PLAT_TOKEN", async () => {
+    await signedIn();
+    const here = open();
+    const profile = await currentProfile(here.ctx);
+    expect(heldScopes(here.ctx, profile, platform.baseUrl)).toEqual({ session: true, scopes: expect.arrayContaining(['courses:read']) });
+    expect(heldScopes(here.ctx, profile, undefined).session).toBe(true); // no platform named: the profile's own
+    expect(heldScopes(here.ctx, profile, elsewhere.url)).toEqual({ session: false, scopes: [] });
+    const withEnvToken = open({ env: { PLAT_TOKEN: NOT_ISSUED } });
+    expect(heldScopes(withEnvToken.ctx, profile, platform.baseUrl)).toEqual({ session: false, scopes: [] });
   });
 });
