@@ -217,6 +217,16 @@ describe('the READMEs', () => {
     for (const link of links) expect(existsSync(path.join(repoRoot, path.dirname(file), link.split('#')[0]!)), `${file}: ${link}`).toBe(true);
   });
 
+  it.each(['README.md', 'src/README.md', 'test/README.md', 'test/bench/README.md', 'test/coverage/unreached.md'])('%s names only files that exist', (file) => {
+    const text = readFileSync(path.join(repoRoot, file), 'utf8');
+    // A file named in code spans (`faults/keyring.ts`, `test/run.mjs`), from the page's folder or the repository's.
+    const named = [...text.matchAll(/`([\w.-]+(?:\/[\w.-]+)+\.(?:ts|mjs|mts|md|json|jsonc|py))`/g)].map((m) => m[1]!);
+    for (const name of named) {
+      const found = [path.dirname(file), '.'].some((dir) => existsSync(path.join(repoRoot, dir, name)));
+      expect(found, `${file}: ${name}`).toBe(true);
+    }
+  });
+
   it('test/bench/README.md shows the latest figures as the benchmark wrote them (results.json)', () => {
     const text = readFileSync(path.join(repoRoot, 'test', 'bench', 'README.md'), 'utf8');
     const results = JSON.parse(readFileSync(path.join(repoRoot, 'test', 'bench', 'results.json'), 'utf8'));
