@@ -171,7 +171,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
           'plat login --device                                # over SSH: enter a code on any device',
           'plat login --client-id my-app --client-secret-stdin < secret.txt',
           'plat login --json | jq -r .expiresAt',
-        ),
+        ) + '\n\nSigning in beyond one desktop (SSH, containers, device codes, step-up, integrations, several accounts):\nplat help sign-in.',
       )
       .action(async (flags, command: Command) => {
         const { run } = await import('./commands/login.js');

@@ -113,6 +113,12 @@ describe('plat help', () => {
     expect(byAlias).toMatchObject({ code: 0, stdout: byName.stdout });
   });
 
+  it("is where plat login --help sends a person signing in beyond one desktop (plat help login is the command's help)", async () => {
+    const [viaFlag, viaHelp] = await Promise.all([home.run(['login', '--help']), home.run(['help', 'login'])]);
+    expect(viaFlag.stdout).toMatch(/\nplat help sign-in\.\n$/);
+    expect(viaHelp.stdout).toBe(viaFlag.stdout);
+  });
+
   it('needs no working profile or config dir: help works on a broken setup', async () => {
     const result = await home.run(['help', 'environment'], { env: { PLAT_PROFILE: 'no such profile!', PLAT_CONFIG_DIR: '/dev/null/plat' } });
     expect(result).toMatchObject({ code: 0, stderr: '' });
