@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeHome, type Home } from '../helpers/cli.js';
+import { CLOCK_TIME, makeHome, type Home } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
 import { loginAt } from './journey.js';
 import { startNodeServer, type InteropServer } from './servers.js';
@@ -17,7 +17,6 @@ import { startNodeServer, type InteropServer } from './servers.js';
 const SIGN_IN = { email: 'katherine@example.test', password: 'orbital mechanics', decision: 'approve' };
 /** How Better Auth keeps a token in its records (storeTokens "hashed"): SHA-256, base64url. */
 const stored = (token: string) => createHash('sha256').update(token).digest('base64url');
-const HH_MM = /\d\d:\d\d/.source;
 
 describe('Better Auth OAuth 2.1 provider (no openid, no ID token): the whole journey', () => {
   let server: InteropServer;
@@ -94,7 +93,7 @@ describe('Better Auth OAuth 2.1 provider (no openid, no ID token): the whole jou
     expect(oauthRefreshToken.find((t: any) => t.token === stored(session.refreshToken))).toMatchObject({ revoked: expect.any(String) });
     await expect(readStoredSession(home)).rejects.toThrow(/ENOENT/);
     // The server answered unsupported_token_type for the access token: plat says so, and until when it works.
-    expect(result.stderr).toMatch(new RegExp(`access token .*until ${HH_MM}`));
+    expect(result.stderr).toMatch(new RegExp(`access token .*until ${CLOCK_TIME}`));
     expect(result.stderr).not.toMatch(/Try again later/);
     const api = await fetch(`${server.baseUrl}/v1/courses`, { headers: { authorization: `Bearer ${session.accessToken}` } });
     expect(api.status).toBe(200); // as said: a self-contained JWT stays valid at the API until it expires

@@ -4,7 +4,7 @@
  * policies (public clients refused, a 400 for a token the server already revoked), and client_secret_basic.
  */
 import { describe, expect, it } from 'vitest';
-import { expectCleanError } from '../helpers/cli.js';
+import { CLOCK_TIME, expectCleanError } from '../helpers/cli.js';
 import { approving, param, signIn } from '../helpers/consent.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
 import { apiStatus } from '../helpers/login.js';
@@ -13,7 +13,6 @@ import { useHome, usePlatform } from '../helpers/platform.js';
 const platform = usePlatform();
 const home = useHome();
 
-const HH_MM = /\d\d:\d\d/.source;
 const idTokenClaims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
 
 describe('offline_access (OIDC Core §11)', () => {
@@ -39,14 +38,14 @@ describe('offline_access (OIDC Core §11)', () => {
     platform.knobs.offlineAccess = true;
     platform.knobs.grantScopes = (requested) => requested.filter((s) => s !== 'offline_access');
     const { result } = await signIn(home, platform, ['--scope', 'courses:read']);
-    expect(result.stderr).toMatch(new RegExp(`This server issued no refresh token: the session ends at ${HH_MM}; run plat login again then\\.`));
+    expect(result.stderr).toMatch(new RegExp(`This server issued no refresh token: the session ends at ${CLOCK_TIME}; run plat login again then\\.`));
     expect((await readStoredSession(home)).refreshToken).toBeUndefined();
 
     const refresh = await home.run(['refresh']);
     expect(refresh.code).toBe(1);
     expectCleanError(refresh);
     expect(refresh.stderr).toMatch(
-      new RegExp(`no refresh token, so plat cannot refresh the session; the access token is still valid for 60 minutes \\(until ${HH_MM}\\)\\. Run plat login --scope courses:read when it ends\\.`),
+      new RegExp(`no refresh token, so plat cannot refresh the session; the access token is still valid for 60 minutes \\(until ${CLOCK_TIME}\\)\\. Run plat login --scope courses:read when it ends\\.`),
     );
     expect(refresh.stderr).not.toMatch(/has expired/);
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
@@ -63,7 +62,7 @@ describe('offline_access (OIDC Core §11)', () => {
     await new Promise((resolve) => setTimeout(resolve, 2200));
     const refresh = await home.run(['refresh']);
     expect(refresh.code).toBe(4);
-    expect(refresh.stderr).toMatch(new RegExp(`The session ended at ${HH_MM}: this server issued no refresh token, so plat cannot renew it\\. Run plat login --scope courses:read to sign in again\\.`));
+    expect(refresh.stderr).toMatch(new RegExp(`The session ended at ${CLOCK_TIME}: this server issued no refresh token, so plat cannot renew it\\. Run plat login --scope courses:read to sign in again\\.`));
     const call = await home.run(['call', 'GET', '/api/courses']);
     expect(call.code).toBe(4);
     expect(call.stderr).toMatch(/session ended .*no refresh token/);
