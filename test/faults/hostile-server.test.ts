@@ -97,7 +97,10 @@ describe('waits are inside --timeout, and Ctrl-C ends them', () => {
 });
 
 describe('memory stays bounded whatever the server sends', () => {
-  it('100 next cursors of 1 MiB each: the loop guard keeps digests (peak RSS under 150 MiB)', async () => {
+  // Measured on 2 cores: 128–150 MiB (where the garbage collector runs varies), and 284–295 MiB when the loop guard
+  // keeps each URL instead of its digest. 150 MiB was the edge of the noise (a run at 150.05 failed); 200 MiB sits
+  // midway, failing the regression by ~85 MiB.
+  it('100 next cursors of 1 MiB each: the loop guard keeps digests (peak RSS under 200 MiB)', async () => {
     const pad = 'x'.repeat(MiB);
     hostile.on('/api/cursors', (req, res) => {
       const n = Number(/cursor=(\d+)/.exec(req.url ?? '')?.[1] ?? 0);
@@ -106,7 +109,7 @@ describe('memory stays bounded whatever the server sends', () => {
     const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/cursors`, '--paginate', '--ndjson'], { measure: true, timeoutMs: 60_000 });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim().split('\n')).toHaveLength(100);
-    expect(result.peakKiB).toBeLessThan(150 * 1024);
+    expect(result.peakKiB).toBeLessThan(200 * 1024);
   }, 70_000);
 
   // Measured 137 MiB (70 MiB for a 2 MiB page): the page's bytes are held (twice while they are joined), nothing per
