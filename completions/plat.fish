@@ -113,7 +113,7 @@ end
 
 complete -c plat -f
 complete -c plat -n __plat_needs_command -a login -d 'sign in: discover the server, register plat, approve in the browser, store the tokens'
-complete -c plat -n '__plat_using login' -l scope -d 'scope to request besides openid profile email (always asked for); repeat, or separate with spaces or commas' -x -a '(__plat_query scopes)'
+complete -c plat -n '__plat_using login' -l scope -d 'scope to request (plat adds openid profile email where the server offers them); repeat, or separate with spaces or commas' -x -a '(__plat_query scopes)'
 complete -c plat -n '__plat_using login' -l add-scope -d 'keep the scopes already granted and add these (step-up)' -x -a '(__plat_query scopes)'
 complete -c plat -n '__plat_using login' -l device -d 'sign in with a code on any device (RFC 8628 device flow), where the server offers it'
 complete -c plat -n '__plat_using login' -l no-browser -d 'do not open a browser; print the address only'

@@ -142,7 +142,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
     cmd
       .addOption(
         completes(
-          new Option('--scope <scope>', 'scope to request besides openid profile email (always asked for); repeat, or separate with spaces or commas').argParser(collect),
+          new Option('--scope <scope>', 'scope to request (plat adds openid profile email where the server offers them); repeat, or separate with spaces or commas').argParser(collect),
           'scopes',
         ),
       )

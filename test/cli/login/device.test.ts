@@ -70,6 +70,25 @@ describe('plat login --device', () => {
     expect((await home.run(['logout'])).stdout).toMatch(/revoked at the server/);
   });
 
+  it('on a server that lists no openid: asks for no identity scope, needs no ID token, and the session works', async () => {
+    platform.knobs.metadataOverrides = { scopes_supported: ['courses:read', 'students:read', 'offline_access'] };
+    const { result, error } = await deviceLogin(['--scope', 'courses:read'], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    expect(error).toBeUndefined();
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^Logged in to http:\/\/127\.0\.0\.1:\d+ \(the server does not say as whom: it issued no ID token\)/);
+    expect(result.stdout).not.toMatch(/openid/);
+    expectCleanError(result);
+    const session = await readStoredSession(home);
+    expect(session.idToken).toBeUndefined();
+    expect(session.scopes).not.toContain('openid');
+    const whoami = await home.run(['whoami']);
+    expect(whoami.code, whoami.stderr).toBe(0);
+    expect(whoami.stdout).toMatch(/User\s+\(the server does not say\)/);
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+    expect((await home.run(['refresh'])).code).toBe(0);
+    expect((await home.run(['logout'])).stdout).toMatch(/revoked at the server/);
+  });
+
   it('a plain browser login later reuses the registration made by the device login', async () => {
     await deviceLogin([], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
     const { approving } = await import('../../helpers/consent.js');
