@@ -91,6 +91,8 @@ function startJq(signal: AbortSignal | undefined): JqRun {
     for (const id of [...pending.keys()]) settle(id)?.reject(error);
   };
   worker.on('error', (error) => failAll(new PlatError(`--jq could not run: ${sanitize(error.message, 200)}.`, undefined, { cause: error })));
+  // A worker that ends without an error event (killed, out of memory) must not leave a run waiting for ever.
+  worker.on('exit', (code) => failAll(new PlatError(`--jq stopped before it finished (its worker exited with ${code}).`)));
   signal?.addEventListener(
     'abort',
     () => {

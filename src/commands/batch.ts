@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import type { FullApiIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { AuthError, ExitStatus, InterruptedError, PlatError, UsageError } from '../errors.js';
-import { currentProfile, isIdempotent, openBatchJournal, openClient, startBatch, type ApiClient, type BatchItem, type BatchResult, type BatchRun, type Journal } from '../session/index.js';
+import { currentProfile, isIdempotent, openBatchJournal, openClient, platformOf, startBatch, type ApiClient, type BatchItem, type BatchResult, type BatchRun, type Journal } from '../session/index.js';
 import { sanitize } from '../text.js';
 import { LineError, prepareLine, type LineContext } from './batch-lines.js';
 import { parsePositiveInt } from './options.js';
@@ -37,13 +37,14 @@ const MAX_LISTED_PROBLEMS = 20;
 export async function run(ctx: Context, file: string | undefined, flags: BatchFlags): Promise<void> {
   const concurrency = parsePositiveInt(flags.concurrency, '--concurrency', 256) ?? 4;
   const rate = flags.rate === undefined ? undefined : parseRate(flags.rate);
-  const jq = flags.jq === undefined ? undefined : await (await import('../jq.js')).compileJq(flags.jq, { pretty: false });
+  const jq = flags.jq === undefined ? undefined : await (await import('../jq.js')).compileJq(flags.jq, { pretty: false, signal: ctx.signal });
   const input = await openInput(ctx, file);
   try {
     let client: ApiClient | undefined;
     let baseUrl: string | undefined;
     if (flags.check) {
-      baseUrl = ctx.globals.baseUrl ?? ctx.env.PLAT_BASE_URL ?? (await currentProfile(ctx)).baseUrl;
+      // The platform a real run would use, checked as it would be (not a raw flag or variable).
+      baseUrl = platformOf(ctx, await currentProfile(ctx));
     } else {
       client = await openClient(ctx, { auth: 'auto' });
       baseUrl = client.baseUrl;
@@ -65,6 +66,8 @@ interface Input {
   open(): Readable;
   /** The first pass reads this instead (stdin, copied as it is read). */
   first(): Readable;
+  /** Settles once the first pass's copy is whole (rejects, in plat's words, if it could not be written). */
+  copied(): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -78,22 +81,34 @@ async function openInput(ctx: Context, file: string | undefined): Promise<Input>
       throw new UsageError(`Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
     }
     const open = () => createReadStream(file, 'utf8');
-    return { open, first: open, cleanup: async () => {} };
+    return { open, first: open, copied: async () => {}, cleanup: async () => {} };
   }
   if (ctx.io.stdinIsTTY) throw new UsageError('plat batch reads NDJSON requests from a file or a pipe: plat batch requests.ndjson, or … | plat batch -.');
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'plat-batch-'));
+  const cannotCopy = (error: unknown) =>
+    new PlatError(`Cannot keep a copy of stdin in ${os.tmpdir()} for plat batch's second pass: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Free some space there (or set TMPDIR), or give plat batch a file.`);
+  let dir: string;
+  try {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'plat-batch-'));
+  } catch (error) {
+    throw cannotCopy(error);
+  }
   const copy = path.join(dir, 'input.ndjson');
+  let done: Promise<void> = Promise.resolve();
   return {
     open: () => createReadStream(copy, 'utf8'),
     first: () => {
       const out = createWriteStream(copy, { mode: 0o600 });
+      // The copy is read back only after the first pass has consumed stdin to its end and the copy is flushed; a
+      // write that fails (a full disk) is said in plat's words, never an unhandled stream error.
+      done = new Promise((resolve, reject) => {
+        out.once('close', resolve);
+        out.once('error', (error) => reject(cannotCopy(error)));
+      });
+      done.catch(() => {}); // awaited by copied(); never an unhandled rejection meanwhile
       ctx.io.stdin.pipe(out);
-      // The copy is read back only after the first pass has consumed stdin to its end and the copy is flushed.
-      const stream = ctx.io.stdin as Readable;
-      stream.once('end', () => out.end());
-      (stream as Readable & { copyDone?: Promise<void> }).copyDone = new Promise((resolve) => out.once('close', () => resolve()));
-      return stream;
+      return ctx.io.stdin as Readable;
     },
+    copied: () => done,
     cleanup: () => fs.rm(dir, { recursive: true, force: true }),
   };
 }
@@ -127,7 +142,7 @@ async function checkAll(input: Input, context: LineContext): Promise<number> {
       if (problems.length < MAX_LISTED_PROBLEMS) problems.push(`  line ${number}: ${sanitize(error.message, 300)}`);
     }
   }
-  await (stream as Readable & { copyDone?: Promise<void> }).copyDone;
+  await input.copied();
   if (bad > 0) {
     const more = bad > problems.length ? `\n  … and ${bad - problems.length} more` : '';
     throw new UsageError(`${bad} line${bad === 1 ? ' is' : 's are'} not a request plat batch can send; nothing was sent:\n${problems.join('\n')}${more}`);

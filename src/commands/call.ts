@@ -50,7 +50,8 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
   }
   let apiRequest = toApiRequest(ctx, request, flags);
   let response = await client.send(apiRequest);
-  const missing = stepUpScopes(ctx, response);
+  // A body read from stdin is spent: the request cannot go again after a step-up, so the refusal stands (exit 5).
+  const missing = apiRequest.replayable === false ? undefined : stepUpScopes(ctx, response);
   if (missing) {
     // The refusal is kept (a 403 is small; a hostile one is cut at 1 MiB) so that a "no" still prints it.
     const { bytes: refusal } = await readBodyUpTo(response.body, STEP_UP_REFUSAL_BYTES);

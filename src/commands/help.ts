@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { UsageError } from '../errors.js';
+import { PlatError, UsageError } from '../errors.js';
 import { parseTopic } from '../help/markup.js';
 import { renderForTerminal } from '../help/terminal.js';
 import { findTopic, HELP_TOPICS } from '../help/topics.js';
@@ -26,7 +26,7 @@ export function runHelp(program: Command, name: string | undefined): void {
   }
   const topic = findTopic(name);
   if (!topic) {
-    const visible = program.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden).map((c) => c.name());
+    const visible = program.createHelp().visibleCommands(program).map((c) => c.name());
     const topics = HELP_TOPICS.flatMap((t) => [t.name, ...t.aliases]);
     throw new UsageError(`There is no command or help topic named ${sanitize(name, 60)}.${didYouMean(name, [...visible, ...topics])} Run plat help to list them.`);
   }
@@ -41,5 +41,10 @@ export function runHelp(program: Command, name: string | undefined): void {
  */
 function readTopicSource(name: string): string {
   const dir = typeof PLAT_VERSION === 'string' ? path.join(__dirname, 'help') : path.join(__dirname, '..', 'help', 'topics');
-  return readFileSync(path.join(dir, `${name}.md`), 'utf8');
+  try {
+    return readFileSync(path.join(dir, `${name}.md`), 'utf8');
+  } catch (error) {
+    // An install without dist/help/ (a copied bundle): a sentence, not "Unexpected failure: ENOENT".
+    throw new PlatError(`The help topic ${name} is not installed beside plat (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}); man plat has the same text, or reinstall plat.`);
+  }
 }

@@ -29,10 +29,8 @@ export async function* batch(
   }
 
   const run = await startBatch(ctx, api, items(), { concurrency, ratePerSecond: rate, ordered: options.ordered, failFast: options.failFast });
-  for await (const result of run.results) {
-    const { unknown: _unknown, ...shape } = result;
-    yield shape;
-  }
+  // The engine's results are the public shape (public.d.ts): yielded as they are, so the compiler holds the two alike.
+  yield* run.results;
   if (run.sessionEnded) throw run.sessionEnded;
 }
 

@@ -6,6 +6,7 @@
  */
 import * as oauth from 'oauth4webapi';
 import { AuthError, PlatError } from '../errors.js';
+import { isSecureOrLoopback } from './base-url.js';
 import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
@@ -56,8 +57,9 @@ export async function startDeviceAuthorization(
   }
   const verificationUri = verificationAddress(answer.verification_uri);
   const complete = answer.verification_uri_complete ? verificationAddress(answer.verification_uri_complete) : undefined;
-  // The user code is typed by a person and shown by plat: printable ASCII only, and short.
-  if (!/^[\x21-\x7e]{1,64}$/.test(answer.user_code)) {
+  // The user code is typed by a person and shown by plat: printable ASCII only (spaces inside, as in "WDJB MJHT",
+  // are printable too), and short.
+  if (!/^[\x21-\x7e](?:[\x20-\x7e]{0,62}[\x21-\x7e])?$/.test(answer.user_code)) {
     throw new PlatError('The server sent a user code plat cannot show safely (RFC 8628 §6.1 asks for a short code of printable characters). Report it to the platform.');
   }
   return {
@@ -79,8 +81,7 @@ function verificationAddress(value: string): URL {
   } catch {
     throw new PlatError('The server sent a verification address that is not a URL.');
   }
-  const loopback = url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !loopback) throw new PlatError(`The server sent a verification address that is not https:// (${sanitize(url.origin, 120)}); plat will not send you there.`);
+  if (!isSecureOrLoopback(url)) throw new PlatError(`The server sent a verification address that is not https:// (${sanitize(url.origin, 120)}); plat will not send you there.`);
   if (url.username || url.password) throw new PlatError('The server sent a verification address with a user name or password in it; plat will not send you there.');
   return url;
 }

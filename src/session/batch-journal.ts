@@ -38,7 +38,14 @@ export function lineHash(text: string): string {
 }
 
 export async function openJournal(file: string): Promise<Journal> {
-  const lines = await readJournal(file);
+  let lines: Map<number, JournalLine>;
+  try {
+    lines = await readJournal(file);
+  } catch (error) {
+    // A directory or an unreadable file named as the journal: said in plat's words (EISDIR, EACCES), not a crash.
+    if (error instanceof PlatError) throw error;
+    throw new PlatError(`Cannot read the journal ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+  }
   let handle: fs.FileHandle;
   try {
     handle = await fs.open(file, 'a+', 0o600);

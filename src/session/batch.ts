@@ -6,7 +6,8 @@
  * bounded: nothing pulls the next request while the output it would add to is full.
  */
 import type { Context } from '../context.js';
-import { AuthError, PlatError } from '../errors.js';
+import { bodyReadError } from '../body-error.js';
+import { AuthError } from '../errors.js';
 import { createGovernor, type Governor } from './batch-governor.js';
 import { type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
 
@@ -150,7 +151,8 @@ export function runBatch(ctx: Context, client: ApiClient, items: AsyncIterable<B
             return;
           }
           if (ctx.signal.aborted) return; // interrupted: the line's outcome is unknown, and the journal says so
-          result = { id: item.id, line: item.line, status: null, ok: false, error: error instanceof PlatError ? error.message : String(error) };
+          // A body that broke off or ran past its deadline is said as plat call says it, not as the stream's error.
+          result = { id: item.id, line: item.line, status: null, ok: false, error: bodyReadError(error, item.request.url).message };
         }
         if (ctx.signal.aborted && result.status === null) return;
         await options.onDone?.(item, result);

@@ -70,7 +70,9 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
   } catch (error) {
     // Step-up that asks: UserInfo names a scope the session lacks, and a person at a terminal may add it.
     const missing = error instanceof UserInfoRefusedError && source.kind === 'session' ? missingFromChallenge(error.challenge, source.session.scopes) : undefined;
-    if (missing && mayAsk(ctx) && (await offerStepUp(ctx, profile, missing, 'whoami'))) {
+    // Only for the invocation's own profile: a sign-in adds scopes to that one, never to another that plat status
+    // --check asks about.
+    if (missing && !options.profile && mayAsk(ctx) && (await offerStepUp(ctx, profile, missing, 'whoami'))) {
       source = await getAccessToken(ctx, { binding: await bindSession(ctx, options.profile) });
       const again = await fetchUserInfo(http, discovery.as, source.token, expected);
       return { claims: again, user: toProfileUser(again), from: 'userinfo', baseUrl, profile: source.profile, source };

@@ -89,6 +89,26 @@ describe('plat login --device', () => {
     expect((await home.run(['logout'])).stdout).toMatch(/revoked at the server/);
   });
 
+  it('a user code is shown when it is printable (spaces inside too), refused when it would drive the terminal', async () => {
+    const answerWith = (userCode: string) =>
+      platform.override('/api/oauth/device/auth', (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ device_code: 'device-code-not-known-here', user_code: userCode, verification_uri: `${platform.baseUrl}/api/oauth/device`, expires_in: 600, interval: 1 }));
+        return true;
+      });
+    answerWith('WDJB MJHT');
+    const spaced = await home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl]);
+    expect(spaced.stderr).toMatch(/enter the code: +WDJB MJHT$/m);
+    expect(spaced.code).toBe(4); // the server does not know that device code: the poll ends the login
+    expectCleanError(spaced);
+    answerWith('AB\u001b[2JCD');
+    const hostile = await home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl]);
+    expect(hostile.code).toBe(1);
+    expect(hostile.stderr).toMatch(/^error: The server sent a user code plat cannot show safely/m);
+    expect(hostile.stderr).not.toContain('\u001b');
+    expectCleanError(hostile);
+  });
+
   it('a plain browser login later reuses the registration made by the device login', async () => {
     await deviceLogin([], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
     const { approving } = await import('../../helpers/consent.js');

@@ -75,6 +75,11 @@ describe('the batch journal', () => {
   it('a journal that cannot be opened or written says so, with the system\'s error code', async () => {
     const missing = path.join(await dirs.make(), 'no such dir', 'j');
     await expect(openJournal(missing)).rejects.toThrow(`Cannot write the journal ${missing}: ENOENT.`);
+    // A directory named as the journal: plat's sentence (a PlatError, exit 1), not an untranslated EISDIR.
+    const directory = await dirs.make();
+    const refused = await openJournal(directory).then(() => undefined, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(PlatError);
+    expect((refused as Error).message).toBe(`Cannot read the journal ${directory}: EISDIR.`);
     // A write that fails after the journal opened (here the file is closed under it) rejects the record waiting on it.
     const file = path.join(await dirs.make(), 'j');
     const journal = await openJournal(file);
