@@ -13,7 +13,7 @@ import { DEVICE_GRANT_TYPE, offersDeviceFlow } from '../oauth/device.js';
 import { oauthErrorOf } from '../oauth/errors.js';
 import type { OAuthDeps } from '../oauth/options.js';
 import { ClientRejectedError } from '../oauth/tokens.js';
-import type { LoopbackListener } from '../loopback.js';
+import { CALLBACK_PATH, type LoopbackListener } from '../loopback.js';
 import type { ClientRegistration, Profile } from '../store/types.js';
 import { loadSession } from './access.js';
 import { readKeptClientSecret } from './client-secret.js';
@@ -154,8 +154,11 @@ const DEVICE_REDIRECT_URI = 'http://127.0.0.1/callback';
  */
 export async function settleDeviceClient(ctx: Context, discovery: Discovery, plan: ClientPlan, scopes: string[]): Promise<SettledClient> {
   if (plan.known) {
-    const { clientId, secret } = plan.known;
-    return { credentials: knownClient({ clientId, secret, issuer: discovery.issuer, redirectUri: DEVICE_REDIRECT_URI, now: ctx.now() }), fresh: false };
+    const { clientId, secret, port } = plan.known;
+    // The port a browser login used with this client stays with it (stored as its redirect), so the next browser
+    // login asks for the same one: servers that match a redirect exactly would refuse another.
+    const redirectUri = port ? `http://127.0.0.1:${port}${CALLBACK_PATH}` : DEVICE_REDIRECT_URI;
+    return { credentials: knownClient({ clientId, secret, issuer: discovery.issuer, redirectUri, now: ctx.now() }), fresh: false };
   }
   if (plan.stored) {
     const missing = plan.stored.scopes ? scopes.filter((scope) => !plan.stored!.scopes!.includes(scope)) : [];

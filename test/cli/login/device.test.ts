@@ -183,6 +183,43 @@ describe('plat login --device', () => {
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
   });
 
+  it('a device login with a pre-registered client keeps the port its browser login used (a plain login then asks for it again)', async () => {
+    const { freePort } = await import('../../interop/servers.js');
+    const port = await freePort();
+    const other = await startPlatform({
+      clients: [
+        {
+          client_id: 'both-app',
+          grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+          response_types: ['code'],
+          redirect_uris: [`http://127.0.0.1:${port}/callback`],
+          token_endpoint_auth_method: 'none',
+        },
+      ],
+    });
+    try {
+      const { signIn } = await import('../../helpers/consent.js');
+      const browser = await signIn(home, other, ['--client-id', 'both-app', '--port', String(port)]);
+      expect(browser.result.code, browser.result.stderr).toBe(0);
+      let acted = false;
+      const device = await home.run(['login', '--device', '--no-browser', '--base-url', other.baseUrl, '--client-id', 'both-app'], {
+        timeoutMs: 30_000,
+        onStderr: (stderr) => {
+          const seen = shown(stderr);
+          if (!seen || acted) return;
+          acted = true;
+          void other.approveDevice(seen.uri, { userCode: seen.code });
+        },
+      });
+      expect(device.code, device.stderr).toBe(0);
+      expect((await readProfile(home)).client).toMatchObject({ clientId: 'both-app', redirectUris: [`http://127.0.0.1:${port}/callback`] });
+      const again = await signIn(home, other, ['--client-id', 'both-app']);
+      expect(again.result.code, again.result.stderr).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('the same with a pre-registered client (--client-id): the second code is asked for with that client again', async () => {
     const other = await startPlatform({
       clients: [{ client_id: 'device-app', grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'none' }],
