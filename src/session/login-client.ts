@@ -146,7 +146,7 @@ export async function settleClient(
 }
 
 /** Where a device login's registration says plat would be redirected, were it ever: no listener is started. */
-const DEVICE_REDIRECT_URI = 'http://127.0.0.1/callback';
+const DEVICE_REDIRECT_URI = `http://127.0.0.1${CALLBACK_PATH}`;
 
 /**
  * The client of a device login: one the server knows, or plat's registration when it was made for the device

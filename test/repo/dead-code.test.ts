@@ -22,7 +22,6 @@ const USED_ONLY_BY_TESTS: Record<string, Record<string, string>> = {
   'src/commands/mcp-schema.ts': { MAX_DEPTH: 'test/unit/commands/mcp-tools.test.ts' },
   'src/commands/mcp-tools.ts': { annotationsFor: 'test/unit/commands/mcp-tools.test.ts', toolName: 'test/unit/commands/mcp-tools.test.ts' },
   'src/io.ts': { colorWanted: 'test/unit/io.test.ts' },
-  'src/loopback.ts': { CALLBACK_PATH: 'test/unit/loopback.test.ts' },
   'src/oauth/authorize.ts': { CALLBACK_ERRORS: 'test/unit/oauth/errors.test.ts' },
   'src/oauth/client.ts': { secretMethod: 'test/unit/oauth/client-server-choices.test.ts, test/cli/login/registration.test.ts' },
   'src/oauth/scopes.ts': { DEFAULT_SCOPES: 'test/unit/oauth/scopes.test.ts', closeMatches: 'test/unit/oauth/scopes.test.ts', formatScopes: 'test/unit/oauth/scopes.test.ts' },
