@@ -52,6 +52,8 @@ export interface RequestGovernor {
 export interface ApiResponse extends HttpResponse {
   /** The token that went with the request, if any. */
   token?: TokenSource;
+  /** The session's platform (its origin), when one is known: a response from elsewhere is not the session's to fix. */
+  platformOrigin?: string;
 }
 
 export interface ApiClient {
@@ -151,6 +153,7 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
     }
     const result = response as ApiResponse;
     result.token = token;
+    result.platformOrigin = origin;
     return result;
   };
 

@@ -160,3 +160,18 @@ describe('a token the API echoes back, in any spelling, never reaches batch resu
     expect(decodeEverySpelling(result.stdout)).not.toContain(token);
   });
 });
+
+describe('a 403 insufficient_scope from another origin', () => {
+  it('gives no --add-scope for this profile: it names the origin that refused and that the session was not sent there (exit 1)', async () => {
+    expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
+    hostile.on('/api/steer', sendJson(403, { error: 'insufficient_scope' }, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="courses:write"' }));
+    const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/steer`]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain(
+      `${hostile.baseUrl} refused GET /api/steer for lack of the scope "courses:write" (HTTP 403); this session's platform is ${platform.baseUrl}, and its token was not sent there. No plat login changes what that server grants.`,
+    );
+    expect(result.stderr).not.toMatch(/add-scope|plat login --/);
+    expect(hostile.leaks(platform.secrets())).toEqual([]);
+    expectCleanError(result);
+  });
+});
