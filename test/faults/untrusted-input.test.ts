@@ -161,6 +161,29 @@ describe('a token the API echoes back, in any spelling, never reaches batch resu
   });
 });
 
+describe('--verbose and errors: stderr is scrubbed of every spelling', () => {
+  it('a response header echoing the token percent-encoded or \\u-escaped: [redacted] in the trace; plat call’s body stays byte-exact', async () => {
+    const token = 'plat-test/echoed+token/0123456789';
+    const body = JSON.stringify({ error: 'bad', token });
+    platform.override('/api/echo-verbose', (_req, res) => {
+      res.writeHead(400, {
+        'content-type': 'application/json',
+        'x-echo': encodeURIComponent(token),
+        'x-echo-json': [...token].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+      });
+      res.end(body);
+      return true;
+    });
+    const result = await home.run(['call', 'GET', '/api/echo-verbose', '--verbose'], { env: { PLAT_TOKEN: token } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/< x-echo: \[redacted\]/);
+    expect(result.stderr).toMatch(/< x-echo-json: \[redacted\]/);
+    expect(decodeEverySpelling(result.stderr)).not.toContain(token);
+    // The body is data, as the server sent it (the contract): the token the server chose to echo is there.
+    expect(result.stdout).toBe(body);
+  });
+});
+
 describe('a 403 insufficient_scope from another origin', () => {
   it('gives no --add-scope for this profile: it names the origin that refused and that the session was not sent there (exit 1)', async () => {
     expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
