@@ -236,6 +236,14 @@ describe('KnownSecrets', () => {
       expect(decoded).not.toContain(token);
     });
 
+    it('a spelling whose first characters look like the end of an escape before it (%4 then 1abc…) is still caught', () => {
+      const hex = new KnownSecrets();
+      hex.remember('1abcdef0-token');
+      // Read as JSON, "%41abc\u0064ef0-token" is "%41abcdef0-token": the secret, after a "%4".
+      const scrubbed = hex.scrub('"%41abc\\u0064ef0-token"');
+      expect(JSON.parse(scrubbed)).toBe(`%4${REDACTED}`);
+    });
+
     it('the same letters in another case are another value, left alone', () => {
       expect(secrets.scrub(token.toUpperCase())).toBe(token.toUpperCase());
     });
@@ -243,6 +251,9 @@ describe('KnownSecrets', () => {
     it('a parsed value: every string and key, at any depth (deeper than the stack), in a copy', () => {
       const value = { [token]: [1, null, { note: `pre ${token}` }], plain: 'kept' };
       expect(secrets.scrubValue(value)).toEqual({ [REDACTED]: [1, null, { note: `pre ${REDACTED}` }], plain: 'kept' });
+      // A string that holds an escaped spelling as text (a text body, a JSON string quoting JSON) is scrubbed too.
+      expect(secrets.scrubValue({ quoted: JSON.stringify(token).replaceAll('/', '\\/'), percent: encodeURIComponent(token) })).toEqual({ quoted: `"${REDACTED}"`, percent: REDACTED });
+      expect(secrets.scrubValue(`echo ${token.replaceAll('/', '\\/')}`)).toBe(`echo ${REDACTED}`);
       expect(value.plain).toBe('kept');
       expect(Object.keys(value)).toEqual([token, 'plain']);
       let deep: unknown = token;
