@@ -37,6 +37,9 @@ export function refusedHeader(name: string, towardPlatform: boolean): string | u
   if (FRAMING.has(key)) return `plat's HTTP client sets ${key} itself: from input it could change how the request is framed`;
   if (key.startsWith('proxy-')) return `${key} is for a proxy on the way, not for the server; set HTTPS_PROXY with its credentials instead`;
   if (key.startsWith('sec-')) return `${key} is a browser's own header`;
-  if (towardPlatform && CREDENTIALS.has(key)) return `plat sends the session's own credential to the platform; ${key} is never taken from input there`;
+  if (towardPlatform && CREDENTIALS.has(key)) {
+    const instead = key === 'authorization' ? ' (to call it with another token, set PLAT_TOKEN)' : '';
+    return `plat sends the session's own credential to the platform; ${key} is never taken from input there${instead}`;
+  }
   return undefined;
 }
