@@ -49,17 +49,93 @@ export class KnownSecrets {
     }
   }
 
-  /** `text` with every known secret replaced by [redacted]. */
+  /**
+   * `text` with every known secret replaced by [redacted], in each form it takes in text a server wrote: raw,
+   * JSON-escaped (`\u0041`, `\/` as PHP writes a slash, any mix of escaped and plain characters) and
+   * percent-encoded (`%41`, either case), so that an API which echoes a token in its JSON or a URL cannot make plat
+   * hand it on. Text with neither a backslash nor a percent sign can hold the raw form only: the cheap way.
+   */
   scrub(text: string): string {
     let out = text;
-    for (const secret of this.values) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+    const encoded = out.includes('\\') || out.includes('%');
+    for (const secret of this.values) {
+      if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+      if (encoded) out = out.replace(encodedForms(secret), REDACTED);
+    }
     return out;
+  }
+
+  /**
+   * A parsed value (a JSON response) with every string in it scrubbed, keys too: a copy, the original untouched
+   * (or the value itself when it holds no secret). Iterative, so a value nested deeper than the stack is as safe
+   * as a flat one.
+   */
+  scrubValue(value: unknown): unknown {
+    // The quick way for the usual value, with no secret in it: a JSON text without a backslash holds every string
+    // and key as it is, so one that a text scrub leaves alone holds no secret. A batch of thousands of results is
+    // one pass each instead of a walk of every string. (With a backslash, a string's own "\/" is "\\/" in the
+    // text, which spells nothing scrub() reads: the walk then scrubs each string as it is.)
+    try {
+      const text = JSON.stringify(value);
+      if (text === undefined || (!text.includes('\\') && this.scrub(text) === text)) return value;
+    } catch {
+      // too deep for JSON.stringify's stack: walk it
+    }
+    const root: { value: unknown } = { value };
+    const work: Array<[Record<string, unknown> | unknown[], string | number]> = [[root as Record<string, unknown>, 'value']];
+    while (work.length > 0) {
+      const [parent, key] = work.pop()!;
+      const node = (parent as Record<string | number, unknown>)[key];
+      if (typeof node === 'string') {
+        (parent as Record<string | number, unknown>)[key] = this.scrub(node);
+      } else if (Array.isArray(node)) {
+        const copy = [...node];
+        (parent as Record<string | number, unknown>)[key] = copy;
+        for (let i = 0; i < copy.length; i++) work.push([copy, i]);
+      } else if (node !== null && typeof node === 'object') {
+        const copy: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(node)) copy[this.scrub(k)] = v;
+        (parent as Record<string | number, unknown>)[key] = copy;
+        for (const k of Object.keys(copy)) work.push([copy, k]);
+      }
+    }
+    return root.value;
   }
 
   /** How many values are held (at most CAPACITY). */
   get size(): number {
     return this.values.size;
   }
+}
+
+const FORMS = new Map<string, RegExp>();
+
+/** One pattern for every encoded spelling of `secret`: each character plain, `\uXXXX`, `%XX`, or (a slash) `\/`. */
+function encodedForms(secret: string): RegExp {
+  let pattern = FORMS.get(secret);
+  if (!pattern) {
+    const parts = [...secret].map((char) => {
+      const code = char.codePointAt(0)!;
+      const alternatives = [char.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')];
+      if (code <= 0xffff) alternatives.push(`\\\\u${hex(code, 4)}`);
+      if (code < 0x80) alternatives.push(`%${hex(code, 2)}`);
+      // JSON's short escapes: \/ (PHP escapes every slash), \" and \\ (a token may hold either: RFC 6749's VSCHAR).
+      if (char === '/' || char === '"') alternatives.push(`\\\\\\${char}`);
+      if (char === '\\') alternatives.push('\\\\\\\\');
+      return `(?:${alternatives.join('|')})`;
+    });
+    pattern = new RegExp(parts.join(''), 'g');
+    // Bounded as the set is: a long-lived library client sees many generations of tokens.
+    if (FORMS.size >= KnownSecrets.CAPACITY * 2) FORMS.delete(FORMS.keys().next().value!);
+    FORMS.set(secret, pattern);
+  }
+  pattern.lastIndex = 0;
+  return pattern;
+}
+
+/** `code` in hex digits, each letter in either case (`%2f` and `%2F` are one character). */
+function hex(code: number, width: number): string {
+  return [...code.toString(16).padStart(width, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('');
 }
 
 function isSecretParam(name: string): boolean {

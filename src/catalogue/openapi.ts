@@ -9,13 +9,16 @@ import { join } from 'node:path';
 import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
 import { cacheKey } from '../store/paths.js';
 import { sanitize } from '../text.js';
-import { bodyOf, newExpansionBudget, parametersOf, SCOPE_TOKEN, securityAlternatives, type BodySpec, type ParamSpec } from './operation-shape.js';
+import { bodyOf, newExpansionBudget, parametersOf, SCOPE_TOKEN, securityAlternatives, type BodySpec, type ParamSpec, type RefusedParam } from './operation-shape.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 /** `plat op` fetches the document again (conditionally, with its ETag) after this long. */
 export const API_TTL_MS = 60 * 60 * 1000;
-/** The cached index's shape; a cache of another shape is read as no cache. */
-const INDEX_FORMAT = 4;
+/**
+ * The cached index's shape; a cache of another shape is read as no cache. 5: header parameters the header rule
+ * refuses are kept apart (refusedHeaders), so a change of that rule (src/header-rule.ts) bumps it too.
+ */
+const INDEX_FORMAT = 5;
 /** `plat call` checks against a cached document only while it is younger than this. */
 export const CALL_CHECK_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
@@ -45,6 +48,8 @@ interface OperationExtras {
   /** The longer description, line breaks kept; null when there is none. */
   description: string | null;
   parameters: ParamSpec[];
+  /** Header parameters plat never fills (the header rule), with why: shown, never offered. */
+  refusedHeaders: RefusedParam[];
   body: BodySpec | null;
 }
 
@@ -161,7 +166,7 @@ export function buildIndex(doc: unknown, baseUrl: string, source: string, fetche
         ...securityOf(op.security ?? doc.security, scoped),
         description: typeof op.description === 'string' ? sanitize(op.description, 2000, { multiline: true }) || null : null,
         security: securityAlternatives(op.security ?? doc.security, schemes),
-        parameters: parametersOf(item, op, doc, budget),
+        ...parametersOf(item, op, doc, budget),
         body: bodyOf(op, doc, budget),
       });
     }
@@ -306,7 +311,7 @@ export async function writeCachedIndex(configDir: string, index: ApiIndex | Full
         format: INDEX_FORMAT,
         baseUrl: index.baseUrl,
         builtAt: index.builtAt,
-        operations: withDetails.map(({ description, parameters, body }) => ({ description: description ?? null, parameters: parameters ?? [], body: body ?? null })),
+        operations: withDetails.map(({ description, parameters, refusedHeaders, body }) => ({ description: description ?? null, parameters: parameters ?? [], refusedHeaders: refusedHeaders ?? [], body: body ?? null })),
       };
       await writeFileAtomic(apiDetailsPath(configDir, index.baseUrl), JSON.stringify(details));
     }

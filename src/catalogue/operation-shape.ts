@@ -3,6 +3,7 @@
  * default), its JSON request body's schema, and its security requirements as alternatives of scope sets. Read once
  * from the document when it is cached, with local `$ref`s resolved, so a call reads one small file.
  */
+import { refusedHeader } from '../header-rule.js';
 import { sanitize } from '../text.js';
 
 type Json = Record<string, unknown>;
@@ -17,6 +18,12 @@ export interface ParamSpec {
   description: string | null;
   /** The parameter's JSON Schema (local references resolved); {} when the document gives none. */
   schema: Json;
+}
+
+/** A header parameter plat never offers (header-rule.ts): its name as the document gives it, and why. */
+export interface RefusedParam {
+  name: string;
+  reason: string;
 }
 
 export interface BodySpec {
@@ -87,15 +94,26 @@ function pointer(doc: Json, ref: string): unknown {
   return node;
 }
 
-/** Path-item parameters, overridden by the operation's own of the same name and location (OpenAPI §4.8.10). */
-export function parametersOf(item: Json, op: Json, doc: Json, budget?: ExpansionBudget): ParamSpec[] {
+/**
+ * Path-item parameters, overridden by the operation's own of the same name and location (OpenAPI §4.8.10). A
+ * header parameter the header rule refuses (Host, Authorization, Content-Length, …) is set aside with its reason:
+ * no option, tool argument or batch param ever fills it, and `plat op --help` and the tool say why.
+ */
+export function parametersOf(item: Json, op: Json, doc: Json, budget?: ExpansionBudget): { parameters: ParamSpec[]; refusedHeaders: RefusedParam[] } {
   const byKey = new Map<string, ParamSpec>();
+  const refused = new Map<string, RefusedParam>();
   for (const list of [item.parameters, op.parameters]) {
     if (!Array.isArray(list)) continue;
     for (const raw of list) {
       const p = resolveRefs(raw, doc, budget);
       if (!isObject(p) || typeof p.name !== 'string' || !FLAG_NAME.test(p.name)) continue;
       if (p.in !== 'path' && p.in !== 'query' && p.in !== 'header') continue; // cookies: plat sends none
+      // An operation is always on the platform: toward it, its credential headers are the session's alone.
+      const reason = p.in === 'header' ? refusedHeader(p.name, true) : undefined;
+      if (reason) {
+        refused.set(p.name.toLowerCase(), { name: p.name, reason });
+        continue;
+      }
       const schema = isObject(p.schema) ? p.schema : isObject(p.content) ? firstSchema(p.content) ?? {} : {};
       byKey.set(`${p.in}:${p.name}`, {
         name: p.name,
@@ -106,7 +124,7 @@ export function parametersOf(item: Json, op: Json, doc: Json, budget?: Expansion
       });
     }
   }
-  return [...byKey.values()];
+  return { parameters: [...byKey.values()], refusedHeaders: [...refused.values()] };
 }
 
 function firstSchema(content: Json): Json | undefined {

@@ -64,7 +64,8 @@ async function prepareRaw(line: Record<string, unknown>, context: LineContext): 
   if (typeof path !== 'string' || path === '') throw new LineError('"path" must be a string such as "/api/courses"');
   const target = withQuery(path, line.query);
   const headers = headerLines(line.headers);
-  const prepared = await prepareRequest({ method, target, headers, fields: [], typedFields: [] }, context.baseUrl, noStdin);
+  // The header rule (header-rule.ts) is prepareRequest's: one normalisation for the check and the sender.
+  const prepared = await prepareRequest({ method, target, headers, fields: [], typedFields: [], headerSource: 'header' }, context.baseUrl, noStdin);
   if (line.body !== undefined) {
     const type = prepared.headers['content-type'];
     // A string body with a content type of its own is sent as that text; anything else is JSON.
@@ -87,6 +88,8 @@ async function prepareOp(line: Record<string, unknown>, context: LineContext): P
   if (!op) throw new LineError(`the platform's API has no operation "${line.op}" (plat op lists them)`);
   const given = Object.entries(params as Record<string, unknown>).map(([name, value]) => {
     const param = op.parameters.find((p) => p.name === name);
+    const refused = op.refusedHeaders?.find((r) => r.name.toLowerCase() === name.trim().toLowerCase());
+    if (!param && refused) throw new LineError(`${op.operationId}'s header parameter ${refused.name} is not taken from input: ${refused.reason}`);
     if (!param) {
       const names = op.parameters.map((p) => p.name).join(', ');
       throw new LineError(`${op.operationId} has no parameter "${name}"${names ? ` (it takes ${names})` : ''}`);
@@ -133,7 +136,6 @@ function headerLines(headers: unknown): string[] {
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) throw new LineError('"headers" must be an object of header names and values');
   return Object.entries(headers as Record<string, unknown>).map(([name, value]) => {
     if (typeof value !== 'string') throw new LineError(`header "${name}" must be a string`);
-    if (/^authorization$/i.test(name)) throw new LineError('"headers" cannot set Authorization: plat sends the session\'s token itself');
     return `${name}: ${value}`;
   });
 }

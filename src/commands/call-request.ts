@@ -8,6 +8,7 @@ import type { Context } from '../context.js';
 import { apiUrl, type ApiRequest } from '../session/index.js';
 import { parsePositiveInt } from './options.js';
 import { UsageError } from '../errors.js';
+import { refusedHeader } from '../header-rule.js';
 
 /** The flags of plat call that shape the response as JSON (call-json.ts): paging and --jq. */
 interface JsonOutputFlags {
@@ -40,6 +41,8 @@ export interface CallArgs {
   fields: string[];
   typedFields: string[];
   input?: string;
+  /** How the headers were given, for messages: `-H` (the default), or a batch line's `header`. */
+  headerSource?: string;
 }
 
 export interface PreparedRequest {
@@ -67,14 +70,17 @@ export async function prepareRequest(args: CallArgs, baseUrl: string | undefined
   const sameOrigin = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
   // No prototype: a header named "constructor" or "__proto__" is just a header.
   const headers: Record<string, string> = Object.create(null);
+  const source = args.headerSource ?? '-H';
   for (const raw of args.headers) {
     const i = raw.indexOf(':');
     const name = i > 0 ? raw.slice(0, i).trim().toLowerCase() : '';
-    if (!name || !TOKEN.test(name)) throw new UsageError(`-H expects "Name: value" (got "${raw}").`);
+    if (!name || !TOKEN.test(name)) throw new UsageError(`${source} expects "Name: value" (got "${raw}").`);
+    const refused = refusedHeader(name, sameOrigin);
+    if (refused) throw new UsageError(`${source} ${name} is not sent: ${refused}.`);
     const value = raw.slice(i + 1).trim();
     // HTTP field values are Latin-1 text without line breaks: anything else would split or corrupt the request.
     if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
-      throw new UsageError(`-H ${name}: the value has a line break, control character or non-Latin-1 character.`);
+      throw new UsageError(`${source} ${name}: the value has a line break, control character or non-Latin-1 character.`);
     }
     headers[name] = Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value;
   }

@@ -83,6 +83,8 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args): Pro
       continue;
     }
     const param = tool.params.get(key);
+    const refused = op.refusedHeaders?.find((r) => r.name.toLowerCase() === key.trim().toLowerCase());
+    if (!param && refused) throw new ToolError(`${tool.name}'s header parameter ${sanitize(refused.name, 100)} is not taken from arguments: ${refused.reason}.`);
     if (!param) {
       const known = [...tool.params.keys(), ...(tool.bodyKey ? [tool.bodyKey] : []), ...(tool.paginateKey ? [tool.paginateKey] : [])];
       throw new ToolError(`${tool.name} takes no argument "${sanitize(key, 64)}"${known.length ? `; it takes ${known.join(', ')}` : '; it takes none'}.`);
@@ -259,11 +261,11 @@ function textResult(ctx: Context, text: string): ToolResult {
 
 /**
  * A JSON value as the result: its text (as received when there is one), and the value itself as structured content
- * when it is an object (MCP's structuredContent is one). A value the scrubbing changed goes as text alone.
+ * when it is an object (MCP's structuredContent is one). Both scrubbed: the text of every spelling of a secret
+ * (`\u0041…`, `\/`, `%41`), the value of every string in it, since parsing undid the escapes the text scrub sees.
  */
 function jsonResult(ctx: Context, value: unknown, received?: string): ToolResult {
   const text = received ?? JSON.stringify(value);
-  const safe = safeText(ctx, text);
-  const structured = typeof value === 'object' && value !== null && !Array.isArray(value) && safe === sanitize(text, 0, { multiline: true });
-  return { content: [{ type: 'text', text: safe }], ...(structured ? { structuredContent: value as Record<string, unknown> } : {}) };
+  const structured = typeof value === 'object' && value !== null && !Array.isArray(value);
+  return { content: [{ type: 'text', text: safeText(ctx, text) }], ...(structured ? { structuredContent: ctx.secrets.scrubValue(value) as Record<string, unknown> } : {}) };
 }

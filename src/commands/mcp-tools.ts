@@ -190,6 +190,7 @@ function describeOperation(ctx: Context, op: OperationDetail & { operationId: st
   parts.push(`${op.method} ${sanitize(op.path, 200)} on the platform (operationId ${sanitize(op.operationId, 100)}).`);
   parts.push(scopeSentence(op));
   if (missing.length > 0) parts.push(lacking(ctx, op.operationId, missing));
+  for (const refused of op.refusedHeaders ?? []) parts.push(`Its header parameter ${sanitize(refused.name, 100)} is not offered: ${refused.reason}.`);
   // sanitize turns each run of unsafe characters into a space: one space between words is enough.
   return sanitize(sanitize(parts.join(' '), 0).replace(/\s+/g, ' '), MAX_DESCRIPTION);
 }

@@ -140,7 +140,7 @@ export function parseOperation(op: Command, operation: Operation, words: string[
       // A parameter no option spells that way (a header in another case, a name left to -p above).
       const param = paramNamed(operation.parameters, flag.slice(2));
       if (param) throw new UsageError(`${flag} is not an option plat op can take for ${id}'s parameter ${param.name}: give it as -p '${param.name}=<value>'.`);
-      throw unknownParam(id, operation.parameters, flag);
+      throw refusedParam(operation, flag.slice(2)) ?? unknownParam(id, operation.parameters, flag);
     }
     if (isOption(stray)) throw new UsageError(`Unknown option ${stray}. plat op ${id} --help lists the operation's parameters and plat's options.`);
     throw new UsageError(`"${stray}" is not a parameter: give each as --<name> value (plat op ${id} --help lists them).`);
@@ -153,7 +153,7 @@ export function parseOperation(op: Command, operation: Operation, words: string[
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new UsageError(`-p expects name=value (got "${pair}").`);
     const param = paramNamed(operation.parameters, pair.slice(0, eq));
-    if (!param) throw unknownParam(id, operation.parameters, `-p ${pair.slice(0, eq)}`);
+    if (!param) throw refusedParam(operation, pair.slice(0, eq)) ?? unknownParam(id, operation.parameters, `-p ${pair.slice(0, eq)}`);
     add(param, `-p ${pair.slice(0, eq)}`, pair.slice(eq + 1));
   }
   return { given: [...given.values()], flags };
@@ -191,6 +191,12 @@ function byPrecedence(params: ParamSpec[]): ParamSpec[] {
 function paramNamed(params: ParamSpec[], name: string): ParamSpec | undefined {
   const sorted = byPrecedence(params);
   return sorted.find((p) => p.name === name) ?? sorted.find((p) => p.in === 'header' && p.name.toLowerCase() === name.toLowerCase());
+}
+
+/** A header parameter the document names but plat never fills (header-rule.ts): the reason, not "unknown". */
+function refusedParam(operation: Operation, name: string): UsageError | undefined {
+  const refused = (operation.refusedHeaders ?? []).find((r) => r.name.toLowerCase() === name.trim().toLowerCase());
+  return refused && new UsageError(`${operation.operationId}'s header parameter ${sanitize(refused.name, 100)} is not taken from input: ${refused.reason}.`);
 }
 
 function unknownParam(operationId: string, params: ParamSpec[], flag: string): UsageError {

@@ -27,6 +27,10 @@ export function renderOpHelp(op: OperationDetail & { operationId: string }): str
     });
     for (const line of columns(rows)) lines.push(line);
   }
+  // A description may name headers plat never takes from input (header-rule.ts): not offered, and said so.
+  for (const refused of op.refusedHeaders ?? []) {
+    lines.push('', `Not offered: the header parameter ${sanitize(refused.name, 100)}, because ${refused.reason}.`);
+  }
 
   if (op.body) {
     lines.push('', `Request body (${sanitize(op.body.contentType, 80)}${op.body.required ? ', required' : ''}):`);

@@ -5,6 +5,7 @@
  */
 import type * as Public from './public.js';
 import { UsageError } from '../errors.js';
+import { headerKey, refusedHeader } from '../header-rule.js';
 import { apiUrl, openClient, startBatch, type BatchItem } from '../session/index.js';
 import { libraryContext, type LibrarySettings } from './context.js';
 
@@ -45,9 +46,11 @@ function toItem(request: Public.BatchRequest, position: number, baseUrl: string 
     for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(v));
   }
   const sent: Record<string, string> = Object.create(null);
+  const towardPlatform = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (/^authorization$/i.test(name)) throw new UsageError(`${where}: headers cannot set Authorization; the client sends the session's token itself.`);
-    sent[name.toLowerCase()] = String(value);
+    const refused = refusedHeader(name, towardPlatform);
+    if (refused) throw new UsageError(`${where}: headers cannot set ${headerKey(name)}: ${refused}.`);
+    sent[headerKey(name)] = String(value);
   }
   sent.accept ??= 'application/json, */*;q=0.8';
   let text: string | undefined;

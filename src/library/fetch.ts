@@ -3,7 +3,8 @@
  * (token on the session's origin only, refresh before expiry, one refresh and replay on 401) in between.
  */
 import type { Context } from '../context.js';
-import { AuthError, ScopeError } from '../errors.js';
+import { AuthError, ScopeError, UsageError } from '../errors.js';
+import { headerKey, refusedHeader } from '../header-rule.js';
 import { toWebResponse } from '../http/index.js';
 import { apiUrl, openClient, responseFailure, type ApiRequest } from '../session/index.js';
 
@@ -13,6 +14,13 @@ export async function libraryFetch(ctx: Context, target: string | URL, init: Req
   const url = apiUrl(target, api.baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)');
   // The Fetch API's own normalisation of every kind of body (string, bytes, Blob, FormData, URLSearchParams,
   // streams) and of headers; buffered once, so a 401 can be replayed with the same bytes.
+  // The header rule (header-rule.ts) before the Fetch API sees the names: it refuses "Authorization " outright as a
+  // TypeError of its own, which says less than plat's sentence.
+  const towardPlatform = api.baseUrl !== undefined && url.origin === new URL(api.baseUrl).origin;
+  for (const name of headerNames(init.headers)) {
+    const refused = refusedHeader(name, towardPlatform);
+    if (refused) throw new UsageError(`init.headers cannot set ${headerKey(name)}: ${refused}.`);
+  }
   const normal = new Request(url, { ...init, redirect: 'manual' });
   const bytes = normal.body ? new Uint8Array(await normal.arrayBuffer()) : undefined;
   const headers: Record<string, string> = {};
@@ -33,3 +41,11 @@ export async function libraryFetch(ctx: Context, target: string | URL, init: Req
   return toWebResponse(response, normal.method);
 }
 
+
+/** The names in any form RequestInit's headers take (a Headers, pairs, a record), as the caller spelt them. */
+function headerNames(headers: RequestInit['headers']): string[] {
+  if (!headers) return [];
+  if (headers instanceof Headers) return [...headers.keys()];
+  if (Array.isArray(headers)) return headers.map((pair) => String(pair[0]));
+  return Object.keys(headers);
+}

@@ -81,7 +81,12 @@ function verificationAddress(value: string): URL {
   } catch {
     throw new PlatError('The server sent a verification address that is not a URL.');
   }
-  if (!isSecureOrLoopback(url)) throw new PlatError(`The server sent a verification address that is not https:// (${sanitize(url.origin, 120)}); plat will not send you there.`);
+  if (!isSecureOrLoopback(url)) {
+    // A scheme other than http(s) has no origin ("null"): it is named by its scheme, javascript: or data:, and is
+    // neither shown as a link nor opened.
+    const named = url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : `a ${url.protocol} address`;
+    throw new PlatError(`The server sent a verification address that is not https:// (${sanitize(named, 120)}); plat will not show it or send you there.`);
+  }
   if (url.username || url.password) throw new PlatError('The server sent a verification address with a user name or password in it; plat will not send you there.');
   return url;
 }

@@ -155,6 +155,7 @@ export function runBatch(ctx: Context, client: ApiClient, items: AsyncIterable<B
           result = { id: item.id, line: item.line, status: null, ok: false, error: bodyReadError(error, item.request.url).message };
         }
         if (ctx.signal.aborted && result.status === null) return;
+        result = scrubbed(ctx, result);
         await options.onDone?.(item, result);
       }
       stats.done++;
@@ -217,6 +218,17 @@ export function runBatch(ctx: Context, client: ApiClient, items: AsyncIterable<B
       return stoppedEarly;
     },
   };
+}
+
+/**
+ * A result as it leaves the engine (stdout, the journal, a program's loop): no secret this process holds, in any
+ * form the response spelt it (a parsed body's strings; a text body's JSON or percent escapes), nor in the error.
+ */
+function scrubbed(ctx: Context, result: BatchResult): BatchResult {
+  const out = { ...result };
+  if (out.error !== undefined) out.error = ctx.secrets.scrub(out.error);
+  if (out.body !== undefined) out.body = ctx.secrets.scrubValue(out.body);
+  return out;
 }
 
 async function sendOne(client: ApiClient, item: BatchItem, governor: Governor): Promise<BatchResult> {

@@ -11,6 +11,7 @@
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { NetworkError, UsageError } from '../errors.js';
+import { headerKey, refusedHeader } from '../header-rule.js';
 import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
@@ -51,6 +52,8 @@ export interface RequestGovernor {
 export interface ApiResponse extends HttpResponse {
   /** The token that went with the request, if any. */
   token?: TokenSource;
+  /** The session's platform (its origin), when one is known: a response from elsewhere is not the session's to fix. */
+  platformOrigin?: string;
 }
 
 export interface ApiClient {
@@ -138,21 +141,39 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
     // One deadline for the whole request: the refresh, every attempt, the waits between them and a replay after 401.
     const deadline = ctx.now() + (request.timeoutMs ?? DEFAULT_DEADLINE_MS);
     let token = await tokenFor(request.url);
-    let response = await sendWithRetries(ctx, { ...request, method }, token, replayable, deadline);
+    const headers = headersToSend(request, request.url.origin === origin);
+    let response = await sendWithRetries(ctx, { ...request, method, headers }, token, replayable, deadline);
     if (response.status === 401 && token?.kind === 'session' && replayable) {
       const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
       if (!challenge?.error || challenge.error === 'invalid_token') {
         response.body.destroy();
         token = await tokenFor(request.url, token.token);
-        response = await sendWithRetries(ctx, { ...request, method }, token, replayable, deadline);
+        response = await sendWithRetries(ctx, { ...request, method, headers }, token, replayable, deadline);
       }
     }
     const result = response as ApiResponse;
     result.token = token;
+    result.platformOrigin = origin;
     return result;
   };
 
   return { baseUrl: binding.baseUrl, profile: binding.profile, send };
+}
+
+/**
+ * The request's headers as they go: each name as the header rule compares it (header-rule.ts), so that no spelling
+ * ("Authorization ", "HOST") slips past a check that normalised otherwise. The last line of defence: every way in
+ * (plat call, op, batch, mcp, the library) refuses these names first, in its own words.
+ */
+function headersToSend(request: ApiRequest, towardPlatform: boolean): Record<string, string> {
+  const headers: Record<string, string> = Object.create(null);
+  for (const [name, value] of Object.entries(request.headers ?? {})) {
+    const refused = refusedHeader(name, towardPlatform);
+    if (refused) throw new UsageError(`${request.method.toUpperCase()} ${request.url.pathname} was not sent: ${refused}.`);
+    const key = headerKey(name);
+    headers[key] = Object.hasOwn(headers, key) ? `${headers[key]}, ${value}` : value;
+  }
+  return headers;
 }
 
 async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSource | undefined, replayable: boolean, deadline: number): Promise<HttpResponse> {

@@ -10,6 +10,7 @@ import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import { sanitize } from '../text.js';
 import type { ApiRequest, ApiResponse } from './request.js';
 import { header } from './request.js';
+import { longScopeText, MAX_ASKED_SCOPE } from './step-up.js';
 import { suggestCommand } from './suggest.js';
 
 /** RFC 6749 §3.3 scope-token: %x21 / %x23-5B / %x5D-7E. */
@@ -25,7 +26,16 @@ export function responseError(ctx: Context, request: ApiRequest, response: ApiRe
   if (status === 403 && challenge?.error === 'insufficient_scope') {
     const scopes = (challenge.scope ?? '').trim().split(/\s+/).filter(Boolean);
     const plain = scopes.length > 0 && scopes.every((s) => SCOPE_TOKEN.test(s));
-    const named = scopes.map((s) => `"${sanitize(s, 80)}"`).join(', ');
+    const named = scopes.map((s) => (s.length > MAX_ASKED_SCOPE ? `${longScopeText(s)} (${s.length} characters)` : `"${sanitize(s, MAX_ASKED_SCOPE)}"`)).join(', ');
+    if (request.url.origin !== response.platformOrigin) {
+      // Another origin's word about its own scopes: no plat login widens this session for it, and a server that
+      // could print "plat login --add-scope" for this profile could steer a person into granting it more.
+      const platform = response.platformOrigin ? `; this session's platform is ${response.platformOrigin}, and its token was not sent there` : '';
+      return new PlatError(`${sanitize(request.url.origin, 100)} refused ${where} for lack of the scope ${named} (HTTP 403)${platform}. No plat login changes what that server grants.`, ExitCode.failure);
+    }
+    if (plain && scopes.some((s) => s.length > MAX_ASKED_SCOPE)) {
+      return new ScopeError(`${where} needs ${named}, a scope too long to show whole, so plat does not suggest adding it. Ask the platform's administrators what it grants before you sign in with it.`);
+    }
     if (!plain) {
       return new ScopeError(
         `${where} needs a scope this session does not have${scopes.length ? ` (the server named ${named}, which is not a valid scope name)` : ''}. See plat scopes, then ${suggestCommand(ctx, ['login'], { profile })} --add-scope <scope>.`,

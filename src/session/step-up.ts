@@ -31,6 +31,34 @@ export function missingFromChallenge(challenge: { error?: string; scope?: string
   return missing.length > 0 ? missing : undefined;
 }
 
+/** The longest scope a question shows; a longer one is not asked for (RFC 6749 sets no bound; a terminal does). */
+export const MAX_ASKED_SCOPE = 100;
+
+/** Why `scopes` cannot be asked for (one of them too long to show, or unknown to the server's metadata), if so. */
+async function whyNotAsk(ctx: Context, profile: Profile, scopes: string[]): Promise<string | undefined> {
+  const long = scopes.find((s) => s.length > MAX_ASKED_SCOPE);
+  if (long) return `a scope of ${long.length} characters (${longScopeText(long)}), longer than a question can show whole`;
+  if (!profile.baseUrl) return undefined;
+  let listed: string[] | undefined;
+  try {
+    const { getDiscovery } = await import('./discovery-cache.js');
+    const discovery = await getDiscovery(ctx, profile.baseUrl);
+    listed = discovery.as.scopes_supported ?? discovery.resource?.scopes_supported;
+  } catch {
+    // Metadata out of reach now: the sign-in it would start needs it too, and says so there.
+    return undefined;
+  }
+  // A server that lists no scopes leaves nothing to check against (liberal where no secret is at stake).
+  const unlisted = Array.isArray(listed) ? scopes.filter((s) => !listed.includes(s)) : [];
+  if (unlisted.length > 0) return `${unlisted.join(' ')}, which the server's metadata does not list among its scopes`;
+  return undefined;
+}
+
+/** A scope too long to show, as an error names it: its start and end, and how long it is. */
+export function longScopeText(scope: string): string {
+  return `"${sanitize(scope.slice(0, 40), 40)}…${sanitize(scope.slice(-20), 20)}"`;
+}
+
 declare const PLAT_PLAIN_BUNDLE: boolean;
 
 /**
@@ -49,7 +77,15 @@ export function mayAsk(ctx: Context): boolean {
  * Returns whether the session now holds them; no (or end of input) leaves everything as it was.
  */
 export async function offerStepUp(ctx: Context, profile: Profile, scopes: string[], what = 'This call'): Promise<boolean> {
-  const names = scopes.map((s) => sanitize(s, 80)).join(' ');
+  // A question shows what it asks for, whole: a scope it could not show, or one the server does not list, is not
+  // asked for at all (a "y" would grant what the person never read, as a scope cut at 80 characters once hid its
+  // ":admin" end). The refusal that follows stands, and this says why no question came.
+  const unaskable = await whyNotAsk(ctx, profile, scopes);
+  if (unaskable) {
+    ctx.io.note(`${what} needs ${unaskable}, so plat does not offer to sign in again adding it.`);
+    return false;
+  }
+  const names = scopes.join(' ');
   ctx.io.stderr.write(`${what} needs ${names}. Sign in again adding ${scopes.length > 1 ? 'them' : 'it'}? [y/N] `);
   const { readStdinLines } = await import('./paste.js');
   const stdin = readStdinLines(ctx.io.stdin);

@@ -16,6 +16,7 @@ import { expectCleanError, platBin } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { decodeEverySpelling } from '../helpers/secrets.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
 
 const platform = usePlatform();
@@ -280,8 +281,66 @@ describe('tools/call', () => {
     const { accessToken } = await readStoredSession(home);
     const result = await call(served, 'call', { method: 'GET', path: '/api/leak' });
     expect(text(result)).toBe('{"seen":"Bearer [redacted]"}');
-    expect(result.structuredContent).toBeUndefined();
+    expect(result.structuredContent).toEqual({ seen: 'Bearer [redacted]' });
     expect(JSON.stringify(served.transcript)).not.toContain(accessToken);
+  });
+
+  describe('a token the platform echoes in another spelling reaches neither the text nor the structured content', () => {
+    // PLAT_TOKEN, so the token holds a slash (JSON's \/) and characters percent-encoding changes.
+    const token = 'plat-test/echoed+token/0123456789';
+    const unicode = (t: string) => [...t].map((c, i) => (i % 2 ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)).join('');
+    const percent = (t: string) => [...t].map((c, i) => (i % 3 ? c : `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('');
+    it.each([
+      ['\\u-escaped, mixed with plain characters', 200, `{"echo":"${unicode(token)}"}`],
+      ['every character \\u-escaped, upper-case hex', 200, `{"echo":"${[...token].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`).join('')}"}`],
+      ['\\/-escaped, as PHP writes JSON', 200, JSON.stringify({ echo: token }).replaceAll('/', '\\/')],
+      ['percent-encoded inside a JSON string', 200, JSON.stringify({ next: `/api/x?token=${percent(token)}` })],
+      ['as a key of the parsed value', 200, `{"${unicode(token)}":true}`],
+      ['in an error response, \\u-escaped', 400, `{"error":"bad token ${unicode(token)}"}`],
+    ])('%s', async (_name, status, body) => {
+      platform.override('/api/echo-token', (_req, res) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(body);
+        return true;
+      });
+      const served = await serve([], { PLAT_TOKEN: token, PLAT_BASE_URL: platform.baseUrl });
+      const result = await call(served, 'call', { method: 'GET', path: '/api/echo-token' });
+      expect(result.isError ?? false).toBe(status >= 400);
+      expect(JSON.stringify(result)).toContain('[redacted]');
+      if (status < 400) expect(JSON.stringify(result.structuredContent)).toContain('[redacted]');
+      expect(decodeEverySpelling(JSON.stringify(served.transcript))).not.toContain(token);
+    });
+  });
+
+  it('a description’s Host header parameter is no tool argument: the tool says why, and an agent that passes it gets a tool error', async () => {
+    await login();
+    platform.override('/openapi.json', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({
+        openapi: '3.1.0',
+        info: { title: 'tenants', version: '1' },
+        paths: { '/api/tenant': { get: { operationId: 'tenantCourses', parameters: [{ name: 'Host', in: 'header', required: true, schema: { type: 'string' } }, { name: 'X-Tenant', in: 'header', schema: { type: 'string' } }] } } },
+      }));
+      return true;
+    });
+    const hosts: Array<string | undefined> = [];
+    platform.override('/api/tenant', (req, res) => {
+      hosts.push(req.headers.host);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"courses":[]}');
+      return true;
+    });
+    const served = await serve();
+    const tool = (await served.client.listTools()).tools.find((t) => t.name === 'tenantCourses')!;
+    expect(Object.keys(tool.inputSchema.properties!)).toEqual(['X-Tenant', 'paginate']);
+    expect(tool.inputSchema.required ?? []).toEqual([]);
+    expect(tool.description).toMatch(/Its header parameter Host is not offered: Host chooses which site on the server gets the request/);
+    const refused = await call(served, 'tenantCourses', { Host: 'tenant-b.example' });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(/^tenantCourses's header parameter Host is not taken from arguments: Host chooses/);
+    expect(hosts).toEqual([]);
+    expect((await call(served, 'tenantCourses', { 'X-Tenant': 'a' })).isError).toBeFalsy();
+    expect(hosts).toEqual([new URL(platform.baseUrl).host]);
   });
 
   it('a session that ends mid-run: each tool then says how to sign in again, and the server goes on', async () => {

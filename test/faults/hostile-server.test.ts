@@ -36,28 +36,34 @@ function json(res: ServerResponse, status: number, body: string, headers: Record
 }
 
 describe('headers the user gave stay with their origin', () => {
+  // The first origin is not the platform here: toward the platform, Authorization and Cookie are never taken from
+  // -H (the header rule), so a list elsewhere is where a person's own credentials go.
   it('--paginate -H: a next page on another origin gets none that may carry a credential, and stderr names them', async () => {
     const seenFirst: Array<Record<string, unknown>> = [];
-    platform.override('/api/hostile-list', (req, res) => {
+    hostile.on('/api/hostile-list', (req, res) => {
       seenFirst.push({ ...req.headers });
-      return json(res, 200, JSON.stringify({ items: [1], next: `${hostile.baseUrl}/api/page-2` }));
+      return json(res, 200, JSON.stringify({ items: [1], next: `${platform.baseUrl}/api/page-2` }));
     });
-    hostile.on('/api/page-2', (_req, res) => json(res, 200, JSON.stringify({ items: [2], next: null })));
+    const seenSecond: Array<Record<string, unknown>> = [];
+    platform.override('/api/page-2', (req, res) => {
+      seenSecond.push({ ...req.headers });
+      return json(res, 200, JSON.stringify({ items: [2], next: null }));
+    });
     const result = await home.run([
-      'call', 'GET', '/api/hostile-list', '--paginate',
+      'call', 'GET', `${hostile.baseUrl}/api/hostile-list`, '--paginate',
       '-H', 'X-Api-Key: key-secret', '-H', 'Cookie: session=cookie-secret', '-H', 'Authorization: Bearer user-secret',
-      '-H', 'Proxy-Authorization: Basic proxy-secret', '-H', 'Accept-Language: fr',
+      '-H', 'Accept-Language: fr',
     ]);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual([1, 2]);
     // The first origin got what the user gave it ...
     expect(seenFirst[0]).toMatchObject({ 'x-api-key': 'key-secret', cookie: 'session=cookie-secret', authorization: 'Bearer user-secret' });
     // ... the other origin none of it, and only what describes the request.
-    expect(hostile.log).toHaveLength(1);
-    expect(hostile.leaks(['key-secret', 'cookie-secret', 'user-secret', 'proxy-secret'])).toEqual([]);
-    expect(hostile.log[0]!.headers['accept-language']).toBe('fr');
+    expect(seenSecond).toHaveLength(1);
+    expect(JSON.stringify(seenSecond)).not.toMatch(/key-secret|cookie-secret|user-secret/);
+    expect(seenSecond[0]!['accept-language']).toBe('fr');
     expect(result.stderr).toContain(
-      `Page 2 is on ${hostile.baseUrl}, not ${platform.baseUrl}: not sending x-api-key, cookie, authorization, proxy-authorization there (given for ${platform.baseUrl}).`,
+      `Page 2 is on ${platform.baseUrl}, not ${hostile.baseUrl}: not sending x-api-key, cookie, authorization there (given for ${hostile.baseUrl}).`,
     );
   });
 

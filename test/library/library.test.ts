@@ -94,6 +94,30 @@ describe('client.fetch', () => {
     });
   });
 
+  it('init.headers and batch headers follow the header rule: Host, or Authorization toward the platform, is a UsageError and nothing is sent', async () => {
+    await loggedIn();
+    const run = await program(`
+      const client = createClient();
+      const tries = [
+        () => client.fetch('/api/echo', { headers: { Host: 'tenant-b.example' } }),
+        () => client.fetch('/api/echo', { headers: [['authorization', 'Bearer someone-else']] }),
+        () => client.fetch('/api/echo', { headers: new Headers({ 'Transfer-Encoding': 'chunked' }) }),
+        async () => { for await (const r of client.batch([{ method: 'GET', path: '/api/echo', headers: { 'Authorization ': 'Bearer x' } }])) {} },
+      ];
+      const out = [];
+      for (const attempt of tries) out.push(await attempt().then(() => 'sent', describe));
+      return out;
+    `);
+    const errors = run.json?.result as Array<{ isUsageError: boolean; message: string }>;
+    expect(errors, run.stderr + run.stdout).toHaveLength(4);
+    for (const error of errors) expect(error.isUsageError, JSON.stringify(error)).toBe(true);
+    expect(errors[0]!.message).toMatch(/^init.headers cannot set host: Host chooses which site on the server gets the request/);
+    expect(errors[1]!.message).toMatch(/^init.headers cannot set authorization: plat sends the session's own credential/);
+    expect(errors[2]!.message).toMatch(/^init.headers cannot set transfer-encoding/);
+    expect(errors[3]!.message).toMatch(/^request 1: headers cannot set authorization/);
+    expect(platform.stats.events.filter((e) => e.path.startsWith('/api/echo'))).toEqual([]);
+  });
+
   it("an HTTP error status is the caller's to read, as with fetch", async () => {
     await loggedIn();
     const run = await program(`

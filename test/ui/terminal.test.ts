@@ -145,6 +145,41 @@ describe.skipIf(pty.skip)(pty.title('step-up that asks, on a terminal'), () => {
     }
   });
 
+  describe('a question shows what it asks for, whole', () => {
+    /** A 403 on /api/wide naming `scope`. */
+    const refusing = (scope: string) =>
+      platform.override('/api/wide', (_req, res) => {
+        res.writeHead(403, { 'content-type': 'application/json', 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` });
+        res.end('{"error":"insufficient_scope"}');
+        return true;
+      });
+
+    it('a scope too long to show (206 characters ending in :admin) is not asked for; the error shows its end and says why', async () => {
+      await signIn(home, platform, ['--scope', 'courses:read']);
+      const scope = `courses:read.${'x'.repeat(187)}:admin`;
+      expect(scope).toHaveLength(206);
+      refusing(scope);
+      const result = await onPty(plat('call GET /api/wide'), person(), answer('n\r'));
+      expect(result.code, result.output).toBe(5);
+      expect(result.output).not.toMatch(/\[y\/N\]/);
+      const plain = result.output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r?\n/g, ' ');
+      expect(plain).toMatch(/This call needs a scope of 206 characters \("courses:read\.x+…x+:admin"\), longer than a question can show whole, so plat does not offer to sign in again adding it\./);
+      expect(plain).toMatch(/needs "courses:read\.x+…x+:admin" \(206 characters\), a scope too long to show whole, so plat does not suggest adding it/);
+      expect(plain).not.toMatch(/--add-scope/);
+      expect(platform.stats.count('token:authorization_code')).toBe(1);
+    });
+
+    it('a scope the server’s metadata does not list is not asked for, and the note says so', async () => {
+      await signIn(home, platform, ['--scope', 'courses:read']);
+      refusing('tenant:admin');
+      const result = await onPty(plat('call GET /api/wide'), person(), answer('n\r'));
+      expect(result.code, result.output).toBe(5);
+      expect(result.output).not.toMatch(/\[y\/N\]/);
+      expect(result.output).toMatch(/This call needs tenant:admin, which the server's metadata does not list among its scopes, so plat does not offer to sign in again adding it\./);
+      expect(platform.stats.count('token:authorization_code')).toBe(1);
+    });
+  });
+
   it('--paginate: the question comes at the page that failed, and paging goes on from it', async () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
     const before = (await home.run(['token'])).stdout.trim();

@@ -210,4 +210,57 @@ describe('KnownSecrets', () => {
     expect(secrets.size).toBe(KnownSecrets.CAPACITY);
     expect(secrets.scrub('the-current-token')).toBe(REDACTED);
   });
+
+  describe('every form a token takes in what a server wrote', () => {
+    // A VSCHAR token with the characters JSON and URLs escape: a slash, a quote, a backslash.
+    const token = 'eyJhbGc.iOi/JSUz"I1\\NiJ9-token';
+    const secrets = new KnownSecrets();
+    secrets.remember(token);
+    /** JSON-escaped as \uXXXX: `pick` says which characters, in the case `upper` says. */
+    const unicode = (text: string, pick: (i: number) => boolean, upper = false) =>
+      [...text].map((c, i) => (pick(i) ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')[upper ? 'toUpperCase' : 'toLowerCase']()}` : c)).join('');
+
+    it.each([
+      ['raw', `say ${token} twice ${token}`],
+      ['as JSON writes it', JSON.stringify({ echo: token })],
+      ['every character \\u-escaped', unicode(token, () => true)],
+      ['a mix of escaped and plain characters, upper-case hex', unicode(token, (i) => i % 3 === 0, true)],
+      ['with \\/ as PHP writes a slash', JSON.stringify(token).replaceAll('/', '\\/')],
+      ['percent-encoded', `?echo=${encodeURIComponent(token)}`],
+      ['percent-encoded in lower-case hex, every character', [...token].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')],
+    ])('%s', (_name, text) => {
+      const scrubbed = secrets.scrub(text);
+      expect(scrubbed).toContain(REDACTED);
+      // Decoded every way it could be, what is left holds no token.
+      const decoded = decodeURIComponent(scrubbed.replace(/\\u([0-9a-f]{4})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))).replaceAll('\\/', '/').replaceAll('\\"', '"').replaceAll('\\\\', '\\'));
+      expect(decoded).not.toContain(token);
+    });
+
+    it('a spelling whose first characters look like the end of an escape before it (%4 then 1abc…) is still caught', () => {
+      const hex = new KnownSecrets();
+      hex.remember('1abcdef0-token');
+      // Read as JSON, "%41abc\u0064ef0-token" is "%41abcdef0-token": the secret, after a "%4".
+      const scrubbed = hex.scrub('"%41abc\\u0064ef0-token"');
+      expect(JSON.parse(scrubbed)).toBe(`%4${REDACTED}`);
+    });
+
+    it('the same letters in another case are another value, left alone', () => {
+      expect(secrets.scrub(token.toUpperCase())).toBe(token.toUpperCase());
+    });
+
+    it('a parsed value: every string and key, at any depth (deeper than the stack), in a copy', () => {
+      const value = { [token]: [1, null, { note: `pre ${token}` }], plain: 'kept' };
+      expect(secrets.scrubValue(value)).toEqual({ [REDACTED]: [1, null, { note: `pre ${REDACTED}` }], plain: 'kept' });
+      // A string that holds an escaped spelling as text (a text body, a JSON string quoting JSON) is scrubbed too.
+      expect(secrets.scrubValue({ quoted: JSON.stringify(token).replaceAll('/', '\\/'), percent: encodeURIComponent(token) })).toEqual({ quoted: `"${REDACTED}"`, percent: REDACTED });
+      expect(secrets.scrubValue(`echo ${token.replaceAll('/', '\\/')}`)).toBe(`echo ${REDACTED}`);
+      expect(value.plain).toBe('kept');
+      expect(Object.keys(value)).toEqual([token, 'plain']);
+      let deep: unknown = token;
+      for (let i = 0; i < 100_000; i++) deep = [deep];
+      let out = secrets.scrubValue(deep);
+      for (let i = 0; i < 100_000; i++) out = (out as unknown[])[0];
+      expect(out).toBe(REDACTED);
+    });
+  });
 });

@@ -4,6 +4,7 @@
  * Every answer the token endpoint gives a poll is met: authorization_pending (waits), slow_down (five seconds more),
  * access_denied and expired_token (exit 4, each its own sentence); Ctrl-C exits 130 at once; --timeout bounds it.
  */
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { expectCleanError } from '../../helpers/cli.js';
@@ -107,6 +108,21 @@ describe('plat login --device', () => {
     expect(hostile.stderr).toMatch(/^error: The server sent a user code plat cannot show safely/m);
     expect(hostile.stderr).not.toContain('\u001b');
     expectCleanError(hostile);
+  });
+
+  it('a verification address with another scheme is named by it (javascript:, not "null"), and neither shown nor opened', async () => {
+    const opened = `${home.dir}/opened`;
+    platform.override('/api/oauth/device/auth', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ device_code: 'device-code-not-known-here', user_code: 'WDJB-MJHT', verification_uri: 'javascript:alert(document.cookie)//', expires_in: 600, interval: 1 }));
+      return true;
+    });
+    const result = await home.run(['login', '--device', '--base-url', platform.baseUrl], { env: { PLAT_BROWSER: `touch ${opened}` } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: The server sent a verification address that is not https:\/\/ \(a javascript: address\); plat will not show it or send you there\.$/m);
+    expect(result.stderr).not.toMatch(/\(null\)|alert|WDJB/);
+    expect(existsSync(opened)).toBe(false);
+    expectCleanError(result);
   });
 
   it('a plain browser login later reuses the registration made by the device login', async () => {

@@ -168,6 +168,28 @@ describe("a stored session's token goes only to its own platform, in every verb 
   });
 });
 
+describe('the sender holds the header rule itself, whatever a caller built', () => {
+  it('a header the rule refuses, in any spelling, is a UsageError before anything is sent; others go with the rule\'s names', async () => {
+    await signedIn();
+    const t = open();
+    const client = await openClient(t.ctx, { auth: 'required' });
+    const url = apiUrl('/api/echo', client.baseUrl, 'log in');
+    const refused: Array<Record<string, string>> = [{ 'Authorization ': 'Bearer someone-else' }, { HOST: 'tenant-b.example' }, { ' transfer-encoding': 'chunked' }, { 'Proxy-Authorization': 'Basic eA==' }];
+    for (const headers of refused) {
+      await expectPlatError(t, () => client.send({ method: 'GET', url, headers }), 2, /^GET \/api\/echo was not sent: /, { what: Object.keys(headers)[0] });
+    }
+    expect(platform.stats.events.filter((e) => e.path.startsWith('/api/echo'))).toEqual([]);
+    // Toward another origin the person's own credential goes (the session's does not); Host still does not.
+    const away = await client.send({ method: 'GET', url: apiUrl(`${elsewhere.url}/x`, client.baseUrl, 'log in'), headers: { Authorization: 'Bearer their-own' } });
+    away.body.resume();
+    expect(elsewhere.authorizations).toEqual(['Bearer their-own']);
+    await expectPlatError(t, () => client.send({ method: 'GET', url: apiUrl(`${elsewhere.url}/x`, client.baseUrl, 'log in'), headers: { host: 'tenant-b.example' } }), 2, /was not sent: Host chooses/);
+    // A name in another case or with spaces goes as the rule spells it: one x-trace, not two.
+    const echoed = await client.send({ method: 'GET', url, headers: { 'X-Trace ': 'a', 'x-trace': 'b' } });
+    expect(JSON.parse(await text(echoed.body)).headers['x-trace']).toBe('a, b');
+  });
+});
+
 describe('heldScopes: what plat scopes and plat scopes plan count as held, from the profile', () => {
   it("names the session's scopes on its own platform, none on another, none with PLAT_TOKEN", async () => {
     await signedIn();
