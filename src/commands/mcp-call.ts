@@ -11,6 +11,7 @@ import { PlatError } from '../errors.js';
 import { readBodyUpTo } from '../read-body.js';
 import { apiUrl, identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
 import { sanitize } from '../text.js';
+import { nestsDeeperThan, MAX_STRUCTURED_DEPTH } from './mcp-bounds.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './mcp-tools.js';
 import type { GivenParam } from './op-request.js';
 
@@ -33,13 +34,14 @@ type Args = Record<string, unknown>;
 /** A failure the agent can act on, said in plat's words. */
 class ToolError extends PlatError {}
 
-export async function runTool(ctx: Context, tool: Tool, args: Args): Promise<ToolResult> {
+/** `signal`: the client cancelled the call; `failed` may put a failure in other words before it is the tool error. */
+export async function runTool(ctx: Context, tool: Tool, args: Args, signal?: AbortSignal, failed?: (error: unknown) => unknown): Promise<ToolResult> {
   try {
     if (tool.kind === 'whoami') return await whoami(ctx);
-    if (tool.kind === 'call') return await callAnyPath(ctx, tool, args);
-    return await callOperation(ctx, tool, args);
+    if (tool.kind === 'call') return await callAnyPath(ctx, tool, args, signal);
+    return await callOperation(ctx, tool, args, signal);
   } catch (error) {
-    return errorResult(ctx, error);
+    return errorResult(ctx, failed ? failed(error) : error);
   }
 }
 
@@ -67,7 +69,7 @@ async function whoami(ctx: Context): Promise<ToolResult> {
   return jsonResult(ctx, structured);
 }
 
-async function callOperation(ctx: Context, tool: OperationTool, args: Args): Promise<ToolResult> {
+async function callOperation(ctx: Context, tool: OperationTool, args: Args, signal: AbortSignal | undefined): Promise<ToolResult> {
   const { op } = tool;
   if (tool.missing.length > 0) throw new ToolError(lacking(ctx, op.operationId, tool.missing));
   const given: GivenParam[] = [];
@@ -97,7 +99,7 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args): Pro
     throw new ToolError(`${tool.name} takes ${sanitize(op.body.contentType, 80)}, and plat mcp sends JSON bodies only: use plat op ${op.operationId} --input <file> from a terminal.`);
   }
   const { prepareOpRequest } = await import('./op-request.js');
-  const client = await openClient(ctx, { auth: 'required' });
+  const client = await operationClient(ctx, op);
   const prepared = await prepareOpRequest(
     op,
     given,
@@ -113,11 +115,28 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args): Pro
     headers: prepared.headers,
     body: () => prepared.jsonBody,
     timeoutMs: TOOL_DEADLINE_MS,
+    signal,
   };
   return paginate ? pages(ctx, client, request) : send(ctx, client, request);
 }
 
-async function callAnyPath(ctx: Context, tool: CallTool, args: Args): Promise<ToolResult> {
+/**
+ * The session's client, as plat call goes: required for an operation that needs a token; a public one (every
+ * alternative of its `security` empty) goes with the session when there is one and anonymously when there is none.
+ */
+async function operationClient(ctx: Context, op: OperationTool['op']): Promise<Client> {
+  const isPublic = op.security !== null && op.security.length > 0 && op.security.every((alt) => alt.length === 0);
+  if (!isPublic) return openClient(ctx, { auth: 'required' });
+  try {
+    return await openClient(ctx, { auth: 'auto' });
+  } catch (error) {
+    // No session to use here (it ended, or belongs to another platform): the operation needs none.
+    if (error instanceof PlatError && error.exitCode === 4) return openClient(ctx, { auth: 'anonymous' });
+    throw error;
+  }
+}
+
+async function callAnyPath(ctx: Context, tool: CallTool, args: Args, signal: AbortSignal | undefined): Promise<ToolResult> {
   const method = typeof args.method === 'string' ? args.method.toUpperCase() : '';
   const path = typeof args.path === 'string' ? args.path : '';
   if (!method || !path) throw new ToolError('call needs method and path (a path on the platform, starting with /).');
@@ -145,7 +164,7 @@ async function callAnyPath(ctx: Context, tool: CallTool, args: Args): Promise<To
     body = JSON.stringify(args.body);
     headers['content-type'] = 'application/json';
   }
-  const request: ApiRequest = { method, url, headers, body: () => body, timeoutMs: TOOL_DEADLINE_MS };
+  const request: ApiRequest = { method, url, headers, body: () => body, timeoutMs: TOOL_DEADLINE_MS, signal };
   if (args.paginate === true) {
     if (method !== 'GET') throw new ToolError('call: only GET lists are paged.');
     return pages(ctx, client, request);
@@ -221,6 +240,9 @@ async function pages(ctx: Context, client: Client, request: ApiRequest): Promise
     items.push(...page.items);
     count = page.number;
   }
+  if (nestsDeeperThan(items, MAX_STRUCTURED_DEPTH)) {
+    throw new ToolError(`An item of the list nests deeper than ${MAX_STRUCTURED_DEPTH} levels, more than plat mcp passes on as JSON: call the list without paginate to have its pages as text.`);
+  }
   const structured = { items, pages: count, complete: !list.limited };
   const text = JSON.stringify(structured);
   if (Buffer.byteLength(text) > MAX_RESULT_BYTES) {
@@ -262,8 +284,19 @@ function textResult(ctx: Context, text: string): ToolResult {
  * when it is an object (MCP's structuredContent is one). A value the scrubbing changed goes as text alone.
  */
 function jsonResult(ctx: Context, value: unknown, received?: string): ToolResult {
+  if (received !== undefined && nestsDeeperThan(value, MAX_STRUCTURED_DEPTH)) return deepResult(ctx, received);
   const text = received ?? JSON.stringify(value);
   const safe = safeText(ctx, text);
   const structured = typeof value === 'object' && value !== null && !Array.isArray(value) && safe === sanitize(text, 0, { multiline: true });
   return { content: [{ type: 'text', text: safe }], ...(structured ? { structuredContent: value as Record<string, unknown> } : {}) };
+}
+
+/** JSON nested past the bound: its text as received, with a note, and no structured content (it could not be sent). */
+function deepResult(ctx: Context, received: string): ToolResult {
+  return {
+    content: [
+      { type: 'text', text: safeText(ctx, received) },
+      { type: 'text', text: `[plat: the response nests deeper than ${MAX_STRUCTURED_DEPTH} levels, so it is given as text only, not as structured content.]` },
+    ],
+  };
 }
