@@ -16,7 +16,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /** The largest message plat mcp reads: far above any tool call an agent makes, far below what would hurt memory. */
-export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 /** How much of an oversized message is kept to find its id. */
 const ID_PROBE_BYTES = 512;
 

@@ -1,7 +1,8 @@
 /**
  * The user's D-Bus session bus when DBUS_SESSION_BUS_ADDRESS is unset, found as libsecret (GDBus) and sd-bus find
- * it: the socket `$XDG_RUNTIME_DIR/bus`, else `/run/user/<uid>/bus`, used only when it is a socket owned by this
- * user (another user's socket there is not this user's keychain). Agent hosts start `plat mcp` with a minimal
+ * it: the socket `$XDG_RUNTIME_DIR/bus` when XDG_RUNTIME_DIR is set, else `/run/user/<uid>/bus` (sd-bus's order: a
+ * runtime dir that is set is the only one looked in), used only when it is a socket owned by this user (another
+ * user's socket there is not this user's keychain). Agent hosts start `plat mcp` with a minimal
  * environment (the MCP SDK passes HOME, LOGNAME, PATH, SHELL, TERM and USER) in which the keychain is otherwise out
  * of reach, though the person's session bus is right there.
  */
@@ -18,13 +19,11 @@ export function sessionBusAddress(env: Record<string, string | undefined>, platf
   const named = env.DBUS_SESSION_BUS_ADDRESS?.trim();
   if (named) return named;
   if (platform === 'darwin' || platform === 'win32' || probe.uid === undefined) return undefined;
-  const candidates = [env.XDG_RUNTIME_DIR?.startsWith('/') ? `${env.XDG_RUNTIME_DIR.replace(/\/+$/, '')}/bus` : undefined, `/run/user/${probe.uid}/bus`];
-  for (const path of candidates) {
-    if (!path) continue;
-    const stats = probe.stat(path);
-    if (stats?.isSocket() && stats.uid === probe.uid) return `unix:path=${escapeAddress(path)}`;
-  }
-  return undefined;
+  const runtimeDir = env.XDG_RUNTIME_DIR;
+  if (runtimeDir !== undefined && !runtimeDir.startsWith('/')) return undefined;
+  const path = runtimeDir ? `${runtimeDir.replace(/\/+$/, '')}/bus` : `/run/user/${probe.uid}/bus`;
+  const stats = probe.stat(path);
+  return stats?.isSocket() && stats.uid === probe.uid ? `unix:path=${escapeAddress(path)}` : undefined;
 }
 
 /** D-Bus address values escape every byte outside [-0-9A-Za-z_/.\\*] as %xx. */

@@ -1,6 +1,6 @@
 /**
  * Finding the user's session bus without DBUS_SESSION_BUS_ADDRESS (src/store/session-bus.ts), as libsecret and
- * sd-bus do: `$XDG_RUNTIME_DIR/bus`, else `/run/user/<uid>/bus`, a socket owned by this user only. The probe stands in
+ * sd-bus do: `$XDG_RUNTIME_DIR/bus` when that is set, else `/run/user/<uid>/bus`, a socket owned by this user only. The probe stands in
  * for stat(2) because /run/user belongs to the machine; the real socket, reached with the MCP SDK's minimal
  * environment, is in test/cli/mcp-hosts.test.ts.
  */
@@ -23,12 +23,12 @@ describe('sessionBusAddress', () => {
     expect(sessionBusAddress(env, 'linux', probe(1000, { '/run/user/1000/bus': { uid: 1000, socket: true } }))).toBe('unix:path=/tmp/dbus-x,guid=1');
   });
 
-  it('is $XDG_RUNTIME_DIR/bus, else /run/user/<uid>/bus, when the socket is this user\'s', () => {
+  it('is $XDG_RUNTIME_DIR/bus when that is set, else /run/user/<uid>/bus, when the socket is this user\'s', () => {
     const files = { '/tmp/run dir/bus': { uid: 1000, socket: true }, '/run/user/1000/bus': { uid: 1000, socket: true } };
     expect(sessionBusAddress({ XDG_RUNTIME_DIR: '/tmp/run dir/' }, 'linux', probe(1000, files))).toBe('unix:path=/tmp/run%20dir/bus');
     expect(sessionBusAddress({}, 'linux', probe(1000, files))).toBe('unix:path=/run/user/1000/bus');
-    // A runtime dir without a bus: the user's usual one.
-    expect(sessionBusAddress({ XDG_RUNTIME_DIR: '/elsewhere' }, 'linux', probe(1000, files))).toBe('unix:path=/run/user/1000/bus');
+    // A runtime dir that is set is the only one looked in (as sd-bus does): a private one keeps the user's bus out.
+    expect(sessionBusAddress({ XDG_RUNTIME_DIR: '/elsewhere' }, 'linux', probe(1000, files))).toBeUndefined();
   });
 
   it('is nothing for a socket another user owns, a file that is not a socket, or no socket at all', () => {
