@@ -125,7 +125,7 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     callTool: (name, args, signal) => track(callTool(name, args, signal)),
     onError: (error) => {
       // stdin itself failing is the end of the session, and not a quiet one.
-      if ((error as NodeJS.ErrnoException)?.code !== undefined) transportFailure = error;
+      if (typeof (error as NodeJS.ErrnoException)?.code === 'string') transportFailure = error;
       ctx.io.note(`plat mcp: ${ctx.secrets.scrub(sanitize(error?.message ?? error, 300))}`);
     },
   });

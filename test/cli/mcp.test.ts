@@ -402,6 +402,7 @@ describe('the server process', () => {
       JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
       JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { arguments: 'not an object' } }),
       JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'no/such/method' }),
+      JSON.stringify({ id: 7, hello: 'not JSON-RPC' }),
       JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'call', arguments: { method: 'GET', path: '/api/courses' } } }),
     ];
     const result = await home.run(['mcp'], { stdin: `${lines.join('\n')}\n` });
@@ -409,7 +410,9 @@ describe('the server process', () => {
     const all = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
     // The line that is not JSON: a JSON-RPC parse error, without an id (it has none to read).
     expect(all.filter((a) => a.id === undefined)).toEqual([{ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the line is not JSON.' } }]);
-    const answers = all.filter((a) => a.id !== undefined).sort((a, b) => a.id - b.id);
+    // JSON that is not JSON-RPC: invalid request, for the id it carries.
+    expect(all.filter((a) => a.id === 7)).toEqual([{ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid request: the message is not JSON-RPC 2.0.' } }]);
+    const answers = all.filter((a) => a.id !== undefined && a.id !== 7).sort((a, b) => a.id - b.id);
     expect(answers.map((a) => a.id)).toEqual([1, 2, 3, 4, 5, 6]);
     // Requests the protocol refuses are JSON-RPC errors; the one after them is answered.
     expect(answers[3].error).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
