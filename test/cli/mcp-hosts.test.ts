@@ -145,11 +145,24 @@ describe.skipIf(keyring.skip)(keyring.title('the keychain, from a host\'s minima
       if (madeDir) await rm(dir, { recursive: true, force: true });
     });
     const served = await connect(['mcp'], hostEnv());
+    const course = await served.call('getCourse', { courseId: 'course-101' });
+    expect(course.structuredContent, text(course)).toMatchObject({ authenticated: true });
+    // keytar (libsecret, which writes) reaches it too: a 401 for the access token makes the next call refresh once
+    // and store the new tokens, which the call after it reads back without refreshing again.
+    let refused = false;
+    platform.override('/api/courses/course-101', (_req, res) => {
+      if (refused) return false;
+      refused = true;
+      res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' });
+      res.end();
+      return true;
+    });
+    platform.stats.reset();
     for (let i = 0; i < 2; i++) {
-      const course = await served.call('getCourse', { courseId: 'course-101' });
-      expect(course.structuredContent, text(course)).toMatchObject({ authenticated: true });
+      const again = await served.call('getCourse', { courseId: 'course-101' });
+      expect(again.structuredContent, text(again)).toMatchObject({ authenticated: true });
     }
-    // keytar (libsecret) reaches it too: whoami refreshes nothing, but reads the session keytar's way when asked.
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
     expect((await served.call('whoami')).structuredContent).toMatchObject({ profile: 'default' });
     expect(served.stderr()).not.toMatch(/keychain|warning/i);
   });
