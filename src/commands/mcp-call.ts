@@ -6,6 +6,7 @@
  * objects as structured content. Every failure is a tool error in plat's own sentence. No token, code or secret
  * the process holds reaches a result: each text is scrubbed of them (the context's KnownSecrets) before it leaves.
  */
+import { isPublicOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
 import { readBodyUpTo } from '../read-body.js';
@@ -125,8 +126,7 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args, sign
  * alternative of its `security` empty) goes with the session when there is one and anonymously when there is none.
  */
 async function operationClient(ctx: Context, op: OperationTool['op']): Promise<Client> {
-  const isPublic = op.security !== null && op.security.length > 0 && op.security.every((alt) => alt.length === 0);
-  if (!isPublic) return openClient(ctx, { auth: 'required' });
+  if (!isPublicOperation(op)) return openClient(ctx, { auth: 'required' });
   try {
     return await openClient(ctx, { auth: 'auto' });
   } catch (error) {

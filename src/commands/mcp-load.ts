@@ -11,7 +11,7 @@
  * import.
  */
 import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
-import { API_TTL_MS, missingScopes } from '../catalogue/openapi.js';
+import { API_TTL_MS, isPublicOperation, missingScopes } from '../catalogue/openapi.js';
 import { AuthError, PlatError, UsageError } from '../errors.js';
 import { bodyReadError } from '../body-error.js';
 import { readBodyUpTo } from '../read-body.js';
@@ -44,7 +44,7 @@ export async function loadMcpCommand(): Promise<McpCommand> {
 export function mainModules(): Record<string, Record<string, unknown>> {
   return {
     'src/catalogue/fetch-openapi.ts': { getFullApiIndex },
-    'src/catalogue/openapi.ts': { API_TTL_MS, missingScopes },
+    'src/catalogue/openapi.ts': { API_TTL_MS, isPublicOperation, missingScopes },
     'src/errors.ts': { AuthError, PlatError, UsageError },
     'src/body-error.ts': { bodyReadError },
     'src/read-body.ts': { readBodyUpTo },
