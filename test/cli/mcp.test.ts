@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { expectCleanError, platBin } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
@@ -549,6 +549,38 @@ describe('cancellation and bounds', () => {
       await seen.closed;
     }
     expect((await call(served, 'getCourse', { courseId: 'course-101' })).isError).toBeFalsy();
+  });
+
+  it('a call cancelled while it waits to retry (a 503 asking for 50 s) ends then: the server exits at once, the platform asked no more', async () => {
+    await login();
+    let hits = 0;
+    platform.override('/api/busy', (_req, res) => {
+      hits++;
+      res.writeHead(503, { 'retry-after': '50', 'content-type': 'application/json' });
+      res.end('{}');
+      return true;
+    });
+    const child = spawn(process.execPath, [platBin, 'mcp'], { env: home.env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // Should it fail (time out), the server it started does not outlive the test.
+    onTestFinished(() => void (child.exitCode === null && child.kill()));
+    const waiting = new Promise<void>((resolve) => {
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+        if (stderr.includes('GET /api/busy: HTTP 503; retrying in 50 s')) resolve();
+      });
+    });
+    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'call', arguments: { method: 'GET', path: '/api/busy' } } });
+    await waiting;
+    send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'the person pressed stop' } });
+    // The host closes stdin: plat mcp ends once the calls in flight have settled, which a wait of 50 s would hold up.
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    expect(hits).toBe(1);
   });
 
   it('a result nested 100,000 deep comes back as text with a note, and the server goes on', async () => {
