@@ -213,7 +213,7 @@ complete -c plat -n '__plat_arg batch 0' -r -F -d 'NDJSON requests, one a line (
 complete -c plat -n __plat_needs_command -a discover -d 'show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'
 complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata again instead of using the cached copy (kept for an hour)'
 complete -c plat -n __plat_needs_command -a mcp -d 'serve the API to AI agents: a Model Context Protocol server on stdin/stdout, as you and within your scopes'
-complete -c plat -n '__plat_using mcp' -l for -d 'offer exactly these operations as tools; repeat, or separate with spaces or commas' -x -a '(__plat_query operations)'
+complete -c plat -n '__plat_using mcp' -l for -d 'offer exactly these operations as tools (whoami only if named, no call tool); repeat, or separate with spaces or commas' -x -a '(__plat_query operations)'
 complete -c plat -n '__plat_using mcp' -l allow-write -d 'also offer operations that change data (POST, PUT, PATCH, DELETE); default: reading only'
 complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'

@@ -22,9 +22,10 @@ function examples(...lines: string[]): string {
 }
 
 /** How agent hosts start `plat mcp` (also in `plat help agents`, src/help/topics/agents.md). */
-const MCP_HOSTS = `Agent hosts start plat mcp themselves and talk to it over stdin/stdout. Sign in first (plat login); the
-server never opens a browser or signs in, and a tool that needs a scope the session lacks names the plat login
---add-scope command to run. Configure the host (add "--profile", "<name>" and "--allow-write" to args as needed):
+const MCP_HOSTS = `Agent hosts start plat mcp themselves and talk to it over stdin/stdout. Sign in (plat login) before or while
+it runs: the server never opens a browser or signs in, and a tool that needs a session or a scope it lacks names the
+plat login command to run. Configure the host (add "--profile", "<name>" and "--allow-write" to args as needed;
+plat help agents shows the "env" entry for a keychain the host's minimal environment does not reach):
 
   Claude Code:     claude mcp add plat -- plat mcp
   Codex CLI:       codex mcp add plat -- plat mcp
@@ -34,7 +35,8 @@ server never opens a browser or signs in, and a tool that needs a scope the sess
     { "servers": { "plat": { "type": "stdio", "command": "plat", "args": ["mcp"] } } }
 
 Tools: one per operation of the platform's /openapi.json (reading ones only unless --allow-write), plus call (any
-path on the platform's origin, nowhere else) and whoami. Results are capped at 256 KiB; lists page up to 20 pages.`;
+path on the platform's origin, nowhere else) and whoami; with --for exactly the operations named (whoami only when
+named, never call). Results are capped at 256 KiB; lists page up to 20 pages.`;
 
 export interface BuildOptions {
   /**
@@ -473,7 +475,7 @@ worker. Exit 0 when every line succeeded, 1 when any failed, 4 when the session 
     cmd
       .addOption(
         completes(
-          new Option('--for <operationId>', 'offer exactly these operations as tools; repeat, or separate with spaces or commas').argParser(collect),
+          new Option('--for <operationId>', 'offer exactly these operations as tools (whoami only if named, no call tool); repeat, or separate with spaces or commas').argParser(collect),
           'operations',
         ),
       )

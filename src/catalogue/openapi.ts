@@ -236,6 +236,11 @@ export function missingScopes(op: Operation & { security?: string[][] | null }, 
   return (op.scopes ?? []).filter((s) => !held.includes(s));
 }
 
+/** An operation that needs no authentication: it says so (`security: []` alternatives), and every alternative agrees. */
+export function isPublicOperation(op: { security?: string[][] | null }): boolean {
+  return Array.isArray(op.security) && op.security.length > 0 && op.security.every((alt) => alt.length === 0);
+}
+
 function apiCachePath(configDir: string, baseUrl: string): string {
   return join(configDir, 'cache', `openapi-${cacheKey(baseUrl)}.json`);
 }

@@ -6,11 +6,13 @@
  * objects as structured content. Every failure is a tool error in plat's own sentence. No token, code or secret
  * the process holds reaches a result: each text is scrubbed of them (the context's KnownSecrets) before it leaves.
  */
+import { isPublicOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
 import { readBodyUpTo } from '../read-body.js';
 import { apiUrl, identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
 import { sanitize } from '../text.js';
+import { nestsDeeperThan, MAX_STRUCTURED_DEPTH } from './mcp-bounds.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './mcp-tools.js';
 import type { GivenParam } from './op-request.js';
 
@@ -33,13 +35,14 @@ type Args = Record<string, unknown>;
 /** A failure the agent can act on, said in plat's words. */
 class ToolError extends PlatError {}
 
-export async function runTool(ctx: Context, tool: Tool, args: Args): Promise<ToolResult> {
+/** `signal`: the client cancelled the call; `failed` may put a failure in other words before it is the tool error. */
+export async function runTool(ctx: Context, tool: Tool, args: Args, signal?: AbortSignal, failed?: (error: unknown) => unknown): Promise<ToolResult> {
   try {
     if (tool.kind === 'whoami') return await whoami(ctx);
-    if (tool.kind === 'call') return await callAnyPath(ctx, tool, args);
-    return await callOperation(ctx, tool, args);
+    if (tool.kind === 'call') return await callAnyPath(ctx, tool, args, signal);
+    return await callOperation(ctx, tool, args, signal);
   } catch (error) {
-    return errorResult(ctx, error);
+    return errorResult(ctx, failed ? failed(error) : error);
   }
 }
 
@@ -67,7 +70,7 @@ async function whoami(ctx: Context): Promise<ToolResult> {
   return jsonResult(ctx, structured);
 }
 
-async function callOperation(ctx: Context, tool: OperationTool, args: Args): Promise<ToolResult> {
+async function callOperation(ctx: Context, tool: OperationTool, args: Args, signal: AbortSignal | undefined): Promise<ToolResult> {
   const { op } = tool;
   if (tool.missing.length > 0) throw new ToolError(lacking(ctx, op.operationId, tool.missing));
   const given: GivenParam[] = [];
@@ -99,7 +102,7 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args): Pro
     throw new ToolError(`${tool.name} takes ${sanitize(op.body.contentType, 80)}, and plat mcp sends JSON bodies only: use plat op ${op.operationId} --input <file> from a terminal.`);
   }
   const { prepareOpRequest } = await import('./op-request.js');
-  const client = await openClient(ctx, { auth: 'required' });
+  const client = await operationClient(ctx, op);
   const prepared = await prepareOpRequest(
     op,
     given,
@@ -115,11 +118,27 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args): Pro
     headers: prepared.headers,
     body: () => prepared.jsonBody,
     timeoutMs: TOOL_DEADLINE_MS,
+    signal,
   };
   return paginate ? pages(ctx, client, request) : send(ctx, client, request);
 }
 
-async function callAnyPath(ctx: Context, tool: CallTool, args: Args): Promise<ToolResult> {
+/**
+ * The session's client, as plat call goes: required for an operation that needs a token; a public one (every
+ * alternative of its `security` empty) goes with the session when there is one and anonymously when there is none.
+ */
+async function operationClient(ctx: Context, op: OperationTool['op']): Promise<Client> {
+  if (!isPublicOperation(op)) return openClient(ctx, { auth: 'required' });
+  try {
+    return await openClient(ctx, { auth: 'auto' });
+  } catch (error) {
+    // No session to use here (it ended, or belongs to another platform): the operation needs none.
+    if (error instanceof PlatError && error.exitCode === 4) return openClient(ctx, { auth: 'anonymous' });
+    throw error;
+  }
+}
+
+async function callAnyPath(ctx: Context, tool: CallTool, args: Args, signal: AbortSignal | undefined): Promise<ToolResult> {
   const method = typeof args.method === 'string' ? args.method.toUpperCase() : '';
   const path = typeof args.path === 'string' ? args.path : '';
   if (!method || !path) throw new ToolError('call needs method and path (a path on the platform, starting with /).');
@@ -147,7 +166,7 @@ async function callAnyPath(ctx: Context, tool: CallTool, args: Args): Promise<To
     body = JSON.stringify(args.body);
     headers['content-type'] = 'application/json';
   }
-  const request: ApiRequest = { method, url, headers, body: () => body, timeoutMs: TOOL_DEADLINE_MS };
+  const request: ApiRequest = { method, url, headers, body: () => body, timeoutMs: TOOL_DEADLINE_MS, signal };
   if (args.paginate === true) {
     if (method !== 'GET') throw new ToolError('call: only GET lists are paged.');
     return pages(ctx, client, request);
@@ -223,6 +242,9 @@ async function pages(ctx: Context, client: Client, request: ApiRequest): Promise
     items.push(...page.items);
     count = page.number;
   }
+  if (nestsDeeperThan(items, MAX_STRUCTURED_DEPTH)) {
+    throw new ToolError(`An item of the list nests deeper than ${MAX_STRUCTURED_DEPTH} levels, more than plat mcp passes on as JSON: call the list without paginate to have its pages as text.`);
+  }
   const structured = { items, pages: count, complete: !list.limited };
   const text = JSON.stringify(structured);
   if (Buffer.byteLength(text) > MAX_RESULT_BYTES) {
@@ -265,7 +287,18 @@ function textResult(ctx: Context, text: string): ToolResult {
  * (`\u0041…`, `\/`, `%41`), the value of every string in it, since parsing undid the escapes the text scrub sees.
  */
 function jsonResult(ctx: Context, value: unknown, received?: string): ToolResult {
+  if (received !== undefined && nestsDeeperThan(value, MAX_STRUCTURED_DEPTH)) return deepResult(ctx, received);
   const text = received ?? JSON.stringify(value);
   const structured = typeof value === 'object' && value !== null && !Array.isArray(value);
   return { content: [{ type: 'text', text: safeText(ctx, text) }], ...(structured ? { structuredContent: ctx.secrets.scrubValue(value) as Record<string, unknown> } : {}) };
+}
+
+/** JSON nested past the bound: its text as received, with a note, and no structured content (it could not be sent). */
+function deepResult(ctx: Context, received: string): ToolResult {
+  return {
+    content: [
+      { type: 'text', text: safeText(ctx, received) },
+      { type: 'text', text: `[plat: the response nests deeper than ${MAX_STRUCTURED_DEPTH} levels, so it is given as text only, not as structured content.]` },
+    ],
+  };
 }

@@ -11,18 +11,18 @@
  * import.
  */
 import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
-import { API_TTL_MS, missingScopes } from '../catalogue/openapi.js';
-import { PlatError, UsageError } from '../errors.js';
+import { API_TTL_MS, isPublicOperation, missingScopes } from '../catalogue/openapi.js';
+import { AuthError, PlatError, UsageError } from '../errors.js';
 import { bodyReadError } from '../body-error.js';
 import { readBodyUpTo } from '../read-body.js';
 import {
   apiUrl,
   currentProfile,
-  grantedScopes,
+  heldScopes,
   identify,
   openClient,
+  platformOf,
   readPages,
-  requirePlatform,
   responseFailure,
   responseHeader,
   suggest,
@@ -44,11 +44,11 @@ export async function loadMcpCommand(): Promise<McpCommand> {
 export function mainModules(): Record<string, Record<string, unknown>> {
   return {
     'src/catalogue/fetch-openapi.ts': { getFullApiIndex },
-    'src/catalogue/openapi.ts': { API_TTL_MS, missingScopes },
-    'src/errors.ts': { PlatError, UsageError },
+    'src/catalogue/openapi.ts': { API_TTL_MS, isPublicOperation, missingScopes },
+    'src/errors.ts': { AuthError, PlatError, UsageError },
     'src/body-error.ts': { bodyReadError },
     'src/read-body.ts': { readBodyUpTo },
-    'src/session/index.ts': { apiUrl, currentProfile, grantedScopes, identify, openClient, readPages, requirePlatform, responseFailure, responseHeader, suggest },
+    'src/session/index.ts': { apiUrl, currentProfile, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },
     'src/text.ts': { editDistance, sanitize },
     'src/commands/op-request.ts': { prepareOpRequest },
   };

@@ -5,8 +5,8 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { BoundedStdioTransport } from './mcp-stdio.js';
 
 export interface StdioServerOptions {
   name: string;
@@ -15,13 +15,16 @@ export interface StdioServerOptions {
   stdin: Readable;
   stdout: Writable;
   listTools(): Promise<Tool[]>;
-  callTool(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
+  /** `signal` aborts when the client cancels the call (notifications/cancelled) or the connection closes. */
+  callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
   /** A message that is not JSON-RPC, a transport failure: the server goes on. */
   onError(error: Error): void;
 }
 
 export interface RunningServer {
   close(): Promise<void>;
+  /** Tells the client the tools changed (a login made while the server runs), so it lists them again. */
+  toolsChanged(): void;
   /** Settles when the transport closes. */
   closed: Promise<void>;
 }
@@ -30,16 +33,20 @@ export async function startStdioServer(options: StdioServerOptions): Promise<Run
   const server = new Server(
     { name: options.name, version: options.version },
     // The validator is the SDK's for elicitation answers; plat mcp asks the client nothing (the build leaves ajv out).
-    { capabilities: { tools: {} }, instructions: options.instructions, jsonSchemaValidator: { getValidator: refuseElicitation } },
+    { capabilities: { tools: { listChanged: true } }, instructions: options.instructions, jsonSchemaValidator: { getValidator: refuseElicitation } },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await options.listTools() }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => options.callTool(request.params.name, request.params.arguments ?? {}));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => options.callTool(request.params.name, request.params.arguments ?? {}, extra.signal));
   server.onerror = options.onError;
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
-  await server.connect(new StdioServerTransport(options.stdin, options.stdout));
-  return { close: () => server.close(), closed };
+  await server.connect(new BoundedStdioTransport(options.stdin, options.stdout));
+  return {
+    close: () => server.close(),
+    toolsChanged: () => void server.sendToolListChanged().catch(() => undefined),
+    closed,
+  };
 }
 
 function refuseElicitation(): never {

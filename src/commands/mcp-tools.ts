@@ -83,12 +83,16 @@ export function annotationsFor(method: string): ToolAnnotations {
   return { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 }
 
+/** The name --for takes for plat's own whoami tool (not an operation of the document). */
+export const WHOAMI = 'whoami';
+
 /** The operations --for and --allow-write select (a usage error, exit 2, for a name the document lacks). */
 export function selectOperations(index: FullApiIndex, options: Pick<ToolOptions, 'allowWrite' | 'only'>): Array<OperationDetail & { operationId: string }> {
   const named = index.operations.filter((op): op is OperationDetail & { operationId: string } => op.operationId !== null);
   if (!options.only || options.only.length === 0) return named.filter((op) => options.allowWrite || READ_METHODS.has(op.method));
   const chosen: Array<OperationDetail & { operationId: string }> = [];
   for (const id of new Set(options.only)) {
+    if (id === WHOAMI) continue;
     const op = named.find((o) => o.operationId === id) ?? single(named.filter((o) => o.operationId.toLowerCase() === id.toLowerCase()));
     if (!op) {
       const close = named.map((o) => o.operationId).filter((x) => editDistance(x.toLowerCase(), id.toLowerCase()) <= 2).slice(0, 3);
@@ -114,7 +118,10 @@ export function buildTools(ctx: Context, index: FullApiIndex, options: ToolOptio
     taken.add(name);
     return name;
   };
-  const tools: Tool[] = [whoamiTool(unique('whoami'), index), callTool(unique('call'), index, options.allowWrite)];
+  const tools: Tool[] = [];
+  const only = options.only?.length ? options.only : undefined;
+  if (!only || only.includes(WHOAMI)) tools.push(whoamiTool(unique(WHOAMI), index.baseUrl));
+  if (!only) tools.push(callTool(unique('call'), index, options.allowWrite));
   const operations = selectOperations(index, options);
   if (operations.length > MAX_TOOLS) {
     (options.warn ?? ctx.io.warn)(`The platform's API description lists ${operations.length} operations; plat mcp offers the first ${MAX_TOOLS}. Name the ones you need with --for.`);
@@ -215,11 +222,12 @@ function ensureStop(text: string): string {
   return /[.!?…]$/.test(text) ? text : `${text}.`;
 }
 
-function whoamiTool(name: string, index: FullApiIndex): WhoamiTool {
+/** The whoami tool; `baseUrl` undefined before any login names a platform. */
+export function whoamiTool(name: string, baseUrl: string | undefined): WhoamiTool {
   return {
     kind: 'whoami',
     name,
-    description: `Who the person signed in to ${sanitize(index.baseUrl, 200)} is (OpenID Connect UserInfo), and the scopes the session holds. The tools act as this person.`,
+    description: `Who the person signed in to ${baseUrl ? sanitize(baseUrl, 200) : 'the platform'} is (OpenID Connect UserInfo), and the scopes the session holds. The tools act as this person.`,
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     annotations: { title: 'Who am I', ...annotationsFor('GET') },
   };

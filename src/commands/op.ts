@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
-import type { ApiIndex, ListedOperation } from '../catalogue/openapi.js';
+import { isPublicOperation, type ApiIndex, type ListedOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { currentProfile, openClient, requirePlatform } from '../session/index.js';
@@ -61,8 +61,7 @@ export async function run(ctx: Context, command: Command, words: string[]): Prom
   // Checked: from here on it is plat call's request, sent through the session's one authenticated path.
   // A public operation (every alternative needs nothing, as `security: []` says) runs without a token: it needs no
   // session, and an ended or absent one is no reason to stop it.
-  const isPublic = op.security !== null && op.security.length > 0 && op.security.every((alt) => alt.length === 0);
-  const client = await openClient(ctx, { auth: flags.anonymous || isPublic ? 'anonymous' : 'auto' });
+  const client = await openClient(ctx, { auth: flags.anonymous || isPublicOperation(op) ? 'anonymous' : 'auto' });
   await runPrepared(ctx, client, request, flags);
 }
 

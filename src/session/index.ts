@@ -22,7 +22,7 @@ import { validateProfileName } from '../store/paths.js';
 import type { Profile, StoredSession, TokenStoreKind } from '../store/types.js';
 import { loadSession, refreshSession } from './access.js';
 import { parseBaseUrl } from './base-url.js';
-import { bindSession, getAccessToken, requireSession } from './binding.js';
+import { getAccessToken, requireSession } from './binding.js';
 import { getDiscovery, readCachedDiscovery } from './discovery-cache.js';
 import { resolveInvocation } from './invocation.js';
 import { cappedLifetimeNote, noRefreshTokenNote } from './no-refresh-token.js';
@@ -189,12 +189,6 @@ export async function openBatchJournal(file: string): Promise<{ journal: Journal
  */
 export async function identify(ctx: Context, options: { profile?: Profile; quiet?: boolean } = {}): Promise<WhoAmI> {
   return whoAmI(ctx, options);
-}
-
-/** The scopes the invocation's session holds for its platform; undefined with PLAT_TOKEN or no session there. */
-export async function grantedScopes(ctx: Context): Promise<readonly string[] | undefined> {
-  const binding = await bindSession(ctx);
-  return binding.kind === 'session' ? binding.active.session.scopes : undefined;
 }
 
 /**

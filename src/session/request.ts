@@ -40,6 +40,8 @@ export interface ApiRequest {
    * this request sleeping alone, so that one server's "slow down" pauses every request that shares the governor.
    */
   governor?: RequestGovernor;
+  /** Ends this request (its retries, waits and body included) at once: a caller's cancellation (an MCP client's). */
+  signal?: AbortSignal;
 }
 
 export interface RequestGovernor {
@@ -193,6 +195,7 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
         url: request.url,
         headers,
         body: request.body?.(),
+        signal: request.signal,
         // Redirects are never followed: the response (3xx included) is the result, so no token follows one.
         timeoutMs: Math.max(1, deadline - ctx.now()),
       });
@@ -201,7 +204,7 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
       const wait = backoff(attempt);
       if (idempotent && reset && attempt < retries && ctx.now() + wait < deadline) {
         ctx.io.note(`${what()}: the connection was reset; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
-        await sleep(wait, ctx.signal);
+        await sleep(wait, waitSignal(ctx, request));
         continue;
       }
       throw error;
@@ -220,12 +223,17 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
           continue;
         }
         ctx.io.note(`${what()}: HTTP ${response.status}; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);
-        await sleep(wait, ctx.signal);
+        await sleep(wait, waitSignal(ctx, request));
         continue;
       }
     }
     return response;
   }
+}
+
+/** What ends a wait between attempts: Ctrl-C, and the request's own signal when it has one. */
+function waitSignal(ctx: Context, request: ApiRequest): AbortSignal {
+  return request.signal ? AbortSignal.any([ctx.signal, request.signal]) : ctx.signal;
 }
 
 export function header(response: HttpResponse, name: string): string | undefined {

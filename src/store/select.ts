@@ -9,6 +9,7 @@ import {
 } from './keychain.js';
 import type { Env } from './paths.js';
 import { BusConnections, secretServiceReader, type SecretReader } from './secret-service.js';
+import { sessionBusAddress } from './session-bus.js';
 import type { StoredSession, TokenStore, TokenStoreKind } from './types.js';
 
 const TOKEN_STORE_KINDS: readonly TokenStoreKind[] = ['keychain', 'file'];
@@ -74,9 +75,10 @@ function fileStore(options: OpenTokenStoreOptions): FileTokenStore {
   return new FileTokenStore(options.configDir, { platform: options.platform });
 }
 
-function keychainStore(options: OpenTokenStoreOptions): KeychainTokenStore {
+function keychainStore(given: OpenTokenStoreOptions): KeychainTokenStore {
+  const options = withSessionBus(given);
   const connections = options.oneShot ? new BusConnections() : undefined;
-  return new KeychainTokenStore(options.loadKeytar ?? defaultLoadKeytar, {
+  return new KeychainTokenStore(options.loadKeytar ?? keytarOnTheBus(options.env.DBUS_SESSION_BUS_ADDRESS), {
     service: options.keychainService,
     namespace: options.keychainNamespace,
     timeoutMs: options.keychainTimeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS,
@@ -84,6 +86,24 @@ function keychainStore(options: OpenTokenStoreOptions): KeychainTokenStore {
     readSecret: directReader(options, connections),
     connections,
   });
+}
+
+/** The options with the user's session bus found (session-bus.ts) where the environment names none. */
+function withSessionBus(options: OpenTokenStoreOptions): OpenTokenStoreOptions {
+  if (options.env.DBUS_SESSION_BUS_ADDRESS?.trim() || options.loadKeytar) return options;
+  const address = sessionBusAddress(options.env, options.platform ?? process.platform);
+  return address ? { ...options, env: { ...options.env, DBUS_SESSION_BUS_ADDRESS: address } } : options;
+}
+
+/**
+ * keytar as it loads by default, reaching `address`: libsecret reads the bus address from the process's own
+ * environment when it first connects, so a bus found (not named there) is put there before keytar loads.
+ */
+function keytarOnTheBus(address: string | undefined): KeytarLoader {
+  return () => {
+    if (address && !process.env.DBUS_SESSION_BUS_ADDRESS) process.env.DBUS_SESSION_BUS_ADDRESS = address;
+    return defaultLoadKeytar();
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 // `npm run bench`'s plat mcp row (called by run.mjs, which owns the platform and the login): how long an agent host
 // waits from starting `plat mcp` to the answer of its first tools/list, as a host starts it (initialize,
-// initialized, tools/list written at once), beside `node -e 0` started and ended the same way.
+// initialized, tools/list written at once), beside another command started and ended the same way: `node -e 0`, or
+// `plat op` listing the operations (the contract's bound: plat mcp answers within 1.5x of that).
 
 const MESSAGES = [
   { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } },
@@ -9,11 +10,11 @@ const MESSAGES = [
 ];
 
 /**
- * Interleaved runs (plat mcp, then bare node) after a warm-up (code cache, the cached /openapi.json); the medians of
+ * Interleaved runs (plat mcp, then `versus`, by default bare node) after a warm-up (code cache, the cached /openapi.json); the medians of
  * both and of their pairwise ratios. The clock stops when the tools/list answer arrives; the server is then ended by
  * closing its stdin, as a host does.
  */
-export async function benchMcpStartup({ plat, env, spawn, median, runs, warmup }) {
+export async function benchMcpStartup({ plat, env, spawn, median, runs, warmup, versus = [process.execPath, '-e', '0'] }) {
   const firstList = () =>
     new Promise((resolve, reject) => {
       const start = process.hrtime.bigint();
@@ -33,10 +34,10 @@ export async function benchMcpStartup({ plat, env, spawn, median, runs, warmup }
       child.stdin.write(`${MESSAGES.map((m) => JSON.stringify(m)).join('\n')}\n`);
     });
   const bare = () =>
-    new Promise((resolve) => {
+    new Promise((resolve, reject) => {
       const start = process.hrtime.bigint();
-      const child = spawn(process.execPath, ['-e', '0'], { env, stdio: 'ignore' });
-      child.on('close', () => resolve(Number(process.hrtime.bigint() - start) / 1e6));
+      const child = spawn(versus[0], versus.slice(1), { env, stdio: 'ignore' });
+      child.on('close', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - start) / 1e6) : reject(new Error(`${versus.join(' ')} exited ${code}`))));
     });
   for (let i = 0; i < warmup; i++) {
     await firstList();

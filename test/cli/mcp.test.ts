@@ -6,12 +6,12 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { spawn } from 'node:child_process';
+import { ToolListChangedNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { expectCleanError, platBin } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
@@ -119,10 +119,19 @@ describe('tools/list', () => {
     expect(byName.get('createCourse')!.inputSchema).toMatchObject({ required: ['body'], properties: { body: { type: 'object', required: ['title'] } } });
   });
 
-  it('--for offers exactly the operations named; a write operation needs --allow-write, an unknown one is exit 2', async () => {
+  it('--for offers exactly the operations named (whoami only when named, call never), and its instructions say so', async () => {
     await login();
     const served = await serve(['--for', 'listCourses', '--for', 'getCourse']);
-    expect((await served.client.listTools()).tools.map((t) => t.name)).toEqual(['whoami', 'call', 'listCourses', 'getCourse']);
+    expect((await served.client.listTools()).tools.map((t) => t.name)).toEqual(['listCourses', 'getCourse']);
+    expect(served.client.getInstructions()).toContain('This server offers exactly the operations it was started with (listCourses, getCourse): no other path of the platform can be called.');
+    // A tool it does not offer is not called, whatever the agent asks for.
+    platform.stats.reset();
+    const refused = await call(served, 'call', { method: 'GET', path: '/api/students' });
+    expect(text(refused)).toBe('There is no tool "call": tools/list names them.');
+    expect(platform.stats.events).toEqual([]);
+    const withWhoami = await serve(['--for', 'whoami,getCourse']);
+    expect((await withWhoami.client.listTools()).tools.map((t) => t.name)).toEqual(['whoami', 'getCourse']);
+    expect((await serve()).client.getInstructions()).toContain('Besides one tool per operation, call reaches any other path of the platform.');
 
     const write = await home.run(['mcp', '--for', 'createCourse']);
     expect(write.code).toBe(2);
@@ -442,7 +451,7 @@ describe('a hostile API description', () => {
 });
 
 describe('the server process', () => {
-  it('skips a malformed line, refuses malformed requests, answers the next ones, and exits quietly (0) when the host closes stdin', async () => {
+  it('answers a line that is not JSON with a parse error, refuses malformed requests, answers the next ones, and exits quietly (0) when the host closes stdin', async () => {
     await login();
     const lines = [
       'this is not JSON-RPC',
@@ -452,11 +461,17 @@ describe('the server process', () => {
       JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
       JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { arguments: 'not an object' } }),
       JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'no/such/method' }),
+      JSON.stringify({ id: 7, hello: 'not JSON-RPC' }),
       JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'call', arguments: { method: 'GET', path: '/api/courses' } } }),
     ];
     const result = await home.run(['mcp'], { stdin: `${lines.join('\n')}\n` });
     expect(result.code, result.stderr).toBe(0);
-    const answers = result.stdout.trim().split('\n').map((line) => JSON.parse(line)).sort((a, b) => a.id - b.id);
+    const all = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    // The line that is not JSON: a JSON-RPC parse error, without an id (it has none to read).
+    expect(all.filter((a) => a.id === undefined)).toEqual([{ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the line is not JSON.' } }]);
+    // JSON that is not JSON-RPC: invalid request, for the id it carries.
+    expect(all.filter((a) => a.id === 7)).toEqual([{ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid request: the message is not JSON-RPC 2.0.' } }]);
+    const answers = all.filter((a) => a.id !== undefined && a.id !== 7).sort((a, b) => a.id - b.id);
     expect(answers.map((a) => a.id)).toEqual([1, 2, 3, 4, 5, 6]);
     // Requests the protocol refuses are JSON-RPC errors; the one after them is answered.
     expect(answers[3].error).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
@@ -499,13 +514,6 @@ describe('the server process', () => {
     expect(out).toContain('plat mcp serves the Model Context Protocol on stdin/stdout for an agent host, which starts it itself: plat mcp --help shows how to configure one.');
   });
 
-  it('needs a platform to serve: without one it says so before starting (exit 2)', async () => {
-    const result = await home.run(['mcp']);
-    expect(result.code).toBe(2);
-    expect(result.stdout).toBe('');
-    expect(result.stderr).toContain('No platform to talk to');
-  });
-
   it('with PLAT_TOKEN: its token, on the platform named, no scope marked (plat cannot know them)', async () => {
     await login();
     const { accessToken } = await readStoredSession(home);
@@ -516,11 +524,199 @@ describe('the server process', () => {
     expect(result.structuredContent).toMatchObject({ authenticated: true });
   });
 
-  it('not signed in: it starts, and each tool says how to sign in', async () => {
+});
+
+describe('before a login', () => {
+  it('with no platform known: the handshake completes, whoami alone says the plat login to run, and a login made meanwhile brings the tools', async () => {
+    const served = await serve();
+    let changed = 0;
+    served.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    expect((await served.client.listTools()).tools.map((t) => t.name)).toEqual(['whoami']);
+    expect(served.client.getInstructions()).toContain('no one has signed in yet, so only whoami is offered');
+    const whoami = await call(served, 'whoami');
+    expect(whoami.isError).toBe(true);
+    expect(text(whoami)).toBe('Not logged in. Run: plat login --base-url <url>');
+    // The host's log says it too, for the person reading it.
+    expect(served.stderr()).toContain('plat mcp: profile default is not signed in; tools that need a session answer with what to run until the person runs plat login --base-url <url>');
+    expect(served.stderr()).toContain('plat mcp: Not logged in. Run: plat login --base-url <url>');
+
+    await login();
+    const { tools } = await served.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['whoami', 'call', 'listCourses', 'getCourse']));
+    expect(changed).toBeGreaterThan(0);
+    const course = await call(served, 'getCourse', { courseId: 'course-101' });
+    expect(course.structuredContent, text(course)).toMatchObject({ authenticated: true });
+    expect((await call(served, 'whoami')).structuredContent).toMatchObject({ platform: platform.baseUrl });
+  });
+
+  it('with the platform named: its operations are listed, each that needs a session says so, and a public one goes anonymously', async () => {
     const served = await serve(['--base-url', platform.baseUrl]);
-    const result = await call(served, 'listCourses');
-    expect(result.isError).toBe(true);
-    expect(text(result)).toMatch(/^Not logged in\. Run: plat login --base-url/);
+    expect((await served.client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['whoami', 'call', 'listCourses', 'getCourse', 'echo']));
+    platform.stats.reset();
+    for (const [name, args] of [['getCourse', { courseId: 'course-101' }], ['whoami', {}], ['call', { method: 'GET', path: '/api/echo' }]] as const) {
+      const refused = await call(served, name, args);
+      expect(refused.isError, name).toBe(true);
+      expect(text(refused), name).toBe(`Not logged in. Run: plat login --base-url ${platform.baseUrl}`);
+    }
+    expect(platform.stats.events).toEqual([]);
+    // echo's security is [{}] or none at all: it needs no session, and goes without a token.
+    const anonymous = await call(served, 'echo');
+    expect(anonymous.isError, text(anonymous)).toBeFalsy();
+    expect(anonymous.structuredContent).toMatchObject({ authenticated: false });
+    expect(anonymous.structuredContent.headers.authorization).toBeUndefined();
+    // Signed in meanwhile: the same tool goes with the session, as plat call does.
+    await login();
+    expect((await call(served, 'echo')).structuredContent).toMatchObject({ authenticated: true });
+  });
+});
+
+describe('cancellation and bounds', () => {
+  /** A path the platform holds open; resolves `closed` when plat ends the connection before any answer. */
+  function held(path: string, options: { firstPage?: boolean } = {}) {
+    let arrived!: () => void;
+    let closed!: () => void;
+    const seen = { arrived: new Promise<void>((r) => (arrived = r)), closed: new Promise<void>((r) => (closed = r)) };
+    platform.override(path, (req, res) => {
+      if (options.firstPage && !req.url!.includes('page=2')) {
+        res.writeHead(200, { 'content-type': 'application/json', link: `<${platform.baseUrl}${path}?page=2>; rel="next"` });
+        res.end('[1, 2]');
+        return true;
+      }
+      res.on('close', () => {
+        if (!res.writableEnded) closed();
+      });
+      arrived();
+      return true;
+    });
+    return seen;
+  }
+
+  it('a call the client cancels ends its request at once, paging included; the server goes on', async () => {
+    await login();
+    const served = await serve();
+    for (const [path, args] of [
+      ['/api/held', { method: 'GET', path: '/api/held' }],
+      ['/api/held-list', { method: 'GET', path: '/api/held-list', paginate: true }],
+    ] as const) {
+      const seen = held(path, { firstPage: path === '/api/held-list' });
+      const controller = new AbortController();
+      const answer = served.client.callTool({ name: 'call', arguments: args }, undefined, { signal: controller.signal });
+      await seen.arrived;
+      controller.abort(new Error('the person pressed stop'));
+      await expect(answer).rejects.toThrow('the person pressed stop');
+      // The platform sees the connection end (the tool's own deadline is a minute away).
+      await seen.closed;
+    }
+    expect((await call(served, 'getCourse', { courseId: 'course-101' })).isError).toBeFalsy();
+  });
+
+  it('a call cancelled while it waits to retry (a 503 asking for 50 s) ends then: the server exits at once, the platform asked no more', async () => {
+    await login();
+    let hits = 0;
+    platform.override('/api/busy', (_req, res) => {
+      hits++;
+      res.writeHead(503, { 'retry-after': '50', 'content-type': 'application/json' });
+      res.end('{}');
+      return true;
+    });
+    const child = spawn(process.execPath, [platBin, 'mcp'], { env: home.env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // Should it fail (time out), the server it started does not outlive the test.
+    onTestFinished(() => void (child.exitCode === null && child.kill()));
+    const waiting = new Promise<void>((resolve) => {
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+        if (stderr.includes('GET /api/busy: HTTP 503; retrying in 50 s')) resolve();
+      });
+    });
+    const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'call', arguments: { method: 'GET', path: '/api/busy' } } });
+    await waiting;
+    send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'the person pressed stop' } });
+    // The host closes stdin: plat mcp ends once the calls in flight have settled, which a wait of 50 s would hold up.
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    expect(hits).toBe(1);
+  });
+
+  it('a result nested 100,000 deep comes back as text with a note, and the server goes on', async () => {
+    await login();
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    platform.override('/api/deep', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(deep);
+      return true;
+    });
+    const served = await serve();
+    const result = await call(served, 'call', { method: 'GET', path: '/api/deep' });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toBeUndefined();
+    expect(result.content[0]!.text).toBe(deep);
+    expect(result.content[1]!.text).toBe('[plat: the response nests deeper than 256 levels, so it is given as text only, not as structured content.]');
+    // Paged: the engine refuses a page past its own bound (1,000); an item past 256 is refused as a tool error.
+    const paged = await call(served, 'call', { method: 'GET', path: '/api/deep', paginate: true });
+    expect(paged.isError).toBe(true);
+    expect(text(paged)).toMatch(/^The page 1 of GET \/api\/deep nests deeper than 1000 levels/);
+    platform.override('/api/deep-items', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`[1, ${'['.repeat(300)}${']'.repeat(300)}]`);
+      return true;
+    });
+    const items = await call(served, 'call', { method: 'GET', path: '/api/deep-items', paginate: true });
+    expect(text(items)).toBe('An item of the list nests deeper than 256 levels, more than plat mcp passes on as JSON: call the list without paginate to have its pages as text.');
+    expect((await call(served, 'getCourse', { courseId: 'course-101' })).isError).toBeFalsy();
+  });
+
+  it('a 16 MiB argument gets a JSON-RPC error for its request, and the server goes on', async () => {
+    await login();
+    const served = await serve();
+    platform.stats.reset();
+    const huge = served.client.callTool({ name: 'call', arguments: { method: 'GET', path: '/api/echo', query: { q: 'x'.repeat(16 * 1024 * 1024) } } });
+    await expect(huge).rejects.toMatchObject({ code: -32600, message: expect.stringContaining("The message is 16.0 MiB, over plat mcp's bound of 8.0 MiB, so it was not read") });
+    expect(platform.stats.events).toEqual([]);
+    expect((await call(served, 'getCourse', { courseId: 'course-101' })).isError).toBeFalsy();
+    expect(served.stderr()).toContain("plat mcp: The message is 16.0 MiB, over plat mcp's bound");
+  });
+
+  it('stdin failing is a sentence on stderr and a non-zero exit, not a quiet end', async () => {
+    await login();
+    // stdin a TCP connection the host end resets once the handshake is answered: reading fails with ECONNRESET.
+    const { child, host } = await new Promise<{ child: ChildProcess; host: Socket }>((resolve) => {
+      let child: ChildProcess | undefined;
+      let host: Socket | undefined;
+      const both = () => child && host && resolve({ child, host });
+      const server = createNetServer((socket) => {
+        server.close();
+        host = socket;
+        both();
+      });
+      server.listen(0, '127.0.0.1', () => {
+        const ours = connect((server.address() as AddressInfo).port, '127.0.0.1', () => {
+          child = spawn(process.execPath, [platBin, 'mcp'], { env: home.env as NodeJS.ProcessEnv, stdio: [ours, 'pipe', 'pipe'] });
+          ours.destroy();
+          both();
+        });
+      });
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const answered = new Promise<void>((resolve) =>
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        if (stdout.includes('"id":1')) resolve();
+      }),
+    );
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    host.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`);
+    await answered;
+    host.resetAndDestroy();
+    expect(await exited, stderr).toBe(1);
+    expect(stderr).toMatch(/plat mcp stopped: reading from the host failed \(read ECONNRESET\)\./);
+    expect(stderr).not.toMatch(/\n\s+at /);
   });
 });
 

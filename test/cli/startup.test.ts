@@ -154,7 +154,8 @@ describe('plat mcp and the MCP SDK, which it alone uses', () => {
     expect(mcp).not.toContain('// node_modules/ajv-formats/');
     // Every other plat module is dist/main.cjs's copy, handed over (one PlatError class, one registry of secrets).
     const own = [...mcp.matchAll(/^\/\/ (src\/\S+)$/gm)].map((m) => m[1]);
-    expect(new Set(own)).toEqual(new Set(['src/commands/mcp.ts', 'src/commands/mcp-call.ts', 'src/commands/mcp-tools.ts', 'src/commands/mcp-schema.ts', 'src/commands/mcp-sdk.ts']));
+    const mcpModules = ['mcp', 'mcp-call', 'mcp-tools', 'mcp-schema', 'mcp-sdk', 'mcp-stdio', 'mcp-bounds', 'mcp-host'];
+    expect(new Set(own)).toEqual(new Set(mcpModules.map((name) => `src/commands/${name}.ts`)));
     expect(mcp).toContain('// plat-main:src/errors.ts');
   });
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as status } from '../../../src/commands/status.js';
 import { libraryFetch } from '../../../src/library/fetch.js';
-import { accessToken, apiUrl, currentProfile, describeSession, grantedScopes, heldScopes, identify, openClient, pageItems, refreshNow, responseFailure } from '../../../src/session/index.js';
+import { accessToken, apiUrl, currentProfile, describeSession, heldScopes, identify, openClient, pageItems, refreshNow, responseFailure } from '../../../src/session/index.js';
 import { signIn } from '../../helpers/consent.js';
 import { expectPlatError, useTestContexts, type TestContext } from '../../helpers/context.js';
 import { useHome, usePlatform } from '../../helpers/platform.js';
@@ -56,11 +56,11 @@ const NOT_ISSUED = 'token-from-the-environment-the-platform-never-issued';
 describe('PLAT_TOKEN wins over the stored session, in every verb that yields or sends a token', () => {
   const withEnvToken = (): TestContext => open({ env: { PLAT_TOKEN: NOT_ISSUED }, globals: { json: true } });
 
-  it('accessToken hands out PLAT_TOKEN, and grantedScopes names none', async () => {
+  it('accessToken hands out PLAT_TOKEN, and heldScopes names none', async () => {
     await signedIn();
     const t = withEnvToken();
     expect(await accessToken(t.ctx)).toMatchObject({ kind: 'env', token: NOT_ISSUED });
-    expect(await grantedScopes(t.ctx)).toBeUndefined();
+    expect(heldScopes(t.ctx, await currentProfile(t.ctx), undefined)).toEqual({ session: false, scopes: [] });
   });
 
   it("openClient sends PLAT_TOKEN (the platform refuses it), not the session's, and refreshes nothing", async () => {
@@ -115,7 +115,7 @@ describe("a stored session's token goes only to its own platform, in every verb 
   const namingElsewhere = (): TestContext => open({ globals: { baseUrl: elsewhere.url, json: true } });
   const notThere = () => new RegExp(`^Profile default is signed in to ${platform.baseUrl.replace(/[.:/]/g, '\\$&')}, not to ${elsewhere.url.replace(/[.:/]/g, '\\$&')}`);
 
-  it('accessToken, identify, refreshNow and a client that needs the session refuse, exit 4; grantedScopes names none', async () => {
+  it('accessToken, identify, refreshNow and a client that needs the session refuse, exit 4; heldScopes names none', async () => {
     await signedIn();
     const t = namingElsewhere();
     await expectPlatError(t, () => accessToken(t.ctx), 4, notThere());
@@ -123,7 +123,7 @@ describe("a stored session's token goes only to its own platform, in every verb 
     await expectPlatError(t, () => refreshNow(t.ctx), 4, notThere());
     await expectPlatError(t, () => openClient(t.ctx, { auth: 'required' }), 4, notThere());
     await expectPlatError(t, () => libraryFetch(t.ctx, '/api/courses'), 4, notThere());
-    expect(await grantedScopes(t.ctx)).toBeUndefined();
+    expect(heldScopes(t.ctx, await currentProfile(t.ctx), elsewhere.url)).toEqual({ session: false, scopes: [] });
     expect(elsewhere.authorizations).toEqual([]);
     expect(platform.stats.count('token:refresh_token')).toBe(0);
   });
