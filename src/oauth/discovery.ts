@@ -24,10 +24,14 @@ export interface Discovery {
   fetchedAt: number;
 }
 
-export async function discover(deps: OAuthDeps, baseUrl: string, now: number): Promise<Discovery> {
+/**
+ * `resourceMetadata`: where the API's protected-resource document is when no well-known address has it (given with
+ * plat login --resource-metadata, or named by a 401 of the API plat remembered); asked first.
+ */
+export async function discover(deps: OAuthDeps, baseUrl: string, now: number, options: { resourceMetadata?: string } = {}): Promise<Discovery> {
   const base = new URL(baseUrl);
   const tried: Tried[] = [];
-  const resource = await discoverResource(deps, base, tried);
+  const resource = await discoverResource(deps, base, tried, options.resourceMetadata);
   const issuer = chooseIssuer(resource, baseUrl);
   const as = await discoverAuthorizationServer(deps, new URL(issuer), tried);
   const filledFromSpec = fillFromSpec(as, baseUrl);
@@ -54,8 +58,12 @@ class NotThere extends Error {
  * origin's own, for a base URL with a path, among them) is never used (§3.3). An API that publishes none is its own
  * authorization server (the platform's layout).
  */
-async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[]): Promise<oauth.ResourceServer | undefined> {
+async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[], named?: string): Promise<oauth.ResourceServer | undefined> {
   const step = "reading the API's protected-resource metadata";
+  if (named) {
+    const given = await tryDocument(deps, step, new URL(named), tried, (response) => readResource(response, base));
+    if (given) return given;
+  }
   const found = await tryDocument(deps, step, wellKnown(base, 'oauth-protected-resource', 'inserted'), tried, (response) => readResource(response, base));
   if (found) return found;
   const linked = await resourceMetadataLink(deps, base, tried);
@@ -70,14 +78,21 @@ async function tryDocument<T>(
   tried: Tried[],
   read: (response: Response) => Promise<T>,
 ): Promise<T | undefined> {
-  const url = address.href;
+  let url = address.href;
   let response: Response | undefined;
   try {
     response = await getJson(deps, address);
-    // A redirect is not followed (a metadata document moved elsewhere could name any endpoints): refused, not skipped.
+    const slashed = slashRedirect(address, response);
+    if (slashed) {
+      await response.body?.cancel();
+      url = slashed.href;
+      response = await getJson(deps, slashed);
+    }
+    // Any other redirect is not followed (a metadata document moved elsewhere could name any endpoints): this
+    // address does not have it, and the next one is asked.
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel();
-      throw new PlatError(`While ${step}, ${address.origin} answered with HTTP ${response.status} (a redirect, which plat does not follow for sign-in metadata). Check the base URL.`);
+      throw new NotThere(redirectAnswer(response, slashed ?? address));
     }
     if (response.status !== 200) {
       await response.body?.cancel();
@@ -102,6 +117,34 @@ async function tryDocument<T>(
     if (broken) throw broken;
     throw toPlatError(error, step, address.origin);
   }
+}
+
+/**
+ * The one redirect discovery follows: on the same origin, to the same address with only a `/` appended (Django's
+ * APPEND_SLASH answers `/.well-known/openid-configuration` with a 301 to the slash form, where django-oauth-toolkit
+ * serves it). Followed once; what it serves is still bound to its issuer by the metadata's own check.
+ */
+function slashRedirect(address: URL, response: Response): URL | undefined {
+  if (response.status < 300 || response.status >= 400 || address.pathname.endsWith('/')) return undefined;
+  const target = redirectTarget(address, response);
+  if (!target || target.origin !== address.origin || target.search !== address.search) return undefined;
+  return target.pathname === `${address.pathname}/` ? target : undefined;
+}
+
+function redirectTarget(address: URL, response: Response): URL | undefined {
+  const location = response.headers.get('location');
+  if (!location) return undefined;
+  try {
+    return new URL(location, address);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a redirect is recorded as, in the list of addresses tried: where it pointed, never followed. */
+function redirectAnswer(response: Response, address: URL): string {
+  const target = redirectTarget(address, response);
+  return target ? `HTTP ${response.status}, redirected to ${sanitize(target.href, 200)}` : `HTTP ${response.status}, a redirect without a usable Location`;
 }
 
 /** The document itself was wrong (not JSON, not an object, a required member missing): not a network failure. */

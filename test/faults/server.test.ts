@@ -73,6 +73,34 @@ describe('metadata', () => {
     expect(JSON.stringify(document)).not.toContain('evil.example.test');
   });
 
+  it('OpenID configuration served only at the address with a trailing slash (a 301 to it, as Django answers): the one redirect followed, and login works', async () => {
+    platform.knobs.metadataAddress = 'slash-only';
+    const result = await login(['--scope', 'courses:read']);
+    expectSuccess(result);
+    expect(platform.stats.count('GET /.well-known/openid-configuration')).toBe(1);
+    expect(platform.stats.count('GET /.well-known/openid-configuration/')).toBeGreaterThanOrEqual(1);
+    expect(await expectConsistent(home)).toBe('logged-in');
+    expectSuccess(await home.run(['call', 'GET', '/api/courses']));
+  });
+
+  it.each<[string, (path: string) => string]>([
+    ['another origin', () => 'http://127.0.0.2:9/steal'],
+    ['another path on the same origin', (path) => `${platform.baseUrl}/moved${path}`],
+  ])('every well-known address redirecting to %s: none followed, each recorded as "redirected to …" and the next tried, exit 1', async (_what, target) => {
+    platform.override('/.well-known/', (req, res) => {
+      res.writeHead(302, { location: target(req.url ?? '/') });
+      res.end();
+      return true;
+    });
+    const result = await login();
+    expectFailure(result, 1, /found no usable sign-in metadata for /);
+    const wellKnown = ['oauth-protected-resource', 'oauth-authorization-server', 'openid-configuration'];
+    for (const name of wellKnown) expect(result.stderr).toMatch(new RegExp(`/\\.well-known/${name} \\(HTTP 302, redirected to ${target(`/.well-known/${name}`).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`));
+    expect(Object.keys(platform.stats.keys()).filter((key) => key.includes('/moved'))).toEqual([]);
+    expect(platform.stats.count('register')).toBe(0);
+    await expectNoSession();
+  });
+
   it('missing authorization and token endpoints are filled from the documented paths: login works there, discover says so', async () => {
     platform.knobs.metadata = 'missing-endpoints';
     const result = await login(['--verbose']);
@@ -192,12 +220,35 @@ describe('token responses', () => {
     ['no-access-token', /While exchanging the sign-in code for tokens, the server broke the protocol \(the response body "access_token" property must be a string\)/],
     ['token-type-mac', /not a Bearer token|only supports Bearer/],
     ['negative-expires-in', /"expires_in" property must be a non-negative number/],
-  ])('code exchange answered with %s: exit 1 after consent, nothing stored', async (knob, message) => {
+  ])('code exchange answered with %s: exit 1 after consent, nothing stored, and the session the server may hold is named', async (knob, message) => {
     platform.knobs.tokenResponse = knob;
     const result = await login();
     expectFailure(result, 1, message);
+    // The code is spent and the server issued tokens (a refresh token among them) that plat never stored.
+    expect(result.stderr).toMatch(/The server may now hold a session for plat that plat could not store, and so cannot revoke/);
     expect(platform.stats.count('token:authorization_code')).toBe(1);
     await expectNoSession();
+  });
+
+  it('without token_type (as OpenAuth answers): read as Bearer at the code exchange and at refresh, said under --verbose only', async () => {
+    platform.knobs.tokenResponse = 'no-token-type';
+    const untyped = /no token_type \(RFC 6749 §5\.1 requires one\); plat reads it as Bearer/;
+    const quiet = await login(['--scope', 'courses:read']);
+    expectSuccess(quiet);
+    expect(quiet.stderr).not.toMatch(untyped);
+    const loud = await login(['--scope', 'courses:read', '--verbose']);
+    expectSuccess(loud);
+    expect(loud.stderr).toMatch(untyped);
+    expect((await readState(home)).session!.tokenType).toBe('Bearer');
+    const before = (await readState(home)).session!.accessToken;
+    const refresh = await home.run(['refresh', '--verbose']);
+    expectSuccess(refresh);
+    expect(refresh.stderr).toMatch(untyped);
+    expect((await readState(home)).session!.accessToken).not.toBe(before);
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expectSuccess(call);
+    expect(JSON.parse(call.stdout).anonymous).toBe(false);
+    expect(await expectConsistent(home)).toBe('logged-in');
   });
 
   it('without expires_in: signed in with an unknown expiry, never refreshed before use', async () => {
@@ -231,6 +282,8 @@ describe('token responses', () => {
     platform.override('/api/oauth/token', handler);
     const result = await login();
     expectFailure(result, code, message);
+    // Only an answer of 200 may have issued tokens: an error status spent nothing the server holds for plat.
+    if (!/HTML/.test(_what)) expect(result.stderr).not.toMatch(/may now hold a session/);
     await expectNoSession();
   });
 });
