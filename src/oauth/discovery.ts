@@ -61,8 +61,14 @@ class NotThere extends Error {
 async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[], named?: string): Promise<oauth.ResourceServer | undefined> {
   const step = "reading the API's protected-resource metadata";
   if (named) {
-    const given = await tryDocument(deps, step, new URL(named), tried, (response) => readResource(response, base));
-    if (given) return given;
+    const address = new URL(named);
+    // As for a 401's resource_metadata: TLS, or loopback; never an http document for an https API.
+    if (!isSecureOrLoopback(address) || (address.protocol === 'http:' && base.protocol === 'https:')) {
+      tried.push({ url: address.href, answer: 'not https://' });
+    } else {
+      const given = await tryDocument(deps, step, address, tried, (response) => readResource(response, base));
+      if (given) return given;
+    }
   }
   const found = await tryDocument(deps, step, wellKnown(base, 'oauth-protected-resource', 'inserted'), tried, (response) => readResource(response, base));
   if (found) return found;

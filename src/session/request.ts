@@ -14,6 +14,7 @@ import { NetworkError, UsageError } from '../errors.js';
 import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
+import { rememberResourceMetadata } from './resource-hint.js';
 import { anonymousNote, bindSession, freshToken, noSessionError, type Binding, type TokenSource } from './binding.js';
 
 export type AuthMode = 'auto' | 'anonymous' | 'required';
@@ -51,6 +52,11 @@ export interface RequestGovernor {
 export interface ApiResponse extends HttpResponse {
   /** The token that went with the request, if any. */
   token?: TokenSource;
+  /**
+   * A 401 to a request made without a session named the API's protected-resource document on its own origin:
+   * remembered for the login that follows (resource-hint.ts), and named in the error that says to log in.
+   */
+  signIn?: { baseUrl: string; resourceMetadata: string };
 }
 
 export interface ApiClient {
@@ -149,10 +155,31 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
     }
     const result = response as ApiResponse;
     result.token = token;
+    if (response.status === 401 && !token && binding.kind === 'none' && options.auth !== 'anonymous' && binding.baseUrl && request.url.origin === origin) {
+      result.signIn = await rememberChallenge(ctx, binding.baseUrl, response);
+    }
     return result;
   };
 
   return { baseUrl: binding.baseUrl, profile: binding.profile, send };
+}
+
+/**
+ * RFC 9728 §5.1: the API's 401 names its protected-resource document. Only one on the API's own origin is kept (a
+ * document elsewhere could name any authorization server); discovery still checks that it is for this API.
+ */
+async function rememberChallenge(ctx: Context, baseUrl: string, response: HttpResponse): Promise<ApiResponse['signIn']> {
+  const named = parseBearerChallenge(header(response, 'www-authenticate'))?.resourceMetadata;
+  if (!named) return undefined;
+  let address: URL;
+  try {
+    address = new URL(named, baseUrl);
+  } catch {
+    return undefined;
+  }
+  if (address.origin !== new URL(baseUrl).origin) return undefined;
+  await rememberResourceMetadata(ctx, baseUrl, address.href);
+  return { baseUrl, resourceMetadata: address.href };
 }
 
 async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSource | undefined, replayable: boolean, deadline: number): Promise<HttpResponse> {

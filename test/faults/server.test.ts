@@ -430,3 +430,44 @@ describe('the callback', () => {
     await expect(fetch(`http://127.0.0.1:${port}/callback`)).rejects.toThrow();
   });
 });
+
+describe('a challenge only on POST (an MCP-style endpoint whose document is at a custom address)', () => {
+  const mcp = () => `${platform.baseUrl}/mcp`;
+  const loginAt = (args: string[]) => {
+    const approval = approving(platform, { firstOnly: true });
+    return home.run(['login', '--no-browser', '--base-url', mcp(), ...args], { onStderr: approval.onStderr });
+  };
+
+  it('discovery alone finds nothing; plat call meets the 401, names the login for that base URL and remembers the document, and that login works', async () => {
+    platform.knobs.postOnlyMcp = true;
+    expectFailure(await loginAt([]), 1, /no platform at|no usable sign-in metadata/i);
+
+    const call = await home.run(['call', 'POST', mcp(), '--base-url', mcp(), '-f', 'method=ping']);
+    expectFailure(call, 4, new RegExp(`POST /mcp needs you to be signed in \\(HTTP 401\\); the API names its sign-in metadata at ${platform.baseUrl}/mcp-resource\\.json, which plat will use\\. Run: plat login --base-url ${mcp()}`), { stdout: true });
+
+    // plat batch's line says the same (the address is remembered by the one request path every adapter shares).
+    const batch = await home.run(['batch', '-', '--base-url', mcp()], { stdin: `${JSON.stringify({ method: 'POST', path: '/', body: { method: 'ping' } })}\n` });
+    expect(batch.code).toBe(1);
+    expect(JSON.parse(batch.stdout.trim())).toMatchObject({ status: 401, ok: false, error: expect.stringMatching(/sign-in metadata at .*mcp-resource\.json.*Run: plat login --base-url/) });
+
+    const login = await loginAt(['--scope', 'courses:read']);
+    expectSuccess(login);
+    expect(platform.stats.count('GET /mcp-resource.json')).toBeGreaterThanOrEqual(1);
+    expect((await readState(home)).profile).toMatchObject({ baseUrl: mcp(), issuer: platform.issuer, resource: mcp() });
+    const signedIn = await home.run(['call', 'POST', mcp(), '-f', 'method=ping']);
+    expectSuccess(signedIn);
+    expect(JSON.parse(signedIn.stdout).result.user).toBe('user-ada');
+  });
+
+  it('plat login --resource-metadata gives the address by hand; one that is not http(s) is a usage error', async () => {
+    platform.knobs.postOnlyMcp = true;
+    expectFailure(await home.run(['login', '--base-url', mcp(), '--resource-metadata', 'ftp://example.test/x']), 2, /--resource-metadata must be the https:\/\/ address/);
+    const login = await loginAt(['--scope', 'courses:read', '--resource-metadata', `${platform.baseUrl}/mcp-resource.json`]);
+    expectSuccess(login);
+    expect((await readState(home)).profile).toMatchObject({ baseUrl: mcp(), resource: mcp() });
+    // Remembered: a later discovery of this base URL (the cache dropped) still finds the same authorization server.
+    const discover = await home.run(['discover', '--base-url', mcp(), '--refresh', '--json']);
+    expect(discover.code, discover.stderr).toBe(0);
+    expect(JSON.parse(discover.stdout).issuer).toBe(platform.issuer);
+  });
+});
