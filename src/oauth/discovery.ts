@@ -33,7 +33,8 @@ export async function discover(deps: OAuthDeps, baseUrl: string, now: number, op
   const tried: Tried[] = [];
   const resource = await discoverResource(deps, base, tried, options.resourceMetadata);
   const issuer = chooseIssuer(resource, baseUrl);
-  const as = await discoverAuthorizationServer(deps, new URL(issuer), tried);
+  // A document plat was told of and could not use: the error lists why, not only the metadata addresses' 404s.
+  const as = await discoverAuthorizationServer(deps, new URL(issuer), tried, Boolean(options.resourceMetadata) && !resource);
   const filledFromSpec = fillFromSpec(as, baseUrl);
   return { baseUrl, issuer: as.issuer, resource, as, filledFromSpec, fetchedAt: now };
 }
@@ -255,7 +256,7 @@ function chooseIssuer(resource: oauth.ResourceServer | undefined, baseUrl: strin
  * OIDC Discovery §4 has it, then inserted, as some servers publish it). A 4xx, 5xx or non-JSON answer moves on to
  * the next address; metadata that names another issuer stops discovery at once (RFC 8414 §3.3).
  */
-async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: Tried[]): Promise<oauth.AuthorizationServer> {
+async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: Tried[], listAll = false): Promise<oauth.AuthorizationServer> {
   const step = 'reading the authorization server metadata';
   const hasPath = issuer.pathname !== '/' && issuer.pathname !== '';
   const addresses = [wellKnown(issuer, 'oauth-authorization-server', 'inserted'), wellKnown(issuer, 'openid-configuration', 'appended')];
@@ -279,7 +280,7 @@ async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: 
   const own = tried.slice(first);
   // Neither metadata document exists: a wrong address (often a base URL with a path the platform does not
   // have), not a server having a bad day.
-  if (own.every((t) => t.answer === 'HTTP 404')) throw noMetadataError(issuer);
+  if (!listAll && own.every((t) => t.answer === 'HTTP 404')) throw noMetadataError(issuer);
   throw new PlatError(
     `plat found no usable sign-in metadata for ${issuer.href.replace(/\/$/, '')}. It asked: ${tried.map((t) => `${sanitize(t.url, 200)} (${t.answer})`).join('; ')}. ` +
       'Check the base URL (plat discover --base-url <url> shows what an address publishes), or try again later if the server is having trouble.',
