@@ -165,8 +165,9 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
 }
 
 /**
- * RFC 9728 §5.1: the API's 401 names its protected-resource document. Only one on the API's own origin is kept (a
- * document elsewhere could name any authorization server); discovery still checks that it is for this API.
+ * RFC 9728 §5.1: the API's 401 names its protected-resource document. Only one on the API's own origin and not at
+ * the well-known address is kept (a document elsewhere could name any authorization server); discovery still
+ * checks that it is for this API.
  */
 async function rememberChallenge(ctx: Context, baseUrl: string, response: HttpResponse): Promise<ApiResponse['signIn']> {
   const named = parseBearerChallenge(header(response, 'www-authenticate'))?.resourceMetadata;
@@ -177,7 +178,10 @@ async function rememberChallenge(ctx: Context, baseUrl: string, response: HttpRe
   } catch {
     return undefined;
   }
-  if (address.origin !== new URL(baseUrl).origin) return undefined;
+  const base = new URL(baseUrl);
+  if (address.origin !== base.origin) return undefined;
+  // The well-known address (RFC 9728 §3.1) is where discovery looks anyway: nothing to remember, nothing to add.
+  if (address.href === new URL(`/.well-known/oauth-protected-resource${base.pathname.replace(/\/+$/, '')}`, base).href) return undefined;
   await rememberResourceMetadata(ctx, baseUrl, address.href);
   return { baseUrl, resourceMetadata: address.href };
 }

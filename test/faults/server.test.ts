@@ -459,6 +459,16 @@ describe('a challenge only on POST (an MCP-style endpoint whose document is at a
     expect(JSON.parse(signedIn.stdout).result.user).toBe('user-ada');
   });
 
+  it('a 401 naming the well-known address (where discovery looks anyway) or another origin: the plain sentence, nothing remembered', async () => {
+    for (const named of [`${platform.baseUrl}/.well-known/oauth-protected-resource`, 'http://127.0.0.2:9/prm.json']) {
+      platform.override('/api/private', json(401, { error: 'unauthorized' }, { 'www-authenticate': `Bearer resource_metadata="${named}"` }));
+      const call = await home.run(['call', 'GET', '/api/private', '--base-url', platform.baseUrl]);
+      expectFailure(call, 4, /GET \/api\/private needs you to be signed in \(HTTP 401\)\. Run: plat login/, { stdout: true });
+      expect(await listFiles(`${home.configDir}/resource-metadata`).catch(() => [])).toEqual([]);
+      platform.clearOverrides();
+    }
+  });
+
   it('plat login --resource-metadata gives the address by hand; one that is not http(s) is a usage error', async () => {
     platform.knobs.postOnlyMcp = true;
     expectFailure(await home.run(['login', '--base-url', mcp(), '--resource-metadata', 'ftp://example.test/x']), 2, /--resource-metadata must be the https:\/\/ address/);
