@@ -3,7 +3,7 @@
  * oauth4webapi with the response checked before plat keeps anything.
  */
 import * as oauth from 'oauth4webapi';
-import { AuthError, PlatError } from '../errors.js';
+import { AuthError, InterruptedError, PlatError } from '../errors.js';
 import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
@@ -77,6 +77,7 @@ function codeExchangeFailure(error: unknown, endpoint: URL): PlatError {
 
 /** A refusal of tokens the server did issue (it answered 200): the sentence says what the server may still hold. */
 export function heldByServer(failure: PlatError): PlatError {
+  if (failure instanceof InterruptedError) return failure; // Ctrl-C stays Ctrl-C
   return new PlatError(`${failure.message} ${HELD_BY_SERVER}`, failure.exitCode, { cause: failure });
 }
 

@@ -244,6 +244,16 @@ describe('discover: redirects at metadata addresses', () => {
     expect(f.urls()).not.toContain(location);
   });
 
+  it('a redirect without a Location (or one that is not a URL) is recorded as such', async () => {
+    const f = fakeFetch({
+      [`${BASE}/.well-known/oauth-authorization-server`]: () => new Response(null, { status: 307 }),
+      [`${BASE}/.well-known/openid-configuration`]: redirect('http://[bad'),
+    });
+    const error = await rejection(discover(f.deps, BASE, NOW));
+    expect(error.message).toContain(`${BASE}/.well-known/oauth-authorization-server (HTTP 307, a redirect without a usable Location)`);
+    expect(error.message).toContain(`${BASE}/.well-known/openid-configuration (HTTP 301, a redirect without a usable Location)`);
+  });
+
   it('a redirect of the slash form itself is not followed further', async () => {
     const f = fakeFetch({
       [`${BASE}/.well-known/openid-configuration`]: redirect('/.well-known/openid-configuration/'),
