@@ -7,7 +7,7 @@
 __plat_takes_value() {
   case $2 in --base-url|--profile) return 0 ;; esac
   case $1 in
-    login) case $2 in --scope|--add-scope|--port|--resource|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
+    login) case $2 in --scope|--add-scope|--port|--resource|--resource-metadata|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
     token) case $2 in --min-ttl) return 0 ;; esac ;;
     exec) case $2 in --env|--min-ttl) return 0 ;; esac ;;
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
@@ -49,7 +49,7 @@ __plat_value_kind() {
 __plat_options() {
   echo '--version --base-url --profile --json --verbose --no-color --no-prompt -h --help'
   case $1 in
-    login) echo '--scope --add-scope --device --no-browser --port --resource --client-id --client-secret-stdin --client-metadata-url --timeout --for -h --help' ;;
+    login) echo '--scope --add-scope --device --no-browser --port --resource --resource-metadata --client-id --client-secret-stdin --client-metadata-url --timeout --for -h --help' ;;
     whoami) echo '-h --help' ;;
     status) echo '--check -h --help' ;;
     switch) echo '-h --help' ;;

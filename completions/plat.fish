@@ -7,7 +7,7 @@ function __plat_takes_value
     contains -- $argv[2] --base-url --profile; and return 0
     switch $argv[1]
         case login
-            contains -- $argv[2] --scope --add-scope --port --resource --client-id --client-metadata-url --timeout --for; and return 0
+            contains -- $argv[2] --scope --add-scope --port --resource --resource-metadata --client-id --client-metadata-url --timeout --for; and return 0
         case token
             contains -- $argv[2] --min-ttl; and return 0
         case exec
@@ -119,6 +119,7 @@ complete -c plat -n '__plat_using login' -l device -d 'sign in with a code on an
 complete -c plat -n '__plat_using login' -l no-browser -d 'do not open a browser; print the address only'
 complete -c plat -n '__plat_using login' -l port -d 'port of the local callback listener on 127.0.0.1 (default: a free one)' -x
 complete -c plat -n '__plat_using login' -l resource -d 'resource indicator (RFC 8707) to bind the tokens to' -x
+complete -c plat -n '__plat_using login' -l resource-metadata -d 'address of the API\'s protected-resource metadata (RFC 9728), where no well-known address has it' -x
 complete -c plat -n '__plat_using login' -l client-id -d 'use a pre-registered client instead of registering one' -x
 complete -c plat -n '__plat_using login' -l client-secret-stdin -d 'read the pre-registered client\'s secret from the first line of stdin'
 complete -c plat -n '__plat_using login' -l client-metadata-url -d 'use the https URL of your client ID metadata document as the client_id (servers that support it)' -x

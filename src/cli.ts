@@ -153,6 +153,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
       .option('--no-browser', 'do not open a browser; print the address only')
       .option('--port <n>', 'port of the local callback listener on 127.0.0.1 (default: a free one)')
       .option('--resource <uri>', 'resource indicator (RFC 8707) to bind the tokens to')
+      .option('--resource-metadata <url>', "address of the API's protected-resource metadata (RFC 9728), where no well-known address has it")
       .option('--client-id <id>', 'use a pre-registered client instead of registering one')
       .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
       .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
@@ -171,6 +172,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
           'plat login --for listEnrolments --for getSchoolReport   # least privilege: just what those operations need',
           'plat login --no-browser --port 8765                # browser elsewhere: forward the port or paste the final URL',
           'plat login --device                                # over SSH: enter a code on any device',
+          'plat login --resource-metadata https://api.example.com/mcp-meta.json',
           'plat login --client-id my-app --client-secret-stdin < secret.txt',
           'plat login --json | jq -r .expiresAt',
         ) + '\n\nSigning in beyond one desktop (SSH, containers, device codes, step-up, integrations, several accounts):\nplat help sign-in.',

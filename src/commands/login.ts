@@ -24,12 +24,26 @@ function validateResource(resource: string): void {
   }
 }
 
+/** The address of a protected-resource document (RFC 9728): an absolute http(s) URL. */
+function validateResourceMetadata(address: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(address);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash) {
+    throw new UsageError(`--resource-metadata must be the https:// address of the API's protected-resource metadata document (RFC 9728): ${address}`);
+  }
+}
+
 export interface LoginFlags {
   scope?: string[];
   addScope?: string[];
   browser: boolean;
   port?: string;
   resource?: string;
+  resourceMetadata?: string;
   clientId?: string;
   clientSecretStdin?: boolean;
   clientMetadataUrl?: string;
@@ -42,6 +56,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
   // Every check of the flags themselves happens here, before the session is asked for anything.
   const client = clientChoice(flags);
   if (flags.resource !== undefined) validateResource(flags.resource);
+  if (flags.resourceMetadata !== undefined) validateResourceMetadata(flags.resourceMetadata);
   if (flags.device && flags.port !== undefined) throw new UsageError('--port is for the browser login\'s callback listener; --device needs none. Drop one of them.');
   const forScopes = flags.for?.length ? await plannedScopes(ctx, flags.for) : undefined;
   const result = await signIn(ctx, {
@@ -51,6 +66,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     browser: flags.browser,
     port: parsePositiveInt(flags.port, '--port', 65535),
     resource: flags.resource,
+    resourceMetadata: flags.resourceMetadata,
     client,
     timeoutSeconds: parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 300,
     device: flags.device,

@@ -11,7 +11,8 @@ import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
-import { toSession } from './tokens.js';
+import { bearerWhenUntyped } from './token-type.js';
+import { heldByServer, toSession } from './tokens.js';
 import { sanitize } from '../text.js';
 import type { TokenSet } from './types.js';
 
@@ -103,13 +104,16 @@ export async function pollDeviceToken(
   const endpoint = assertSecureEndpoint(as, 'token_endpoint');
   const client = toOAuthClient(credentials.registration);
   let result: oauth.TokenEndpointResponse;
+  let issued = false;
   try {
-    const response = await oauth.deviceCodeGrantRequest(as, client, clientAuth(credentials, as, 'token'), input.deviceCode, {
+    const answer = await oauth.deviceCodeGrantRequest(as, client, clientAuth(credentials, as, 'token'), input.deviceCode, {
       ...requestOptions(deps, endpoint),
       ...(input.resource ? { additionalParameters: { resource: input.resource } } : {}),
     });
-    result = await oauth.processDeviceCodeResponse(as, client, response);
+    issued = answer.status === 200;
+    result = await oauth.processDeviceCodeResponse(as, client, await bearerWhenUntyped(deps, answer));
   } catch (error) {
+    if (issued) throw heldByServer(toPlatError(error, 'waiting for the device sign-in', endpoint.origin));
     const body = oauthErrorOf(error);
     switch (body?.error) {
       case 'authorization_pending':
@@ -129,7 +133,11 @@ export async function pollDeviceToken(
     }
   }
   const claims = result.id_token ? oauth.getValidatedIdTokenClaims(result) : undefined;
-  return { session: toSession(result, input.now, input.requestedScopes), idTokenClaims: claims };
+  try {
+    return { session: toSession(result, input.now, input.requestedScopes), idTokenClaims: claims };
+  } catch (error) {
+    throw error instanceof PlatError ? heldByServer(error) : error;
+  }
 }
 
 /** The device grant's tokens, and the claims of the ID token that came with them (validated; no nonce in this flow). */

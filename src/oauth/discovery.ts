@@ -24,12 +24,17 @@ export interface Discovery {
   fetchedAt: number;
 }
 
-export async function discover(deps: OAuthDeps, baseUrl: string, now: number): Promise<Discovery> {
+/**
+ * `resourceMetadata`: where the API's protected-resource document is when no well-known address has it (given with
+ * plat login --resource-metadata, or named by a 401 of the API plat remembered); asked first.
+ */
+export async function discover(deps: OAuthDeps, baseUrl: string, now: number, options: { resourceMetadata?: string } = {}): Promise<Discovery> {
   const base = new URL(baseUrl);
   const tried: Tried[] = [];
-  const resource = await discoverResource(deps, base, tried);
+  const resource = await discoverResource(deps, base, tried, options.resourceMetadata);
   const issuer = chooseIssuer(resource, baseUrl);
-  const as = await discoverAuthorizationServer(deps, new URL(issuer), tried);
+  // A document plat was told of and could not use: the error lists why, not only the metadata addresses' 404s.
+  const as = await discoverAuthorizationServer(deps, new URL(issuer), tried, Boolean(options.resourceMetadata) && !resource);
   const filledFromSpec = fillFromSpec(as, baseUrl);
   return { baseUrl, issuer: as.issuer, resource, as, filledFromSpec, fetchedAt: now };
 }
@@ -54,8 +59,18 @@ class NotThere extends Error {
  * origin's own, for a base URL with a path, among them) is never used (§3.3). An API that publishes none is its own
  * authorization server (the platform's layout).
  */
-async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[]): Promise<oauth.ResourceServer | undefined> {
+async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[], named?: string): Promise<oauth.ResourceServer | undefined> {
   const step = "reading the API's protected-resource metadata";
+  if (named) {
+    const address = new URL(named);
+    // As for a 401's resource_metadata: TLS, or loopback; never an http document for an https API.
+    if (!isSecureOrLoopback(address) || (address.protocol === 'http:' && base.protocol === 'https:')) {
+      tried.push({ url: address.href, answer: 'not https://' });
+    } else {
+      const given = await tryDocument(deps, step, address, tried, (response) => readResource(response, base));
+      if (given) return given;
+    }
+  }
   const found = await tryDocument(deps, step, wellKnown(base, 'oauth-protected-resource', 'inserted'), tried, (response) => readResource(response, base));
   if (found) return found;
   const linked = await resourceMetadataLink(deps, base, tried);
@@ -70,14 +85,21 @@ async function tryDocument<T>(
   tried: Tried[],
   read: (response: Response) => Promise<T>,
 ): Promise<T | undefined> {
-  const url = address.href;
+  let url = address.href;
   let response: Response | undefined;
   try {
     response = await getJson(deps, address);
-    // A redirect is not followed (a metadata document moved elsewhere could name any endpoints): refused, not skipped.
+    const slashed = slashRedirect(address, response);
+    if (slashed) {
+      await response.body?.cancel();
+      url = slashed.href;
+      response = await getJson(deps, slashed);
+    }
+    // Any other redirect is not followed (a metadata document moved elsewhere could name any endpoints): this
+    // address does not have it, and the next one is asked.
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel();
-      throw new PlatError(`While ${step}, ${address.origin} answered with HTTP ${response.status} (a redirect, which plat does not follow for sign-in metadata). Check the base URL.`);
+      throw new NotThere(redirectAnswer(response, slashed ?? address));
     }
     if (response.status !== 200) {
       await response.body?.cancel();
@@ -102,6 +124,34 @@ async function tryDocument<T>(
     if (broken) throw broken;
     throw toPlatError(error, step, address.origin);
   }
+}
+
+/**
+ * The one redirect discovery follows: on the same origin, to the same address with only a `/` appended (Django's
+ * APPEND_SLASH answers `/.well-known/openid-configuration` with a 301 to the slash form, where django-oauth-toolkit
+ * serves it). Followed once; what it serves is still bound to its issuer by the metadata's own check.
+ */
+function slashRedirect(address: URL, response: Response): URL | undefined {
+  if (response.status < 300 || response.status >= 400 || address.pathname.endsWith('/')) return undefined;
+  const target = redirectTarget(address, response);
+  if (!target || target.origin !== address.origin || target.search !== address.search) return undefined;
+  return target.pathname === `${address.pathname}/` ? target : undefined;
+}
+
+function redirectTarget(address: URL, response: Response): URL | undefined {
+  const location = response.headers.get('location');
+  if (!location) return undefined;
+  try {
+    return new URL(location, address);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a redirect is recorded as, in the list of addresses tried: where it pointed, never followed. */
+function redirectAnswer(response: Response, address: URL): string {
+  const target = redirectTarget(address, response);
+  return target ? `HTTP ${response.status}, redirected to ${sanitize(target.href, 200)}` : `HTTP ${response.status}, a redirect without a usable Location`;
 }
 
 /** The document itself was wrong (not JSON, not an object, a required member missing): not a network failure. */
@@ -206,7 +256,7 @@ function chooseIssuer(resource: oauth.ResourceServer | undefined, baseUrl: strin
  * OIDC Discovery §4 has it, then inserted, as some servers publish it). A 4xx, 5xx or non-JSON answer moves on to
  * the next address; metadata that names another issuer stops discovery at once (RFC 8414 §3.3).
  */
-async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: Tried[]): Promise<oauth.AuthorizationServer> {
+async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: Tried[], listAll = false): Promise<oauth.AuthorizationServer> {
   const step = 'reading the authorization server metadata';
   const hasPath = issuer.pathname !== '/' && issuer.pathname !== '';
   const addresses = [wellKnown(issuer, 'oauth-authorization-server', 'inserted'), wellKnown(issuer, 'openid-configuration', 'appended')];
@@ -230,7 +280,7 @@ async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: 
   const own = tried.slice(first);
   // Neither metadata document exists: a wrong address (often a base URL with a path the platform does not
   // have), not a server having a bad day.
-  if (own.every((t) => t.answer === 'HTTP 404')) throw noMetadataError(issuer);
+  if (!listAll && own.every((t) => t.answer === 'HTTP 404')) throw noMetadataError(issuer);
   throw new PlatError(
     `plat found no usable sign-in metadata for ${issuer.href.replace(/\/$/, '')}. It asked: ${tried.map((t) => `${sanitize(t.url, 200)} (${t.answer})`).join('; ')}. ` +
       'Check the base URL (plat discover --base-url <url> shows what an address publishes), or try again later if the server is having trouble.',

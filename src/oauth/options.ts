@@ -5,6 +5,8 @@ import { MAX_OAUTH_BODY_BYTES } from './endpoints.js';
 
 export interface OAuthDeps {
   fetch: Fetch;
+  /** Where a note for --verbose goes (unset: nowhere); what it says is never a secret. */
+  note?: (text: string) => void;
 }
 
 /**

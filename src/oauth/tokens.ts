@@ -3,12 +3,13 @@
  * oauth4webapi with the response checked before plat keeps anything.
  */
 import * as oauth from 'oauth4webapi';
-import { AuthError, PlatError } from '../errors.js';
+import { AuthError, InterruptedError, PlatError } from '../errors.js';
 import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { sanitize } from '../text.js';
 import { requestOptions, type OAuthDeps } from './options.js';
+import { bearerWhenUntyped, HELD_BY_SERVER } from './token-type.js';
 import type { TokenSet } from './types.js';
 
 function additional(resource?: string) {
@@ -32,9 +33,9 @@ export async function exchangeCode(
 ): Promise<{ session: TokenSet; idTokenSubject?: string; idTokenClaims?: Record<string, unknown> }> {
   const endpoint = assertSecureEndpoint(as, 'token_endpoint');
   const client = toOAuthClient(credentials.registration);
-  let result: oauth.TokenEndpointResponse;
+  let issued = false;
   try {
-    const response = await oauth.authorizationCodeGrantRequest(
+    const answer = await oauth.authorizationCodeGrantRequest(
       as,
       client,
       clientAuth(credentials, as, 'token'),
@@ -43,30 +44,41 @@ export async function exchangeCode(
       input.codeVerifier,
       { ...requestOptions(deps, endpoint), ...additional(input.resource) },
     );
+    issued = answer.status === 200;
+    const response = await bearerWhenUntyped(deps, answer);
     // An ID token that comes back is validated (issuer, audience, expiry, and the nonce plat sent); none is ever
     // required: a plain OAuth 2.x server that was asked for openid (or grants it) may issue none, and the access
     // token is still good. Which check applies is decided by whether the answer carries one.
     const idToken = await carriesIdToken(response);
-    result = await oauth.processAuthorizationCodeResponse(
+    const result = await oauth.processAuthorizationCodeResponse(
       as,
       client,
       response,
       idToken ? { expectedNonce: input.nonce ?? oauth.expectNoNonce, requireIdToken: true } : undefined,
     );
+    const claims = result.id_token ? oauth.getValidatedIdTokenClaims(result) : undefined;
+    return { session: toSession(result, input.now, input.requestedScopes), idTokenSubject: claims?.sub, idTokenClaims: claims };
   } catch (error) {
-    const nonce = nonceFailure(error);
-    if (nonce) throw new AuthError(nonce, { cause: error });
-    const body = oauthErrorOf(error);
-    if (body?.error === 'invalid_grant') {
-      throw new AuthError('The server did not accept the sign-in code (invalid_grant). Run plat login again.', { cause: error });
-    }
-    if (body?.error === 'invalid_client') {
-      throw new ClientRejectedError(body.description);
-    }
-    throw toPlatError(error, 'exchanging the sign-in code for tokens', endpoint.origin);
+    const failure = codeExchangeFailure(error, endpoint);
+    throw issued ? heldByServer(failure) : failure;
   }
-  const claims = result.id_token ? oauth.getValidatedIdTokenClaims(result) : undefined;
-  return { session: toSession(result, input.now, input.requestedScopes), idTokenSubject: claims?.sub, idTokenClaims: claims };
+}
+
+function codeExchangeFailure(error: unknown, endpoint: URL): PlatError {
+  const nonce = nonceFailure(error);
+  if (nonce) return new AuthError(nonce, { cause: error });
+  const body = oauthErrorOf(error);
+  if (body?.error === 'invalid_grant') {
+    return new AuthError('The server did not accept the sign-in code (invalid_grant). Run plat login again.', { cause: error });
+  }
+  if (body?.error === 'invalid_client') return new ClientRejectedError(body.description);
+  return toPlatError(error, 'exchanging the sign-in code for tokens', endpoint.origin);
+}
+
+/** A refusal of tokens the server did issue (it answered 200): the sentence says what the server may still hold. */
+export function heldByServer(failure: PlatError): PlatError {
+  if (failure instanceof InterruptedError) return failure; // Ctrl-C stays Ctrl-C
+  return new PlatError(`${failure.message} ${HELD_BY_SERVER}`, failure.exitCode, { cause: failure });
 }
 
 /** Whether a token response's JSON body has an id_token member (any value: a malformed one is then refused). */
@@ -118,10 +130,11 @@ export async function refreshTokens(
   const client = toOAuthClient(credentials.registration);
   let result: oauth.TokenEndpointResponse;
   try {
-    const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(credentials, as, 'token'), refreshToken, {
+    const answer = await oauth.refreshTokenGrantRequest(as, client, clientAuth(credentials, as, 'token'), refreshToken, {
       ...requestOptions(deps, endpoint),
       ...additional(input.resource),
     });
+    const response = await bearerWhenUntyped(deps, answer);
     result = await oauth.processRefreshTokenResponse(as, client, response);
   } catch (error) {
     const body = oauthErrorOf(error);

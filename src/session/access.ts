@@ -141,7 +141,7 @@ export async function refreshSession(
     assertSameIssuer(ctx, profile, discovery.issuer);
     let session: StoredSession;
     try {
-      const tokens = await refreshTokens({ fetch: (await ctx.http()).fetch }, discovery.as, credentialsOf(ctx, current), {
+      const tokens = await refreshTokens({ fetch: (await ctx.http()).fetch, note: ctx.globals.verbose ? (text) => ctx.io.note(text) : undefined }, discovery.as, credentialsOf(ctx, current), {
         previous: current.session,
         resource: profile.resource,
         now: ctx.now(),

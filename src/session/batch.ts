@@ -9,6 +9,7 @@ import type { Context } from '../context.js';
 import { bodyReadError } from '../body-error.js';
 import { AuthError } from '../errors.js';
 import { createGovernor, type Governor } from './batch-governor.js';
+import { responseError } from './response-error.js';
 import { type ApiClient, type ApiRequest, type ApiResponse } from './request.js';
 
 export interface BatchItem {
@@ -141,7 +142,7 @@ export function runBatch(ctx: Context, client: ApiClient, items: AsyncIterable<B
         stats.started++;
         await options.onStart?.(item);
         try {
-          result = await sendOne(client, item, governor);
+          result = await sendOne(ctx, client, item, governor);
         } catch (error) {
           if (error instanceof AuthError) {
             // The session ended (refresh refused): nothing more can succeed; the line stays "in flight" in the journal.
@@ -231,7 +232,7 @@ function scrubbed(ctx: Context, result: BatchResult): BatchResult {
   return out;
 }
 
-async function sendOne(client: ApiClient, item: BatchItem, governor: Governor): Promise<BatchResult> {
+async function sendOne(ctx: Context, client: ApiClient, item: BatchItem, governor: Governor): Promise<BatchResult> {
   const headers = { ...item.request.headers };
   if (item.idempotencyKey) headers['idempotency-key'] = item.idempotencyKey;
   const response = await client.send({
@@ -247,6 +248,8 @@ async function sendOne(client: ApiClient, item: BatchItem, governor: Governor): 
   const result: BatchResult = { id: item.id, line: item.line, status: response.status, ok };
   if (body.error) result.error = body.error;
   else if (body.value !== undefined) result.body = body.value;
+  // A 401 naming the API's sign-in metadata (plat remembered it): the line says which login to run.
+  if (response.signIn && !result.error) result.error = responseError(ctx, { ...item.request, headers }, response)?.message;
   return result;
 }
 

@@ -10,6 +10,7 @@ import type { ClientCredentials } from '../oauth/client.js';
 import type { Discovery } from '../oauth/discovery.js';
 import { DeviceCodeRejectedError, pollDeviceToken, startDeviceAuthorization, type DeviceAuthorization, type DeviceTokens } from '../oauth/device.js';
 import { noLocalBrowser } from './consent.js';
+import { deps as oauthDeps } from './login-client.js';
 
 export interface DeviceWait {
   scopes: string[];
@@ -21,7 +22,7 @@ export interface DeviceWait {
 }
 
 export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, credentials: ClientCredentials, input: DeviceWait): Promise<DeviceTokens> {
-  const deps = { fetch: (await ctx.http()).fetch };
+  const deps = await oauthDeps(ctx);
   const started = ctx.now();
   const device = await startDeviceAuthorization(deps, discovery.as, credentials, { scopes: input.scopes, resource: input.resource, now: started });
   ctx.secrets.remember(device.deviceCode);

@@ -35,16 +35,22 @@ export async function readCachedDiscovery(
   }
 }
 
-/** Fresh cache, or discover and cache. `refresh` skips the cache (after the server rejected something). */
-export async function getDiscovery(ctx: Context, baseUrl: string, options: { refresh?: boolean } = {}): Promise<Discovery> {
-  if (!options.refresh) {
+/**
+ * Fresh cache, or discover and cache. `refresh` skips the cache (after the server rejected something).
+ * `resourceMetadata` (plat login --resource-metadata): the API's protected-resource document is there; it skips
+ * the cache, and once it served, it is remembered for every later discovery of this base URL.
+ */
+export async function getDiscovery(ctx: Context, baseUrl: string, options: { refresh?: boolean; resourceMetadata?: string } = {}): Promise<Discovery> {
+  if (!options.refresh && !options.resourceMetadata) {
     const cached = await readCachedDiscovery(ctx, baseUrl);
     if (cached) return cached;
   }
   const http = await ctx.http();
   // The protocol library is loaded only when discovery really happens, not for a cache hit.
-  const { discover } = await import('../oauth/discovery.js');
-  const discovery = await discover({ fetch: http.fetch }, baseUrl, ctx.now());
+  const [{ discover }, hints] = await Promise.all([import('../oauth/discovery.js'), import('./resource-hint.js')]);
+  const resourceMetadata = options.resourceMetadata ?? (await hints.rememberedResourceMetadata(ctx, baseUrl));
+  const discovery = await discover({ fetch: http.fetch }, baseUrl, ctx.now(), { resourceMetadata });
+  if (options.resourceMetadata && discovery.resource) await hints.rememberResourceMetadata(ctx, baseUrl, options.resourceMetadata);
   if (discovery.filledFromSpec.length > 0 && ctx.globals.verbose) {
     ctx.io.note(`The metadata lacks ${discovery.filledFromSpec.join(', ')}; using the platform's documented paths.`);
   }

@@ -296,6 +296,7 @@ export async function forgetRegistration(ctx: Context, profile: Profile, refused
   }
 }
 
+/** The protocol layer's side effects: plat's HTTP client, and its notes on stderr under --verbose. */
 export async function deps(ctx: Context): Promise<OAuthDeps> {
-  return { fetch: (await ctx.http()).fetch };
+  return { fetch: (await ctx.http()).fetch, note: ctx.globals.verbose ? (text) => ctx.io.note(text) : undefined };
 }

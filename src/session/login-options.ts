@@ -19,6 +19,8 @@ export interface LoginOptions {
   port?: number;
   /** An absolute URI without a fragment (RFC 8707), checked by the command. */
   resource?: string;
+  /** Where the API's protected-resource document is (RFC 9728), when no well-known address has it. */
+  resourceMetadata?: string;
   client: ClientChoice;
   timeoutSeconds: number;
   /** `--device`: the device authorization grant (RFC 8628) instead of the browser's redirect. */

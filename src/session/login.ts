@@ -75,7 +75,7 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     const secret = choice.kind === 'registered' && choice.secretOnStdin ? await readSecret(ctx, stdin) : undefined;
     // A login nobody can approve fails now, before anything is discovered or registered, not after --timeout.
     (await import('./finish-ways.js')).assertLoginCanFinish(ctx, options, profile.name, baseUrl);
-    let discovery = await getDiscovery(ctx, baseUrl);
+    let discovery = await getDiscovery(ctx, baseUrl, { resourceMetadata: options.resourceMetadata });
     const stored = profile.client?.issuer === discovery.issuer ? profile.client : undefined;
     const documentClient = metadataUrl ?? (choice.kind === 'auto' && stored && isMetadataDocumentClient(stored) ? stored.clientId : undefined);
     if (documentClient && !supportsClientMetadataDocuments(discovery.as)) {

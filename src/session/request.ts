@@ -15,6 +15,7 @@ import { headerKey, refusedHeader } from '../header-rule.js';
 import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
+import { rememberResourceMetadata } from './resource-hint.js';
 import { anonymousNote, bindSession, freshToken, noSessionError, type Binding, type TokenSource } from './binding.js';
 
 export type AuthMode = 'auto' | 'anonymous' | 'required';
@@ -56,6 +57,11 @@ export interface ApiResponse extends HttpResponse {
   token?: TokenSource;
   /** The session's platform (its origin), when one is known: a response from elsewhere is not the session's to fix. */
   platformOrigin?: string;
+  /**
+   * A 401 to a request made without a session named the API's protected-resource document on its own origin:
+   * remembered for the login that follows (resource-hint.ts), and named in the error that says to log in.
+   */
+  signIn?: { baseUrl: string; resourceMetadata: string };
 }
 
 export interface ApiClient {
@@ -156,6 +162,9 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
     const result = response as ApiResponse;
     result.token = token;
     result.platformOrigin = origin;
+    if (response.status === 401 && !token && binding.kind === 'none' && options.auth !== 'anonymous' && binding.baseUrl && request.url.origin === origin) {
+      result.signIn = await rememberChallenge(ctx, binding.baseUrl, response);
+    }
     return result;
   };
 
@@ -176,6 +185,28 @@ function headersToSend(request: ApiRequest, towardPlatform: boolean): Record<str
     headers[key] = Object.hasOwn(headers, key) ? `${headers[key]}, ${value}` : value;
   }
   return headers;
+}
+
+/**
+ * RFC 9728 §5.1: the API's 401 names its protected-resource document. Only one on the API's own origin and not at
+ * the well-known address is kept (a document elsewhere could name any authorization server); discovery still
+ * checks that it is for this API.
+ */
+async function rememberChallenge(ctx: Context, baseUrl: string, response: HttpResponse): Promise<ApiResponse['signIn']> {
+  const named = parseBearerChallenge(header(response, 'www-authenticate'))?.resourceMetadata;
+  if (!named) return undefined;
+  let address: URL;
+  try {
+    address = new URL(named, baseUrl);
+  } catch {
+    return undefined;
+  }
+  const base = new URL(baseUrl);
+  if (address.origin !== base.origin) return undefined;
+  // The well-known address (RFC 9728 §3.1) is where discovery looks anyway: nothing to remember, nothing to add.
+  if (address.href === new URL(`/.well-known/oauth-protected-resource${base.pathname.replace(/\/+$/, '')}`, base).href) return undefined;
+  await rememberResourceMetadata(ctx, baseUrl, address.href);
+  return { baseUrl, resourceMetadata: address.href };
 }
 
 async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSource | undefined, replayable: boolean, deadline: number): Promise<HttpResponse> {

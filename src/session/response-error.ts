@@ -51,6 +51,12 @@ export function responseError(ctx: Context, request: ApiRequest, response: ApiRe
     return new ScopeError(`${where} needs the scope ${named}, which this session does not have. Run: ${suggestCommand(ctx, ['login', '--add-scope', scopes.join(',')], { profile })}`);
   }
   if (status === 401) {
+    if (!token && response.signIn) {
+      const { baseUrl, resourceMetadata } = response.signIn;
+      return new AuthError(
+        `${where} needs you to be signed in (HTTP 401); the API names its sign-in metadata at ${sanitize(resourceMetadata, 200)}, which plat will use. Run: ${suggestCommand(ctx, ['login'], { baseUrl })}`,
+      );
+    }
     if (!token) return new AuthError(`${where} needs you to be signed in (HTTP 401). Run: ${suggestCommand(ctx, ['login'])}`);
     if (token.kind === 'env') return new AuthError(`The server rejected PLAT_TOKEN (HTTP 401) for ${where}. Provide a valid token, or unset PLAT_TOKEN to use the stored session.`);
     return new AuthError(`The server rejected the token even after a refresh (HTTP 401) for ${where}. Run: ${suggestCommand(ctx, ['login'], { profile })}`);

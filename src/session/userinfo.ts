@@ -48,10 +48,13 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
   // A session without openid is a plain OAuth 2.x session: the server owes it no identity, so not knowing is the
   // answer (exit 0), said plainly, rather than a failure.
   const withoutOpenId = source.kind === 'session' && !source.session.scopes.includes('openid');
-  const withoutUserInfo = (why: string, quietly = false): WhoAmI => {
-    if (known || !withoutOpenId) return quietly ? { ...fromIdToken(why, true) } : fromIdToken(why);
+  const notTold = (why: string): WhoAmI => {
     if (!options.quiet) ctx.io.note(`${why}, and the server issued no ID token: it does not tell plat who you are. The session itself works (plat call uses it).`);
     return { claims: {}, from: 'none', why, baseUrl, profile, source };
+  };
+  const withoutUserInfo = (why: string, quietly = false): WhoAmI => {
+    if (known || !withoutOpenId) return quietly ? { ...fromIdToken(why, true) } : fromIdToken(why);
+    return notTold(why);
   };
   // Tokens bound to an API the user named (--resource) are for it: UserInfo is not asked. A binding plat chose
   // itself is the normal case: UserInfo is asked (some servers take such tokens), and its refusal is no news.
@@ -59,6 +62,9 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
   if (bound && !profile.resourceByDefault) return withoutUserInfo(`The session's tokens are bound to ${bound}, which UserInfo does not accept`);
   if (typeof discovery.as.userinfo_endpoint !== 'string') {
     if (known || withoutOpenId) return withoutUserInfo(`The authorization server ${discovery.issuer} offers no UserInfo endpoint`);
+    // A session that holds openid as far as plat was told (a server that echoes no scope, like OpenAuth) but got
+    // no ID token, from a server with no UserInfo: nothing could say who it is, so that is the answer, not a failure.
+    if (source.kind === 'session') return notTold(`The authorization server ${discovery.issuer} offers no UserInfo endpoint`);
     throw new PlatError(`The authorization server ${discovery.issuer} offers no UserInfo endpoint, so plat cannot ask who the token belongs to.`);
   }
   const http = await ctx.http();

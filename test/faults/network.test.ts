@@ -64,10 +64,13 @@ const redirectElsewhere = (status: number): Handler => (_req, res) => {
 };
 
 const LOGIN_ENDPOINTS: Array<[string, string]> = [
-  ['the protected-resource metadata', '/.well-known/oauth-protected-resource'],
-  ['the authorization server metadata', '/.well-known/oauth-authorization-server'],
   ['the registration endpoint', '/api/oauth/register'],
   ['the token endpoint', '/api/oauth/token'],
+];
+/** A metadata address that redirects is passed over for the next one (the contract's discovery line). */
+const METADATA_ADDRESSES: Array<[string, string]> = [
+  ['the protected-resource metadata', '/.well-known/oauth-protected-resource'],
+  ['the authorization server metadata', '/.well-known/oauth-authorization-server'],
 ];
 
 async function login(h: Home = home) {
@@ -216,6 +219,13 @@ describe('redirects to another origin', () => {
     expectFailure(result, 1, /unexpected HTTP 307|HTTP 307/);
     expect(seenElsewhere).toEqual([]);
     await expectNoSession();
+  });
+
+  it.each(METADATA_ADDRESSES)('from %s during login: not followed, nothing reaches the other origin, the next address serves the login', async (_what, path) => {
+    platform.override(path, redirectElsewhere(307));
+    expectSuccess(await login());
+    expect(seenElsewhere).toEqual([]);
+    expect(await expectConsistent(home)).toBe('logged-in');
   });
 
   it('from the token endpoint during refresh, and from UserInfo: not followed, the refresh token and the access token stay home', async () => {

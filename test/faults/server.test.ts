@@ -73,6 +73,34 @@ describe('metadata', () => {
     expect(JSON.stringify(document)).not.toContain('evil.example.test');
   });
 
+  it('OpenID configuration served only at the address with a trailing slash (a 301 to it, as Django answers): the one redirect followed, and login works', async () => {
+    platform.knobs.metadataAddress = 'slash-only';
+    const result = await login(['--scope', 'courses:read']);
+    expectSuccess(result);
+    expect(platform.stats.count('GET /.well-known/openid-configuration')).toBe(1);
+    expect(platform.stats.count('GET /.well-known/openid-configuration/')).toBeGreaterThanOrEqual(1);
+    expect(await expectConsistent(home)).toBe('logged-in');
+    expectSuccess(await home.run(['call', 'GET', '/api/courses']));
+  });
+
+  it.each<[string, (path: string) => string]>([
+    ['another origin', () => 'http://127.0.0.2:9/steal'],
+    ['another path on the same origin', (path) => `${platform.baseUrl}/moved${path}`],
+  ])('every well-known address redirecting to %s: none followed, each recorded as "redirected to …" and the next tried, exit 1', async (_what, target) => {
+    platform.override('/.well-known/', (req, res) => {
+      res.writeHead(302, { location: target(req.url ?? '/') });
+      res.end();
+      return true;
+    });
+    const result = await login();
+    expectFailure(result, 1, /found no usable sign-in metadata for /);
+    const wellKnown = ['oauth-protected-resource', 'oauth-authorization-server', 'openid-configuration'];
+    for (const name of wellKnown) expect(result.stderr).toMatch(new RegExp(`/\\.well-known/${name} \\(HTTP 302, redirected to ${target(`/.well-known/${name}`).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`));
+    expect(Object.keys(platform.stats.keys()).filter((key) => key.includes('/moved'))).toEqual([]);
+    expect(platform.stats.count('register')).toBe(0);
+    await expectNoSession();
+  });
+
   it('missing authorization and token endpoints are filled from the documented paths: login works there, discover says so', async () => {
     platform.knobs.metadata = 'missing-endpoints';
     const result = await login(['--verbose']);
@@ -192,12 +220,35 @@ describe('token responses', () => {
     ['no-access-token', /While exchanging the sign-in code for tokens, the server broke the protocol \(the response body "access_token" property must be a string\)/],
     ['token-type-mac', /not a Bearer token|only supports Bearer/],
     ['negative-expires-in', /"expires_in" property must be a non-negative number/],
-  ])('code exchange answered with %s: exit 1 after consent, nothing stored', async (knob, message) => {
+  ])('code exchange answered with %s: exit 1 after consent, nothing stored, and the session the server may hold is named', async (knob, message) => {
     platform.knobs.tokenResponse = knob;
     const result = await login();
     expectFailure(result, 1, message);
+    // The code is spent and the server issued tokens (a refresh token among them) that plat never stored.
+    expect(result.stderr).toMatch(/The server may now hold a session for plat that plat could not store, and so cannot revoke/);
     expect(platform.stats.count('token:authorization_code')).toBe(1);
     await expectNoSession();
+  });
+
+  it('without token_type (as OpenAuth answers): read as Bearer at the code exchange and at refresh, said under --verbose only', async () => {
+    platform.knobs.tokenResponse = 'no-token-type';
+    const untyped = /no token_type \(RFC 6749 §5\.1 requires one\); plat reads it as Bearer/;
+    const quiet = await login(['--scope', 'courses:read']);
+    expectSuccess(quiet);
+    expect(quiet.stderr).not.toMatch(untyped);
+    const loud = await login(['--scope', 'courses:read', '--verbose']);
+    expectSuccess(loud);
+    expect(loud.stderr).toMatch(untyped);
+    expect((await readState(home)).session!.tokenType).toBe('Bearer');
+    const before = (await readState(home)).session!.accessToken;
+    const refresh = await home.run(['refresh', '--verbose']);
+    expectSuccess(refresh);
+    expect(refresh.stderr).toMatch(untyped);
+    expect((await readState(home)).session!.accessToken).not.toBe(before);
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expectSuccess(call);
+    expect(JSON.parse(call.stdout).anonymous).toBe(false);
+    expect(await expectConsistent(home)).toBe('logged-in');
   });
 
   it('without expires_in: signed in with an unknown expiry, never refreshed before use', async () => {
@@ -231,6 +282,8 @@ describe('token responses', () => {
     platform.override('/api/oauth/token', handler);
     const result = await login();
     expectFailure(result, code, message);
+    // Only an answer of 200 may have issued tokens: an error status spent nothing the server holds for plat.
+    if (!/HTML/.test(_what)) expect(result.stderr).not.toMatch(/may now hold a session/);
     await expectNoSession();
   });
 });
@@ -375,5 +428,56 @@ describe('the callback', () => {
     expect(platform.stats.count('token:authorization_code')).toBe(1);
     const port = redirectPort(AUTHORIZE_URL.exec(result.stderr)![1]!);
     await expect(fetch(`http://127.0.0.1:${port}/callback`)).rejects.toThrow();
+  });
+});
+
+describe('a challenge only on POST (an MCP-style endpoint whose document is at a custom address)', () => {
+  const mcp = () => `${platform.baseUrl}/mcp`;
+  const loginAt = (args: string[]) => {
+    const approval = approving(platform, { firstOnly: true });
+    return home.run(['login', '--no-browser', '--base-url', mcp(), ...args], { onStderr: approval.onStderr });
+  };
+
+  it('discovery alone finds nothing; plat call meets the 401, names the login for that base URL and remembers the document, and that login works', async () => {
+    platform.knobs.postOnlyMcp = true;
+    expectFailure(await loginAt([]), 1, /no platform at|no usable sign-in metadata/i);
+
+    const call = await home.run(['call', 'POST', mcp(), '--base-url', mcp(), '-f', 'method=ping']);
+    expectFailure(call, 4, new RegExp(`POST /mcp needs you to be signed in \\(HTTP 401\\); the API names its sign-in metadata at ${platform.baseUrl}/mcp-resource\\.json, which plat will use\\. Run: plat login --base-url ${mcp()}`), { stdout: true });
+
+    // plat batch's line says the same (the address is remembered by the one request path every adapter shares).
+    const batch = await home.run(['batch', '-', '--base-url', mcp()], { stdin: `${JSON.stringify({ method: 'POST', path: '/', body: { method: 'ping' } })}\n` });
+    expect(batch.code).toBe(1);
+    expect(JSON.parse(batch.stdout.trim())).toMatchObject({ status: 401, ok: false, error: expect.stringMatching(/sign-in metadata at .*mcp-resource\.json.*Run: plat login --base-url/) });
+
+    const login = await loginAt(['--scope', 'courses:read']);
+    expectSuccess(login);
+    expect(platform.stats.count('GET /mcp-resource.json')).toBeGreaterThanOrEqual(1);
+    expect((await readState(home)).profile).toMatchObject({ baseUrl: mcp(), issuer: platform.issuer, resource: mcp() });
+    const signedIn = await home.run(['call', 'POST', mcp(), '-f', 'method=ping']);
+    expectSuccess(signedIn);
+    expect(JSON.parse(signedIn.stdout).result.user).toBe('user-ada');
+  });
+
+  it('a 401 naming the well-known address (where discovery looks anyway) or another origin: the plain sentence, nothing remembered', async () => {
+    for (const named of [`${platform.baseUrl}/.well-known/oauth-protected-resource`, 'http://127.0.0.2:9/prm.json']) {
+      platform.override('/api/private', json(401, { error: 'unauthorized' }, { 'www-authenticate': `Bearer resource_metadata="${named}"` }));
+      const call = await home.run(['call', 'GET', '/api/private', '--base-url', platform.baseUrl]);
+      expectFailure(call, 4, /GET \/api\/private needs you to be signed in \(HTTP 401\)\. Run: plat login/, { stdout: true });
+      expect(await listFiles(`${home.configDir}/resource-metadata`).catch(() => [])).toEqual([]);
+      platform.clearOverrides();
+    }
+  });
+
+  it('plat login --resource-metadata gives the address by hand; one that is not http(s) is a usage error', async () => {
+    platform.knobs.postOnlyMcp = true;
+    expectFailure(await home.run(['login', '--base-url', mcp(), '--resource-metadata', 'ftp://example.test/x']), 2, /--resource-metadata must be the https:\/\/ address/);
+    const login = await loginAt(['--scope', 'courses:read', '--resource-metadata', `${platform.baseUrl}/mcp-resource.json`]);
+    expectSuccess(login);
+    expect((await readState(home)).profile).toMatchObject({ baseUrl: mcp(), resource: mcp() });
+    // Remembered: a later discovery of this base URL (the cache dropped) still finds the same authorization server.
+    const discover = await home.run(['discover', '--base-url', mcp(), '--refresh', '--json']);
+    expect(discover.code, discover.stderr).toBe(0);
+    expect(JSON.parse(discover.stdout).issuer).toBe(platform.issuer);
   });
 });

@@ -23,7 +23,7 @@ export interface PlatformOptions {
 export type MetadataKnob = 'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint';
 export type RegistrationKnob = 'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id';
 /** How a successful token response is mangled after the server issued (and rotated) the tokens. */
-export type TokenResponseKnob = 'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token' | 'huge-expires-in';
+export type TokenResponseKnob = 'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token' | 'huge-expires-in' | 'no-token-type';
 
 export interface Knobs {
   /** Seconds; read whenever an access token is issued. */
@@ -39,6 +39,16 @@ export interface Knobs {
   /** Members set on both metadata documents after `metadata` applies (a null value deletes the member); null = none. */
   metadataOverrides: Record<string, unknown> | null;
   protectedResourceMetadata: 'ok' | 'missing';
+  /**
+   * 'slash-only': the OpenID configuration only at /.well-known/openid-configuration/ (the address without the
+   * slash answers 301 to it, as Django's APPEND_SLASH does), the RFC 8414 address 404. Default 'ok'.
+   */
+  metadataAddress: 'ok' | 'slash-only';
+  /**
+   * An MCP-style endpoint at /mcp that serves only POST: without a token, 401 with a resource_metadata naming
+   * /mcp-resource.json (the document for the resource <base>/mcp, at no well-known address); GET answers 405.
+   */
+  postOnlyMcp: boolean;
   /** Advertised code_challenge_methods_supported: undefined = oidc-provider's (['S256']), null = omit the field. */
   codeChallengeMethods: string[] | null | undefined;
   /** Advertised authorization_response_iss_parameter_supported (iss is still sent). */

@@ -24,6 +24,12 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {Record<string, unknown> | null} metadataOverrides  members set on both metadata documents after the
  *   `metadata` knob (null = delete the member); null = none
  * @property {'ok' | 'missing'} protectedResourceMetadata
+ * @property {'ok' | 'slash-only'} metadataAddress  'slash-only' = the OpenID configuration is served only at
+ *   `/.well-known/openid-configuration/` (the address without the slash answers 301 to it, as Django's APPEND_SLASH
+ *   does for django-oauth-toolkit) and the RFC 8414 address answers 404
+ * @property {boolean} postOnlyMcp  an MCP-style endpoint at /mcp: only POST, a 401 without a token whose
+ *   resource_metadata names a protected-resource document at a custom address (/mcp-resource.json, for the
+ *   resource <base>/mcp); GET /mcp answers 405 with no challenge, and no well-known address has the document
  * @property {string[] | null | undefined} codeChallengeMethods  undefined = as oidc-provider says; null = omit
  * @property {boolean} issParameterSupported
  * @property {'ok' | 'error-500' | 'error-400-oauth' | 'error-400-plain' | 'no-client-id'} registration
@@ -54,7 +60,7 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
 
 /**
  * @typedef {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean | Promise<boolean>} OverrideHandler
- * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token' | 'huge-expires-in'} TokenResponseKnob
+ * @typedef {'ok' | 'no-access-token' | 'token-type-mac' | 'negative-expires-in' | 'string-expires-in' | 'no-expires-in' | 'control-char-access-token' | 'huge-expires-in' | 'no-token-type'} TokenResponseKnob
  */
 
 /** @returns {Knobs} */
@@ -67,6 +73,8 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     metadata: 'ok',
     metadataOverrides: null,
     protectedResourceMetadata: 'ok',
+    metadataAddress: 'ok',
+    postOnlyMcp: false,
     codeChallengeMethods: undefined,
     issParameterSupported: true,
     registration: 'ok',
@@ -365,6 +373,14 @@ export async function startPlatform(options = {}) {
       if (pathname.startsWith(prefix) && (await handler(req, res))) return;
     }
 
+    if (knobs.metadataAddress === 'slash-only' && pathname.startsWith('/.well-known/')) {
+      if (pathname === '/.well-known/openid-configuration') return sendJson(res, 301, {}, { location: `${pathname}/${url.search}` });
+      if (pathname !== '/.well-known/openid-configuration/') return sendJson(res, 404, { error: 'not_found' });
+      req.url = `/.well-known/openid-configuration${url.search}`;
+      return providerCallback(req, res);
+    }
+    if (knobs.postOnlyMcp && (await postOnlyMcp(req, res, pathname))) return;
+
     switch (pathname) {
       case '/.well-known/oauth-protected-resource':
         if (knobs.protectedResourceMetadata === 'missing') return sendJson(res, 404, { error: 'not_found' });
@@ -386,6 +402,34 @@ export async function startPlatform(options = {}) {
     if (await handleInteraction(provider, knobs, req, res, url)) return;
     if (await handleApi(req, res, url)) return;
     return providerCallback(req, res);
+  }
+
+  /**
+   * The POST-only MCP endpoint (knobs.postOnlyMcp): true when it answered.
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   * @param {string} pathname
+   */
+  async function postOnlyMcp(req, res, pathname) {
+    const resource = `${baseUrl}/mcp`;
+    if (pathname === '/mcp-resource.json') {
+      sendJson(res, 200, { ...protectedResourceMetadata(baseUrl, issuer), resource });
+      return true;
+    }
+    if (pathname !== '/mcp' && pathname !== '/mcp/') return false;
+    req.resume();
+    if (req.method !== 'POST') {
+      sendJson(res, 405, { error: 'method_not_allowed' }, { allow: 'POST' });
+      return true;
+    }
+    const token = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const known = token ? await provider.AccessToken.find(token).catch(() => undefined) : undefined;
+    if (!known) {
+      sendJson(res, 401, { error: 'unauthorized' }, { 'www-authenticate': `Bearer resource_metadata="${baseUrl}/mcp-resource.json"` });
+      return true;
+    }
+    sendJson(res, 200, { jsonrpc: '2.0', id: 1, result: { user: known.accountId } });
+    return true;
   }
 
   /**
@@ -573,6 +617,10 @@ function applyTokenResponseKnob(response, knob) {
       break;
     case 'token-type-mac':
       response.token_type = 'mac';
+      break;
+    case 'no-token-type':
+      // OpenAuth's answer: RFC 6749 §5.1 requires the member, and Go's x/oauth2 reads its absence as Bearer.
+      delete response.token_type;
       break;
     case 'negative-expires-in':
       response.expires_in = -3600;

@@ -192,7 +192,8 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
         // RFC 8707: the only protected resource is this platform's API, identified by its base URL.
         getResourceServerInfo: async (_ctx, resource) => {
           const wanted = resource.replace(/\/$/, '');
-          if (knobs.refuseResources || (wanted !== baseUrl && !knobs.extraResources.includes(wanted))) throw new errors.InvalidTarget();
+          const mcp = knobs.postOnlyMcp && wanted === `${baseUrl}/mcp`;
+          if (knobs.refuseResources || (wanted !== baseUrl && !mcp && !knobs.extraResources.includes(wanted))) throw new errors.InvalidTarget();
           return { scope: API_SCOPES.join(' '), audience: resource, accessTokenFormat: 'opaque' };
         },
       },

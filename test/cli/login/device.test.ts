@@ -90,6 +90,21 @@ describe('plat login --device', () => {
     expect((await home.run(['logout'])).stdout).toMatch(/revoked at the server/);
   });
 
+  it('a token response without token_type (as OpenAuth answers) is read as Bearer, said under --verbose; one with a type that is not Bearer is refused, naming the session the server may hold', async () => {
+    platform.knobs.tokenResponse = 'no-token-type';
+    const untyped = await deviceLogin(['--scope', 'courses:read', '--verbose'], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    expect(untyped.result.code, untyped.result.stderr).toBe(0);
+    expect(untyped.result.stderr).toMatch(/no token_type \(RFC 6749 §5\.1 requires one\); plat reads it as Bearer/);
+    expect((await readStoredSession(home)).tokenType).toBe('Bearer');
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+
+    platform.knobs.tokenResponse = 'token-type-mac';
+    const typed = await deviceLogin(['--scope', 'courses:read'], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    expect(typed.result.code, typed.result.stderr).toBe(1);
+    expect(typed.result.stderr).toMatch(/only supports Bearer tokens\..* The server may now hold a session for plat that plat could not store/);
+    expectCleanError(typed.result);
+  });
+
   it('a user code is shown when it is printable (spaces inside too), refused when it would drive the terminal', async () => {
     const answerWith = (userCode: string) =>
       platform.override('/api/oauth/device/auth', (_req, res) => {

@@ -218,6 +218,78 @@ describe('discover', () => {
   });
 });
 
+describe('discover: redirects at metadata addresses', () => {
+  const redirect = (location: string, status = 301) => () => new Response(null, { status, headers: { location } });
+
+  it('follows, once, a same-origin redirect that only appends a slash (relative or absolute Location)', async () => {
+    for (const location of ['/.well-known/openid-configuration/', `${BASE}/.well-known/openid-configuration/`]) {
+      const f = fakeFetch({
+        [`${BASE}/.well-known/openid-configuration`]: redirect(location),
+        [`${BASE}/.well-known/openid-configuration/`]: () => json(fullMetadata(BASE)),
+      });
+      const d = await discover(f.deps, BASE, NOW);
+      expect(d.issuer).toBe(BASE);
+      expect(f.urls().filter((u) => u.includes('openid-configuration'))).toEqual([`${BASE}/.well-known/openid-configuration`, `${BASE}/.well-known/openid-configuration/`]);
+    }
+  });
+
+  it.each<[string, string]>([
+    ['another origin, with the slash', 'https://elsewhere.example/.well-known/openid-configuration/'],
+    ['the same origin, another path', `${BASE}/moved/.well-known/openid-configuration`],
+    ['the slash and a query', `${BASE}/.well-known/openid-configuration/?x=1`],
+  ])('does not follow a redirect to %s: recorded as "redirected to …", and the next address is tried', async (_what, location) => {
+    const f = fakeFetch({ [`${BASE}/.well-known/openid-configuration`]: redirect(location, 302) });
+    const error = await rejection(discover(f.deps, BASE, NOW));
+    expect(error.message).toContain(`${BASE}/.well-known/openid-configuration (HTTP 302, redirected to ${location})`);
+    expect(f.urls()).not.toContain(location);
+  });
+
+  it('a redirect without a Location (or one that is not a URL) is recorded as such', async () => {
+    const f = fakeFetch({
+      [`${BASE}/.well-known/oauth-authorization-server`]: () => new Response(null, { status: 307 }),
+      [`${BASE}/.well-known/openid-configuration`]: redirect('http://[bad'),
+    });
+    const error = await rejection(discover(f.deps, BASE, NOW));
+    expect(error.message).toContain(`${BASE}/.well-known/oauth-authorization-server (HTTP 307, a redirect without a usable Location)`);
+    expect(error.message).toContain(`${BASE}/.well-known/openid-configuration (HTTP 301, a redirect without a usable Location)`);
+  });
+
+  it('a redirect of the slash form itself is not followed further', async () => {
+    const f = fakeFetch({
+      [`${BASE}/.well-known/openid-configuration`]: redirect('/.well-known/openid-configuration/'),
+      [`${BASE}/.well-known/openid-configuration/`]: redirect('/.well-known/openid-configuration//'),
+    });
+    const error = await rejection(discover(f.deps, BASE, NOW));
+    expect(error.message).toContain(`${BASE}/.well-known/openid-configuration/ (HTTP 301, redirected to ${BASE}/.well-known/openid-configuration//)`);
+    expect(f.urls()).not.toContain(`${BASE}/.well-known/openid-configuration//`);
+  });
+});
+
+describe('discover: a protected-resource document at an address plat was given', () => {
+  const API = `${BASE}/mcp`;
+  const document = { resource: API, authorization_servers: ['https://as.example'] };
+
+  it('is asked first, and its authorization server used', async () => {
+    const f = fakeFetch({
+      [`${BASE}/custom/prm.json`]: () => json(document),
+      ['https://as.example/.well-known/oauth-authorization-server']: () => json(fullMetadata('https://as.example')),
+    });
+    const d = await discover(f.deps, API, NOW, { resourceMetadata: `${BASE}/custom/prm.json` });
+    expect(d.issuer).toBe('https://as.example');
+    expect(f.urls()[0]).toBe(`${BASE}/custom/prm.json`);
+  });
+
+  it('is never fetched over http for an https API, nor used when it is for another API', async () => {
+    const insecure = fakeFetch({ ['http://api.example/prm.json']: () => json(document) });
+    const refused = await rejection(discover(insecure.deps, API, NOW, { resourceMetadata: 'http://api.example/prm.json' }));
+    expect(refused.message).toContain('http://api.example/prm.json (not https://)');
+    expect(insecure.urls()).not.toContain('http://api.example/prm.json');
+    const other = fakeFetch({ [`${BASE}/prm.json`]: () => json({ ...document, resource: 'https://other.example' }) });
+    const skipped = await rejection(discover(other.deps, API, NOW, { resourceMetadata: `${BASE}/prm.json` }));
+    expect(skipped.message).toContain(`${BASE}/prm.json (a document for another API (https://other.example))`);
+  });
+});
+
 describe('assertS256', () => {
   const as = (methods?: string[]): oauth.AuthorizationServer => ({ issuer: BASE, code_challenge_methods_supported: methods });
 
