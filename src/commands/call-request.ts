@@ -32,6 +32,8 @@ export interface CallFlags extends JsonOutputFlags {
   anonymous?: boolean;
   timeout?: string;
   retry?: string;
+  /** plat api --silent: the response body is read and not printed. */
+  silent?: boolean;
 }
 
 export interface CallArgs {

@@ -12,6 +12,7 @@ import type { ParamSpec } from '../catalogue/operation-shape.js';
 import { typeOf } from '../catalogue/param-check.js';
 import { UsageError } from '../errors.js';
 import { editDistance, sanitize } from '../text.js';
+import { fitHelp } from '../help/fit.js';
 import { renderOpHelp } from './op-help.js';
 import type { GivenParam } from './op-request.js';
 import { opOptions } from './request-options.js';
@@ -97,7 +98,8 @@ export function parseOperation(op: Command, operation: Operation, words: string[
   const id = operation.operationId;
   const command = wordsCommand(op, id)
     .helpOption('-h, --help', 'show help')
-    .configureHelp({ formatHelp: () => renderOpHelp(operation) })
+    // Written from the document, whose descriptions can be any length: fitted to the terminal as plat's own help is.
+    .configureHelp({ formatHelp: (_command, helper) => fitHelp(renderOpHelp(operation), helper.helpWidth ?? 80) })
     // A word neither the operation's nor plat's is answered below, in plat op's own sentences.
     .allowUnknownOption()
     .allowExcessArguments();
