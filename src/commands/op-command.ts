@@ -142,8 +142,10 @@ export function parseOperation(op: Command, operation: Operation, words: string[
       // A parameter no option spells that way (a header in another case, a name left to -p above).
       const param = paramNamed(operation.parameters, flag.slice(2));
       if (param) throw new UsageError(`${flag} is not an option plat op can take for ${id}'s parameter ${param.name}: give it as -p '${param.name}=<value>'.`);
+      if (flag === '--output') throw new UsageError(`${id} has no parameter --output. ${JSON_HINT}`);
       throw unknownParam(id, operation.parameters, flag);
     }
+    if (/^-o/.test(stray)) throw new UsageError(`Unknown option -o. ${JSON_HINT}`);
     if (isOption(stray)) throw new UsageError(`Unknown option ${stray}. plat op ${id} --help lists the operation's parameters and plat's options.`);
     throw new UsageError(`"${stray}" is not a parameter: give each as --<name> value (plat op ${id} --help lists them).`);
   }
@@ -194,6 +196,9 @@ function paramNamed(params: ParamSpec[], name: string): ParamSpec | undefined {
   const sorted = byPrecedence(params);
   return sorted.find((p) => p.name === name) ?? sorted.find((p) => p.in === 'header' && p.name.toLowerCase() === name.toLowerCase());
 }
+
+/** kubectl's `-o json`, as cli.ts says it for every other command. */
+const JSON_HINT = 'For machine-readable output, plat takes --json (as in plat status --json).';
 
 function unknownParam(operationId: string, params: ParamSpec[], flag: string): UsageError {
   if (params.length === 0) return new UsageError(`${operationId} takes no parameters, so ${flag} means nothing to it.`);

@@ -146,6 +146,9 @@ describe('plat op <operationId>: then exactly plat call', () => {
       [['getCourse', '--courseId', 'course-101', '-iZ'], /Unknown option -Z\./],
       [['getCourse', '--courseId=course-101', '--bogus=1'], /getCourse has no parameter --bogus\. Its parameters: --courseId, --include, --Accept-Language\./],
       [['getCourse', '--courseId', 'course-101', '--', 'extra'], /"extra" is not a parameter/],
+      // kubectl's -o json points to --json here too, as for every other command (test/ui/help.test.ts)
+      [['getCourse', '--courseId', 'course-101', '-o', 'json'], /Unknown option -o\. For machine-readable output, plat takes --json/],
+      [['getCourse', '--courseId', 'course-101', '--output', 'json'], /getCourse has no parameter --output\. For machine-readable output, plat takes --json/],
     ] as const) {
       const result = await op(...opArgs);
       expect(result.code, result.stderr).toBe(2);
