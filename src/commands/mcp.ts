@@ -53,7 +53,7 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
       indexCheckedAt = ctx.now();
       index = await refreshedIndex(ctx, baseUrl, index);
     }
-    return buildTools(ctx, index, { allowWrite, only, held: await heldScopes(ctx), warn: warnOnce });
+    return buildTools(ctx, index, { allowWrite, only, held: await heldScopes(ctx), device: profile.loginMethod === 'device', warn: warnOnce });
   };
   const callTool = async (name: string, args: Record<string, unknown>) => {
     try {
