@@ -105,7 +105,8 @@ function optionSpec(option: Option, commandNames: string[]): OptionSpec {
 function examplesOf(command: Command): string[] {
   // addHelpText('after', …) is kept as an event listener; ask commander for the text it would print.
   let text = '';
-  const sink = { writeOut: (s: string) => (text += s), writeErr: (s: string) => (text += s) };
+  // As wide as help goes (src/help/width.ts), whatever the terminal: the examples are read whole, never wrapped.
+  const sink = { writeOut: (s: string) => (text += s), writeErr: (s: string) => (text += s), getOutHelpWidth: () => 100, getErrHelpWidth: () => 100 };
   const saved = command.configureOutput();
   command.configureOutput({ ...saved, ...sink });
   try {
