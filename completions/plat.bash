@@ -20,7 +20,7 @@ __plat_takes_value() {
 }
 
 # What the value of option $2 (or argument arg:<n>) of command $1 is: "d <kind>" ask plat, "l <words>" a list,
-# "f" file names; nothing: no completion.
+# "f" file names, "c" a command line of its own; nothing: no completion.
 __plat_value_kind() {
   case $1:$2 in
     *:--base-url) echo 'd base-urls' ;;
@@ -30,6 +30,7 @@ __plat_value_kind() {
     login:--for) echo 'd operations' ;;
     status:arg:0) echo 'd profiles' ;;
     switch:arg:0) echo 'd profiles' ;;
+    exec:arg:*) echo 'c' ;;
     call:--input) echo 'f' ;;
     call:arg:0) echo 'l GET POST PUT PATCH DELETE HEAD OPTIONS' ;;
     call:arg:1) echo 'd paths' ;;
@@ -39,6 +40,7 @@ __plat_value_kind() {
     op:--input) echo 'f' ;;
     op:arg:0) echo 'd operations' ;;
     scopes:arg:*) echo 'd operations' ;;
+    batch:--journal) echo 'f' ;;
     batch:arg:0) echo 'f' ;;
     mcp:--for) echo 'd operations' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
@@ -58,7 +60,7 @@ __plat_options() {
     exec) echo '--env --min-ttl -h --help' ;;
     logout) echo '--no-revoke --all --forget -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
-    api) echo '-X --method -q --jq -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next -h --help' ;;
+    api) echo '-X --method -q --jq --silent -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next -h --help' ;;
     op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     scopes) echo '-h --help' ;;
     batch) echo '--concurrency --rate --journal --idempotency-key --ordered --fail-fast --check --jq -h --help' ;;
@@ -88,7 +90,22 @@ __plat_add_values() {
       compopt -o filenames 2>/dev/null
       __plat_add < <(compgen -f -- "$cur")
       ;;
+    c) __plat_add < <(compgen -c -- "$cur") ;;
   esac
+}
+
+# After plat exec --: a command line of its own, completed as bash completes one after sudo (bash-completion's
+# _command_offset: the program's name, then its own completion; without bash-completion, file names).
+__plat_command_line() {
+  local start=$1
+  if declare -F _command_offset >/dev/null; then
+    _command_offset "$start"
+  elif ((COMP_CWORD == start)); then
+    __plat_add < <(compgen -c -- "$cur")
+  else
+    compopt -o filenames 2>/dev/null
+    __plat_add < <(compgen -f -- "$cur")
+  fi
 }
 
 _plat() {
@@ -133,6 +150,16 @@ _plat() {
   # After an operationId, its parameters: --<name> flags and their values, from plat's cache.
   local opid=
   case $cmd in op) opid=$first ;; esac
+
+  # plat exec -- <command> [args…]: the words after -- are another program's.
+  if [[ -n $cmd && $(__plat_value_kind "$cmd" "arg:*") == c ]]; then
+    for ((i = 1; i < COMP_CWORD; i++)); do
+      if [[ ${COMP_WORDS[i]} == -- ]]; then
+        __plat_command_line $((i + 1))
+        return 0
+      fi
+    done
+  fi
 
   local word=$cur
   if [[ -n $skip ]]; then

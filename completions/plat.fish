@@ -111,6 +111,14 @@ function __plat_op_values
     __plat_query op-values $id (string replace -r -- '^--' '' $prev)
 end
 
+# plat exec -- <command> [args…]: the words after -- are a command line of its own, completed as after sudo.
+function __plat_command_line
+    set -l tokens (commandline -opc) (commandline -ct)
+    set -l at (contains -i -- -- $tokens); or return
+    test $at -lt (count $tokens); or return
+    __fish_complete_subcommand --commandline $tokens[(math $at + 1)..-1]
+end
+
 complete -c plat -f
 complete -c plat -n __plat_needs_command -a login -d 'sign in: discover the server, register plat, approve in the browser, store the tokens'
 complete -c plat -n '__plat_using login' -l scope -d 'scope to request (plat adds openid profile email where the server offers them); repeat, or separate with spaces or commas' -x -a '(__plat_query scopes)'
@@ -137,6 +145,7 @@ complete -c plat -n '__plat_using token' -l min-ttl -d 'refresh first if the tok
 complete -c plat -n __plat_needs_command -a exec -d 'run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'
 complete -c plat -n '__plat_using exec' -l env -d 'the environment variable that carries the token' -x
 complete -c plat -n '__plat_using exec' -l min-ttl -d 'refresh first if the token would expire sooner, as plat token does; exit 4 if the server cannot give one that lasts' -x
+complete -c plat -n '__plat_using exec' -x -a '(__plat_command_line)'
 complete -c plat -n __plat_needs_command -a logout -d 'revoke the tokens at the server and forget them locally'
 complete -c plat -n '__plat_using logout' -l no-revoke -d 'only forget the tokens locally'
 complete -c plat -n '__plat_using logout' -l all -d 'log out of every profile'
@@ -163,6 +172,7 @@ complete -c plat -n '__plat_arg call 1' -x -a '(__plat_query paths)' -d 'path re
 complete -c plat -n __plat_needs_command -a api -d 'gh api\'s shape: call a path (GET, or POST with fields) with your token; the response body goes to stdout'
 complete -c plat -n '__plat_using api' -s X -l method -d 'the HTTP method (default: GET, or POST when -f/-F/--input give a body)' -x -a 'GET POST PUT PATCH DELETE HEAD OPTIONS'
 complete -c plat -n '__plat_using api' -s q -l jq -d 'filter the JSON response with jq (with --paginate: the merged items, not each page as gh does)' -x
+complete -c plat -n '__plat_using api' -l silent -d 'do not print the response body (the exit code still says how it went; -i still prints the head)'
 complete -c plat -n '__plat_using api' -s H -l header -d 'add a request header "Name: value" (repeatable)' -x
 complete -c plat -n '__plat_using api' -s f -l field -d 'add a string field (repeatable): query on GET/HEAD/DELETE, JSON body otherwise' -x
 complete -c plat -n '__plat_using api' -s F -l typed-field -d 'add a typed field: numbers, true/false/null, @file (repeatable)' -x
@@ -204,7 +214,7 @@ complete -c plat -n '__plat_using scopes' -x -a '(__plat_query operations)' -d '
 complete -c plat -n __plat_needs_command -a batch -d 'send many requests from NDJSON lines: parallel over one session, paced, resumable with a journal'
 complete -c plat -n '__plat_using batch' -l concurrency -d 'requests in flight at once (default: 4)' -x
 complete -c plat -n '__plat_using batch' -l rate -d 'at most this many requests a second, e.g. 20/s' -x
-complete -c plat -n '__plat_using batch' -l journal -d 'record each line\'s outcome; a rerun with the same journal skips what succeeded' -x
+complete -c plat -n '__plat_using batch' -l journal -d 'record each line\'s outcome; a rerun with the same journal skips what succeeded' -r -F
 complete -c plat -n '__plat_using batch' -l idempotency-key -d 'send a stable Idempotency-Key per line (kept in the journal), so a line in flight when a run died can be sent again'
 complete -c plat -n '__plat_using batch' -l ordered -d 'print results in input order (default: as they complete)'
 complete -c plat -n '__plat_using batch' -l fail-fast -d 'stop at the first failed line'

@@ -5,20 +5,74 @@
  * This definition is also the single source of the shell completions (`plat completion <shell>`) and the man
  * page: what an option's value can be is recorded here with `completes()`, next to the option itself.
  */
-import { Argument, Command, Help, Option, type OutputConfiguration } from 'commander';
+import { Argument, Command, Help, Option, type AddHelpTextContext, type AddHelpTextPosition, type OutputConfiguration } from 'commander';
 import { callOptions, opOptions } from './commands/request-options.js';
 import { collect, completes } from './completion/value-kinds.js';
 import type { Context, Globals } from './context.js';
 import { runCall, runToken, runWhoami } from './dispatch.js';
+import { fitHelp, formatHelpItem } from './help/fit.js';
 import { topicList } from './help/topics.js';
 
 export type ContextFactory = (globals: Globals) => Context;
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
-/** Help text with examples, one `$ plat …` line each; a trailing `# …` explains the line. */
+/**
+ * A Command whose added help text (examples, notes) is fitted to the terminal's width when it is shown, as the
+ * help commander formats is (configureHelp below); every command is made by it (commander's createCommand).
+ */
+class FittedCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new FittedCommand(name);
+  }
+
+  override addHelpText(position: AddHelpTextPosition, text: string | ((context: AddHelpTextContext) => string)): this {
+    return super.addHelpText(position, (context) => {
+      const output = this.configureOutput();
+      const width = (context.error ? output.getErrHelpWidth : output.getOutHelpWidth)?.() ?? 80;
+      return fitHelp(typeof text === 'function' ? text(context) : text, width);
+    });
+  }
+}
+
+/**
+ * commander's errors, with a pointer where a habit from another tool misled: kubectl's and gcloud's `-o json` (or
+ * --output) is plat's --json. Still a usage error (exit 2), in commander's words with the way to say it in plat's.
+ */
+function withHints(output: OutputConfiguration): OutputConfiguration {
+  const write = output.outputError ?? ((message: string, to: (text: string) => void) => to(message));
+  return {
+    ...output,
+    outputError: (message, to) => {
+      const flag = /^error: unknown option '(-o\S*|--output(?:=\S*)?)'/.exec(message)?.[1];
+      if (flag === undefined) return write(message, to);
+      write(`error: unknown option '${flag}': for machine-readable output, plat takes --json (as in plat status --json).\n`, to);
+    },
+  };
+}
+
+/**
+ * Help text with examples, one `$ plat …` line each; a trailing `# …` (after two spaces) explains the line. Examples
+ * stay within 80 columns, to be copied whole: the comments are aligned at a column that lets them fit, and one that
+ * cannot fit beside its command goes on the line below (completion/model.ts joins it back for the man page).
+ */
 function examples(...lines: string[]): string {
-  return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
+  const WIDTH = 80;
+  const parsed = lines.map((line) => {
+    const match = /^(.*?)\s{2,}# (.*)$/.exec(line);
+    return match ? { command: match[1]!, comment: match[2]! } : { command: line, comment: undefined };
+  });
+  const start = (command: string) => '  $ '.length + command.length + 2;
+  const fitsAt = (column: number, comment: string) => column + '# '.length + comment.length <= WIDTH;
+  const column = Math.max(0, ...parsed.filter((p) => p.comment !== undefined && fitsAt(start(p.command), p.comment)).map((p) => start(p.command)));
+  const shown = parsed.map(({ command, comment }) => {
+    const line = `  $ ${command}`;
+    if (comment === undefined) return line;
+    if (start(command) <= column && fitsAt(column, comment)) return `${line.padEnd(column)}# ${comment}`;
+    if (fitsAt(start(command), comment)) return `${line}  # ${comment}`;
+    return `${line}\n      # ${comment}`;
+  });
+  return `\nExamples:\n${shown.join('\n')}`;
 }
 
 /** How agent hosts start `plat mcp` (also in `plat help agents`, src/help/topics/agents.md). */
@@ -32,7 +86,8 @@ plat help agents shows the "env" entry for a keychain the host's minimal environ
   Claude Desktop (claude_desktop_config.json), Cursor (~/.cursor/mcp.json), Windsurf, Cline:
     { "mcpServers": { "plat": { "command": "plat", "args": ["mcp"] } } }
   VS Code (.vscode/mcp.json):
-    { "servers": { "plat": { "type": "stdio", "command": "plat", "args": ["mcp"] } } }
+    { "servers": { "plat": { "type": "stdio",
+                             "command": "plat", "args": ["mcp"] } } }
 
 Tools: one per operation of the platform's /openapi.json (reading ones only unless --allow-write), plus call (any
 path on the platform's origin, nowhere else) and whoami; with --for exactly the operations named (whoami only when
@@ -56,7 +111,7 @@ export function buildProgram(version: string, makeContext: ContextFactory, optio
    * through commander's Help, below.
    */
   const shownOptions = new WeakMap<Command, readonly Option[]>();
-  const program: Command = new Command('plat')
+  const program: Command = new FittedCommand('plat')
     .description('Sign in to the learning platform API with OAuth 2.0 / OpenID Connect, then call it.')
     .configureHelp({
       showGlobalOptions: true,
@@ -66,7 +121,11 @@ export function buildProgram(version: string, makeContext: ContextFactory, optio
       formatHelp(command, helper): string {
         if (command === program) defineAll();
         else define(command);
-        return Help.prototype.formatHelp.call(helper, command, helper);
+        return fitHelp(Help.prototype.formatHelp.call(helper, command, helper), helper.helpWidth ?? 80);
+      },
+      // commander stops wrapping when the term column leaves the descriptions under 40 columns: capped instead.
+      formatItem(term, termWidth, description, helper): string {
+        return formatHelpItem(term, termWidth, description, helper.helpWidth ?? 80);
       },
       visibleOptions(command) {
         return shownOptions.get(command)?.slice() ?? Help.prototype.visibleOptions.call(this, command);
@@ -78,7 +137,7 @@ export function buildProgram(version: string, makeContext: ContextFactory, optio
     })
     // Errors and help end in an exception main.ts maps to an exit code: it is the one place plat exits.
     .exitOverride()
-    .configureOutput(options.output ?? {})
+    .configureOutput(withHints(options.output ?? {}))
     .showSuggestionAfterError(true)
     .version(version, '--version', 'print the version')
     .helpOption('-h, --help', 'show help')
@@ -107,7 +166,8 @@ Find your way around a platform:
   $ plat scopes plan listEnrolments
 
 Run plat <command> --help for a command's options and examples.
-Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficient scope, 130 interrupted.`,
+Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
+5 insufficient scope, 130 interrupted.`,
     );
 
   program.hook('preSubcommand', (_program, command) => define(command));
@@ -168,14 +228,14 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
         'after',
         examples(
           'plat login --base-url https://school.example.com --scope courses:read',
-          'plat login --add-scope students:read               # step-up: keep what you have, add more',
-          'plat login --for listEnrolments --for getSchoolReport   # least privilege: just what those operations need',
-          'plat login --no-browser --port 8765                # browser elsewhere: forward the port or paste the final URL',
+          'plat login --add-scope students:read               # step-up: add to what you have',
+          'plat login --for listEnrolments --for getSchoolReport   # least privilege',
+          'plat login --no-browser --port 8765                # browser elsewhere: paste the URL',
           'plat login --device                                # over SSH: enter a code on any device',
           'plat login --resource-metadata https://api.example.com/mcp-meta.json',
           'plat login --client-id my-app --client-secret-stdin < secret.txt',
           'plat login --json | jq -r .expiresAt',
-        ) + '\n\nSigning in beyond one desktop (SSH, containers, device codes, step-up, integrations, several accounts):\nplat help sign-in.',
+        ) + '\n\nSigning in beyond one desktop (SSH, containers, device codes, step-up,\nintegrations, several accounts):\nplat help sign-in.',
       )
       .action(async (flags, command: Command) => {
         const { run } = await import('./commands/login.js');
@@ -228,7 +288,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
       .addHelpText(
         'after',
         examples(
-          'curl -H "Authorization: Bearer $(plat token)" https://school.example.com/api/courses',
+          'curl --oauth2-bearer "$(plat token)" https://school.example.com/api/courses',
           'plat token --json | jq -r .expires_at',
           'plat token --min-ttl 900                          # a token that lasts at least 15 minutes',
         ),
@@ -238,7 +298,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
 
   lazily(program.command('exec').description('run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'), (cmd) =>
     cmd
-      .argument('<command...>', 'the program and its arguments, after --')
+      .addArgument(completes(new Argument('<command...>', 'the program and its arguments, after --'), 'command-line'))
       .usage('[--env NAME] [--min-ttl <seconds>] -- <command> [args...]')
       .option('--env <name>', 'the environment variable that carries the token', 'PLAT_TOKEN')
       .option('--min-ttl <seconds>', 'refresh first if the token would expire sooner, as plat token does; exit 4 if the server cannot give one that lasts')
@@ -247,7 +307,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficien
       .addHelpText(
         'after',
         examples(
-          'plat exec -- sh -c \'curl -sf -H "Authorization: Bearer $PLAT_TOKEN" "$PLAT_BASE_URL/api/courses"\'',
+          'plat exec -- ./sync.sh  # it reads $PLAT_TOKEN and $PLAT_BASE_URL',
           'plat exec -- python3 migrate.py                 # os.environ["PLAT_TOKEN"]',
           'plat exec --env API_TOKEN -- node sync.mjs      # process.env.API_TOKEN',
           'plat exec --min-ttl 900 -- ./job                # a token that lasts the job\'s 15 minutes',
@@ -293,11 +353,11 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
           'plat call POST /api/courses -f title=Algebra -F seats=30',
           'plat call PUT /api/pages/1 --input page.json',
           "plat call GET /api/courses -i -H 'Accept-Language: de'",
-          'plat call GET /api/courses --jq \'.courses[].title\'       # jq built in: strings print raw',
-          'plat call GET /api/courses --paginate > courses.json        # every page, one JSON array',
+          'plat call GET /api/courses --jq \'.courses[].title\'       # strings print raw',
+          'plat call GET /api/courses --paginate > all.json  # every page, one array',
           "plat call GET /api/courses --paginate --ndjson --jq 'select(.public) | .id'",
           'plat call GET /api/courses --paginate --max-items 50 --slurp',
-          'plat call GET /reports --paginate --items result.rows --next paging.after=after',
+          'plat call GET /reports --paginate --items rows --next paging.after=after',
         ) +
           `
 
@@ -333,7 +393,8 @@ write --jq '.[].title' where gh takes '.items[].title' (--slurp: an array of the
     cmd
       .addArgument(completes(new Argument('<path>', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
       .addOption(completes(new Option('-X, --method <method>', 'the HTTP method (default: GET, or POST when -f/-F/--input give a body)'), 'methods'))
-      .addOption(new Option('-q, --jq <expr>', 'filter the JSON response with jq (with --paginate: the merged items, not each page as gh does)'));
+      .addOption(new Option('-q, --jq <expr>', 'filter the JSON response with jq (with --paginate: the merged items, not each page as gh does)'))
+      .addOption(new Option('--silent', 'do not print the response body (the exit code still says how it went; -i still prints the head)'));
     // The rest of plat call's options: the same runner behind both shapes.
     for (const option of callOptions()) if (option.long !== '--jq') cmd.addOption(option);
     cmd
@@ -341,11 +402,12 @@ write --jq '.[].title' where gh takes '.items[].title' (--slurp: an array of the
         'after',
         examples(
           "plat api /api/courses | jq '.courses[].title'              # GET, as gh api",
-          'plat api /api/courses -f title=Algebra -F seats=30         # fields: POST with a JSON body',
+          'plat api /api/courses -f title=Algebra -F seats=30         # POST, a JSON body',
           'plat api -X GET /api/courses -f q=algebra                  # fields as query parameters',
           "plat api /api/courses -q '.courses[].title'",
-          "plat api /api/lists/link --paginate -q '.[].title'          # every page, the items merged into one array",
+          "plat api /api/lists/link --paginate -q '.[].title'          # all pages' items",
           'plat api -X PUT /api/pages/1 --input page.json -i',
+          'plat api -X DELETE /api/courses/c1 --silent && echo deleted',
         ) +
           `
 
@@ -376,11 +438,11 @@ plat api and plat call run the same request: plat call GET /api/courses is plat 
         examples(
           'plat op                                             # every operation: id, method, path, summary, scopes',
           'plat op courses                                     # those whose id, path, summary or scopes mention courses',
-          'plat op getCourse --help                            # its parameters, body fields, scopes and an example',
+          'plat op getCourse --help                            # parameters, body fields, scopes, an example',
           'plat op getCourse --courseId course-101 --include lessons',
           'plat op updateCourse --courseId course-101 -F seats=40 -f level=advanced',
           'plat op createCourse --input course.json -i',
-          "plat op listCoursesLinkHeader --paginate --jq '.[].title'   # every page, as plat call --paginate",
+          "plat op listCoursesLinkHeader --paginate --jq '.[].title'   # every page",
           'plat op --refresh                                   # read /openapi.json again now',
         ) +
           `
@@ -409,8 +471,8 @@ config dir (ETag revalidation after that); a document that cannot be read never 
           'plat scopes',
           'plat scopes --base-url https://school.example.com',
           "plat scopes --json | jq -r '.scopes[] | select(.granted) | .name'",
-          'plat scopes plan listEnrolments getSchoolReport      # the least set, and which of it you hold',
-          'plat login --for listEnrolments --for getSchoolReport  # ask for exactly that set',
+          'plat scopes plan listEnrolments getSchoolReport      # least set, held or not',
+          'plat login --for listEnrolments --for getSchoolReport  # ask for that set',
         ),
       )
       .action(async (plan: string | undefined, operationIds: string[], _flags, command: Command) => {
@@ -433,7 +495,7 @@ config dir (ETag revalidation after that); a document that cannot be read never 
       .addArgument(completes(new Argument('[file]', 'NDJSON requests, one a line (- or none: stdin)'), 'files'))
       .option('--concurrency <n>', 'requests in flight at once (default: 4)')
       .option('--rate <r/s>', 'at most this many requests a second, e.g. 20/s')
-      .option('--journal <file>', "record each line's outcome; a rerun with the same journal skips what succeeded")
+      .addOption(completes(new Option('--journal <file>', "record each line's outcome; a rerun with the same journal skips what succeeded"), 'files'))
       .option('--idempotency-key', 'send a stable Idempotency-Key per line (kept in the journal), so a line in flight when a run died can be sent again')
       .option('--ordered', 'print results in input order (default: as they complete)')
       .option('--fail-fast', 'stop at the first failed line')
@@ -443,7 +505,7 @@ config dir (ETag revalidation after that); a document that cannot be read never 
         'after',
         examples(
           "plat batch enrol.ndjson --concurrency 8 --journal enrol.journal",
-          "jq -c '{op: \"enrolStudent\", params: {course: .course}, body: {student: .id}}' students.json | plat batch - --check",
+          "jq -c '{op: \"enrolStudent\", params: {course}, body: .}' s.json | plat batch",
           "plat batch orders.ndjson --jq 'select(.ok | not)'          # only the failures",
         ) +
           `
@@ -527,6 +589,12 @@ earlier on the line choose whose scopes and paths are offered.`,
         printScript(ctxFor(command), command.parent ?? program, shell);
       }),
   );
+
+  // gh version and kubectl version print the version: so does plat version, hidden (--version is the documented way).
+  program
+    .command('version', { hidden: true })
+    .description('print the version (as plat --version)')
+    .action((_flags, command: Command) => ctxFor(command).io.out(`${version}\n`));
 
   lazily(program.command('__complete', { hidden: true }).description('print completion candidates (used by the completion scripts)'), (cmd) =>
     cmd

@@ -103,7 +103,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       // A constant in the built bundles, so esbuild drops the other branch, and commander and cli.ts with it.
       throw new Error('dist/plain.cjs runs only the plain forms (bin/plat.js loads dist/main.cjs for the rest)');
     } else {
-      const [{ buildProgram }, commander] = await Promise.all([import('./cli.js'), import('commander')]);
+      const [{ buildProgram }, commander, { helpWidth }] = await Promise.all([import('./cli.js'), import('commander'), import('./help/width.js')]);
       isCommanderError = (error) => error instanceof commander.CommanderError;
       const program = buildProgram(version, makeContext, {
         lazy: true,
@@ -111,6 +111,8 @@ export async function main(argv: string[] = process.argv): Promise<number> {
           writeOut: (s) => io.stdout.write(s),
           writeErr: (s) => io.stderr.write(s),
           outputError: (s, write) => write(s.replace(/^error:/, errorPrefix(io))),
+          getOutHelpWidth: () => helpWidth(io.stdout as NodeJS.WriteStream, env.COLUMNS),
+          getErrHelpWidth: () => helpWidth(io.stderr as NodeJS.WriteStream, env.COLUMNS),
         },
       });
       await program.parseAsync(argv);

@@ -22,7 +22,23 @@ function apiMethod(flags: ApiFlags): string {
   return fields > 0 || flags.input !== undefined ? 'POST' : 'GET';
 }
 
+/** Flags that print the response as JSON (paging, --jq): with --silent there would be nothing to print them for. */
+const PRINTING_FLAGS = {
+  paginate: '--paginate',
+  ndjson: '--ndjson',
+  slurp: '--slurp',
+  maxPages: '--max-pages',
+  maxItems: '--max-items',
+  items: '--items',
+  next: '--next',
+  jq: '--jq',
+} as const;
+
 export async function run(ctx: Context, path: string, flags: ApiFlags): Promise<void> {
+  if (flags.silent) {
+    const clash = Object.entries(PRINTING_FLAGS).find(([flag]) => flags[flag as keyof typeof PRINTING_FLAGS] !== undefined);
+    if (clash) throw new UsageError(`--silent prints no body, so ${clash[1]} has nothing to shape. Drop one of the two.`);
+  }
   const { method: _method, ...callFlags } = flags;
   const { run: call } = await import('./call.js');
   await call(ctx, apiMethod(flags), path, callFlags);

@@ -6,6 +6,7 @@
  */
 import type { FullApiIndex } from '../catalogue/openapi.js';
 import { UsageError } from '../errors.js';
+import { appendQuery, type FieldTree } from '../fields.js';
 import type { ApiRequest } from '../session/index.js';
 import { prepareRequest, type PreparedRequest } from './call-request.js';
 
@@ -120,11 +121,11 @@ function withQuery(path: string, query: unknown): string {
   if (query === undefined) return path;
   if (query === null || typeof query !== 'object' || Array.isArray(query)) throw new LineError('"query" must be an object of names and values');
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
-    for (const v of Array.isArray(value) ? value : [value]) {
-      if (v !== null && typeof v === 'object') throw new LineError(`query "${name}" must be a string, number or boolean (or a list of them)`);
-      params.append(name, String(v));
-    }
+  try {
+    appendQuery(params, query as FieldTree, 'repeat', (name) => `query ${JSON.stringify(name)}`);
+  } catch (error) {
+    if (error instanceof UsageError) throw new LineError(error.message.replace(/\.$/, ''));
+    throw error;
   }
   const text = params.toString();
   if (!text) return path;

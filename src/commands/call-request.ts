@@ -1,6 +1,6 @@
 /**
  * Turning `plat call` arguments into a request: method, URL (relative to the base URL or absolute), headers,
- * -f/-F fields (query on GET/HEAD/DELETE, JSON body otherwise) and --input. Pure apart from reading @files.
+ * -f/-F fields (built as gh builds them, ../fields.ts: query on GET/HEAD/DELETE, JSON body otherwise) and --input. Pure apart from reading @files.
  */
 import { createReadStream, promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
@@ -9,6 +9,7 @@ import { apiUrl, type ApiRequest } from '../session/index.js';
 import { parsePositiveInt } from './options.js';
 import { UsageError } from '../errors.js';
 import { refusedHeader } from '../header-rule.js';
+import { addField, appendQuery, emptyTree, splitField } from '../fields.js';
 
 /** The flags of plat call that shape the response as JSON (call-json.ts): paging and --jq. */
 interface JsonOutputFlags {
@@ -32,6 +33,8 @@ export interface CallFlags extends JsonOutputFlags {
   anonymous?: boolean;
   timeout?: string;
   retry?: string;
+  /** plat api --silent: the response body is read and not printed. */
+  silent?: boolean;
 }
 
 export interface CallArgs {
@@ -84,18 +87,22 @@ export async function prepareRequest(args: CallArgs, baseUrl: string | undefined
     }
     headers[name] = Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value;
   }
-  const fields: Array<[string, unknown]> = [];
-  for (const raw of args.fields) fields.push(splitField(raw, '-f'));
+  // -f first, then -F, as gh reads them: the order decides which list item a `[]` field lands in.
+  const fields = emptyTree();
+  for (const raw of args.fields) {
+    const field = splitField(raw, '-f');
+    addField(fields, field, field.value);
+  }
   for (const raw of args.typedFields) {
-    const [key, value] = splitField(raw, '-F');
-    fields.push([key, await typedValue(value as string, readStdinText)]);
+    const field = splitField(raw, '-F');
+    addField(fields, field, field.value === undefined ? undefined : await typedValue(field.value, readStdinText));
   }
   let jsonBody: string | undefined;
-  if (fields.length > 0) {
+  if (args.fields.length + args.typedFields.length > 0) {
     if (QUERY_METHODS.has(method) || args.input !== undefined) {
-      for (const [key, value] of fields) url.searchParams.append(key, typeof value === 'string' ? value : JSON.stringify(value));
+      appendQuery(url.searchParams, fields, 'brackets', (name) => `Field ${name}`);
     } else {
-      jsonBody = JSON.stringify(Object.fromEntries(fields));
+      jsonBody = JSON.stringify(fields);
       headers['content-type'] ??= 'application/json';
     }
   }
@@ -104,12 +111,6 @@ export async function prepareRequest(args: CallArgs, baseUrl: string | undefined
   return { method, url, headers, jsonBody, inputFrom: args.input, sameOrigin };
 }
 
-
-function splitField(raw: string, flag: string): [string, string] {
-  const i = raw.indexOf('=');
-  if (i <= 0) throw new UsageError(`${flag} expects key=value (got "${raw}").`);
-  return [raw.slice(0, i), raw.slice(i + 1)];
-}
 
 /** -F: numbers, true/false/null, @file (its contents as a string, @- for stdin); anything else stays a string. */
 async function typedValue(value: string, readStdinText: () => Promise<string>): Promise<unknown> {

@@ -63,16 +63,16 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
       response = { ...response, body: Readable.from([refusal]) };
     }
   }
-  await render(ctx, request, response, Boolean(flags.include));
+  await render(ctx, request, response, Boolean(flags.include), Boolean(flags.silent));
   const outcome = responseFailure(ctx, apiRequest, response);
   // One message per fact: the scope the description names is said only when the refusal did not name one.
-  if (shortfall && outcome && !(outcome instanceof ScopeError)) ctx.io.warn(scopeHint(ctx, shortfall));
+  if (shortfall && outcome && !(outcome instanceof ScopeError)) ctx.io.warn(scopeHint(ctx, shortfall, client.profile.loginMethod === 'device'));
   if (outcome) throw outcome;
 }
 
-function scopeHint(ctx: Context, { operation, missing }: { operation: string; missing: string[] }): string {
+function scopeHint(ctx: Context, { operation, missing }: { operation: string; missing: string[] }, device: boolean): string {
   const plural = missing.length > 1 ? 's' : '';
-  const login = suggest(ctx, ['login', ...missing.flatMap((scope) => ['--add-scope', scope])]);
+  const login = suggest(ctx, ['login', ...missing.flatMap((scope) => ['--add-scope', scope])], { device });
   return `The platform's API description says ${operation} needs the scope${plural} ${missing.join(' ')}, which this session lacks. To add ${plural ? 'them' : 'it'}: ${login}`;
 }
 
@@ -84,7 +84,7 @@ function header(response: ApiResponse, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-async function render(ctx: Context, request: PreparedRequest, response: ApiResponse, include: boolean): Promise<void> {
+async function render(ctx: Context, request: PreparedRequest, response: ApiResponse, include: boolean, silent: boolean): Promise<void> {
   const { io } = ctx;
   if (include) {
     // The head is plat's own rendering of server-supplied text, so it is sanitised; the body is data, byte-exact.
@@ -101,6 +101,11 @@ async function render(ctx: Context, request: PreparedRequest, response: ApiRespo
   const type = header(response, 'content-type') ?? '';
   const length = Number(header(response, 'content-length') ?? NaN);
   try {
+    if (silent) {
+      // plat api --silent, as gh's: read to the end (a body that breaks off is still an error), print nothing.
+      for await (const _chunk of response.body as Readable);
+      return;
+    }
     let body: Readable = response.body as Readable;
     if (io.stdoutIsTTY && /\bjson\b/.test(type) && !(length > PRETTY_LIMIT)) {
       // Pretty only up to PRETTY_LIMIT, announced or not: a body without Content-Length is read that far and no

@@ -72,7 +72,7 @@ async function whoami(ctx: Context): Promise<ToolResult> {
 
 async function callOperation(ctx: Context, tool: OperationTool, args: Args, signal: AbortSignal | undefined): Promise<ToolResult> {
   const { op } = tool;
-  if (tool.missing.length > 0) throw new ToolError(lacking(ctx, op.operationId, tool.missing));
+  if (tool.missing.length > 0) throw new ToolError(lacking(ctx, op.operationId, tool.missing, tool.device));
   const given: GivenParam[] = [];
   let body: string | undefined;
   let paginate = false;

@@ -52,6 +52,8 @@ export interface OperationTool extends ToolBase {
   paginateKey?: string;
   /** The scopes the session lacks for it ([]: none, or unknown). */
   missing: string[];
+  /** The session was made with the device flow: the login that adds a scope is a device login too. */
+  device: boolean;
 }
 
 export interface CallTool extends ToolBase {
@@ -71,6 +73,8 @@ export interface ToolOptions {
   only?: string[];
   /** The scopes the session holds; undefined when plat cannot know (PLAT_TOKEN, no session). */
   held?: readonly string[];
+  /** The session was made with the device flow (its fixes say --device). */
+  device?: boolean;
   /** Where a warning goes (the server says each once); default stderr. */
   warn?: (text: string) => void;
 }
@@ -126,7 +130,7 @@ export function buildTools(ctx: Context, index: FullApiIndex, options: ToolOptio
   if (operations.length > MAX_TOOLS) {
     (options.warn ?? ctx.io.warn)(`The platform's API description lists ${operations.length} operations; plat mcp offers the first ${MAX_TOOLS}. Name the ones you need with --for.`);
   }
-  for (const op of operations.slice(0, MAX_TOOLS)) tools.push(operationTool(ctx, unique(toolName(op)), op, options.held));
+  for (const op of operations.slice(0, MAX_TOOLS)) tools.push(operationTool(ctx, unique(toolName(op)), op, options.held, Boolean(options.device)));
   return tools;
 }
 
@@ -141,7 +145,7 @@ function mcpName(text: string): string {
   return text.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/_{2,}/g, '_').replace(/^[_.-]+|[_.-]+$/g, '').slice(0, 64);
 }
 
-function operationTool(ctx: Context, name: string, op: OperationDetail & { operationId: string }, held: readonly string[] | undefined): OperationTool {
+function operationTool(ctx: Context, name: string, op: OperationDetail & { operationId: string }, held: readonly string[] | undefined, device: boolean): OperationTool {
   const budget = newBudget();
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
@@ -179,7 +183,7 @@ function operationTool(ctx: Context, name: string, op: OperationDetail & { opera
   return {
     kind: 'operation',
     name,
-    description: describeOperation(ctx, op, missing),
+    description: describeOperation(ctx, op, missing, device),
     inputSchema: { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false },
     annotations: { title: sanitize(op.summary ?? op.operationId, 100), ...annotationsFor(op.method) },
     op,
@@ -187,16 +191,17 @@ function operationTool(ctx: Context, name: string, op: OperationDetail & { opera
     bodyKey,
     paginateKey,
     missing,
+    device,
   };
 }
 
-function describeOperation(ctx: Context, op: OperationDetail & { operationId: string }, missing: string[]): string {
+function describeOperation(ctx: Context, op: OperationDetail & { operationId: string }, missing: string[], device: boolean): string {
   const parts: string[] = [];
   if (op.summary) parts.push(ensureStop(sanitize(op.summary, 200)));
   if (op.description && op.description !== op.summary) parts.push(sanitize(op.description, 600));
   parts.push(`${op.method} ${sanitize(op.path, 200)} on the platform (operationId ${sanitize(op.operationId, 100)}).`);
   parts.push(scopeSentence(op));
-  if (missing.length > 0) parts.push(lacking(ctx, op.operationId, missing));
+  if (missing.length > 0) parts.push(lacking(ctx, op.operationId, missing, device));
   for (const refused of op.refusedHeaders ?? []) parts.push(`Its header parameter ${sanitize(refused.name, 100)} is not offered: ${refused.reason}.`);
   // sanitize turns each run of unsafe characters into a space: one space between words is enough.
   return sanitize(sanitize(parts.join(' '), 0).replace(/\s+/g, ' '), MAX_DESCRIPTION);
@@ -212,8 +217,8 @@ function scopeSentence(op: OperationDetail): string {
 }
 
 /** The sentence an operation the session cannot call carries, in its description and as its tool error. */
-export function lacking(ctx: Context, operationId: string, missing: string[]): string {
-  const login = suggest(ctx, ['login', ...missing.flatMap((scope) => ['--add-scope', scope])]);
+export function lacking(ctx: Context, operationId: string, missing: string[], device: boolean): string {
+  const login = suggest(ctx, ['login', ...missing.flatMap((scope) => ['--add-scope', scope])], { device });
   const plural = missing.length > 1 ? 's' : '';
   return `This session lacks the scope${plural} ${missing.join(' ')}, so ${sanitize(operationId, 100)} is refused until the person signs in again adding ${plural ? 'them' : 'it'}: ${login} (plat mcp never signs in by itself).`;
 }

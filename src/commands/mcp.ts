@@ -82,7 +82,7 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     const scopes = held.session ? held.scopes : undefined;
     const key = JSON.stringify([index?.baseUrl ?? null, indexVersion, scopes ?? null]);
     if (built?.key === key) return built.tools;
-    const tools = toolsFor(ctx, index, { allowWrite, only, held: scopes, warn: warnOnce });
+    const tools = toolsFor(ctx, index, { allowWrite, only, held: scopes, device: now?.loginMethod === 'device', warn: warnOnce });
     const changed = built !== undefined && JSON.stringify(built.tools.map(listed)) !== JSON.stringify(tools.map(listed));
     built = { key, tools };
     if (changed) server?.toolsChanged();

@@ -12,6 +12,7 @@ import type { ParamSpec } from '../catalogue/operation-shape.js';
 import { typeOf } from '../catalogue/param-check.js';
 import { UsageError } from '../errors.js';
 import { editDistance, sanitize } from '../text.js';
+import { fitHelp } from '../help/fit.js';
 import { renderOpHelp } from './op-help.js';
 import type { GivenParam } from './op-request.js';
 import { opOptions } from './request-options.js';
@@ -97,7 +98,8 @@ export function parseOperation(op: Command, operation: Operation, words: string[
   const id = operation.operationId;
   const command = wordsCommand(op, id)
     .helpOption('-h, --help', 'show help')
-    .configureHelp({ formatHelp: () => renderOpHelp(operation) })
+    // Written from the document, whose descriptions can be any length: fitted to the terminal as plat's own help is.
+    .configureHelp({ formatHelp: (_command, helper) => fitHelp(renderOpHelp(operation), helper.helpWidth ?? 80) })
     // A word neither the operation's nor plat's is answered below, in plat op's own sentences.
     .allowUnknownOption()
     .allowExcessArguments();
@@ -140,8 +142,10 @@ export function parseOperation(op: Command, operation: Operation, words: string[
       // A parameter no option spells that way (a header in another case, a name left to -p above).
       const param = paramNamed(operation.parameters, flag.slice(2));
       if (param) throw new UsageError(`${flag} is not an option plat op can take for ${id}'s parameter ${param.name}: give it as -p '${param.name}=<value>'.`);
+      if (flag === '--output') throw new UsageError(`${id} has no parameter --output. ${JSON_HINT}`);
       throw refusedParam(operation, flag.slice(2)) ?? unknownParam(id, operation.parameters, flag);
     }
+    if (/^-o/.test(stray)) throw new UsageError(`Unknown option -o. ${JSON_HINT}`);
     if (isOption(stray)) throw new UsageError(`Unknown option ${stray}. plat op ${id} --help lists the operation's parameters and plat's options.`);
     throw new UsageError(`"${stray}" is not a parameter: give each as --<name> value (plat op ${id} --help lists them).`);
   }
@@ -198,6 +202,9 @@ function refusedParam(operation: Operation, name: string): UsageError | undefine
   const refused = (operation.refusedHeaders ?? []).find((r) => r.name.toLowerCase() === name.trim().toLowerCase());
   return refused && new UsageError(`${operation.operationId}'s header parameter ${sanitize(refused.name, 100)} is not taken from input: ${refused.reason}.`);
 }
+
+/** kubectl's `-o json`, as cli.ts says it for every other command. */
+const JSON_HINT = 'For machine-readable output, plat takes --json (as in plat status --json).';
 
 function unknownParam(operationId: string, params: ParamSpec[], flag: string): UsageError {
   if (params.length === 0) return new UsageError(`${operationId} takes no parameters, so ${flag} means nothing to it.`);

@@ -59,6 +59,6 @@ export async function run(ctx: Context): Promise<void> {
   if (ctx.env.PLAT_TOKEN?.trim()) io.note('PLAT_TOKEN is set: plat cannot tell which of these scopes it carries.');
   else if (sessionHere) {
     const count = output.scopes.filter((s) => s.granted).length;
-    io.note(`Profile ${profile.name} holds ${count} of ${output.scopes.length}. To add one: plat login --add-scope <scope>`);
+    io.note(`Profile ${profile.name} holds ${count} of ${output.scopes.length}. To add one: plat login${profile.loginMethod === 'device' ? ' --device' : ''} --add-scope <scope>`);
   } else io.note('Not logged in: plat login --scope <scope> asks for the ones you need.');
 }

@@ -11,6 +11,8 @@ export type Values =
   | { type: 'dynamic'; kind: 'scopes' | 'profiles' | 'paths' | 'base-urls' | 'operations' }
   | { type: 'list'; items: string[] }
   | { type: 'files' }
+  /** a command line of its own: a program name first, then that program's own completion (as after sudo) */
+  | { type: 'command-line' }
   | { type: 'none' };
 
 export interface OptionSpec {
@@ -79,6 +81,8 @@ function valuesOf(target: Option | Argument, commandNames: string[]): Values {
       return { type: 'list', items: [...commandNames.filter((n) => n !== 'help'), ...HELP_TOPICS.map((t) => t.name)] };
     case 'files':
       return { type: 'files' };
+    case 'command-line':
+      return { type: 'command-line' };
     default:
       return { type: 'none' };
   }
@@ -101,7 +105,8 @@ function optionSpec(option: Option, commandNames: string[]): OptionSpec {
 function examplesOf(command: Command): string[] {
   // addHelpText('after', …) is kept as an event listener; ask commander for the text it would print.
   let text = '';
-  const sink = { writeOut: (s: string) => (text += s), writeErr: (s: string) => (text += s) };
+  // As wide as help goes (src/help/width.ts), whatever the terminal: the examples are read whole, never wrapped.
+  const sink = { writeOut: (s: string) => (text += s), writeErr: (s: string) => (text += s), getOutHelpWidth: () => 100, getErrHelpWidth: () => 100 };
   const saved = command.configureOutput();
   command.configureOutput({ ...saved, ...sink });
   try {
@@ -109,11 +114,14 @@ function examplesOf(command: Command): string[] {
   } finally {
     command.configureOutput(saved);
   }
-  const block = /\nExamples:\n((?:  \$ .*\n?)+)/.exec(text)?.[1] ?? '';
-  return block
-    .split('\n')
-    .filter((line) => line.startsWith('  $ '))
-    .map((line) => line.slice(4));
+  // An example's comment may be on the line below it (cli.ts keeps examples within 80 columns): joined back here.
+  const block = /\nExamples:\n((?: {2}\$ .*\n?| {6}# .*\n?)+)/.exec(text)?.[1] ?? '';
+  const examples: string[] = [];
+  for (const line of block.split('\n')) {
+    if (line.startsWith('  $ ')) examples.push(line.slice(4));
+    else if (line.startsWith('      # ') && examples.length > 0) examples[examples.length - 1] += `  ${line.trim()}`;
+  }
+  return examples;
 }
 
 /** The program as completion scripts and the man page see it: visible commands and options only. */

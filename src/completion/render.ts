@@ -48,7 +48,9 @@ function bashValueCase(program: ProgramSpec): string {
           ? `l ${values.items.map(plain).join(' ')}`
           : values.type === 'files'
             ? 'f'
-            : '';
+            : values.type === 'command-line'
+              ? 'c'
+              : '';
     if (kind) lines.push(`    ${pattern}) echo ${single(kind)} ;;`);
   };
   for (const o of program.globalOptions) if (o.takesValue) add(flagsOf(o).map((f) => `*:${plain(f)}`).join('|'), o.values);
@@ -89,7 +91,7 @@ ${takesValue}
 }
 
 # What the value of option $2 (or argument arg:<n>) of command $1 is: "d <kind>" ask plat, "l <words>" a list,
-# "f" file names; nothing: no completion.
+# "f" file names, "c" a command line of its own; nothing: no completion.
 __plat_value_kind() {
   case $1:$2 in
 ${bashValueCase(program)}
@@ -122,7 +124,22 @@ __plat_add_values() {
       compopt -o filenames 2>/dev/null
       __plat_add < <(compgen -f -- "$cur")
       ;;
+    c) __plat_add < <(compgen -c -- "$cur") ;;
   esac
+}
+
+# After plat exec --: a command line of its own, completed as bash completes one after sudo (bash-completion's
+# _command_offset: the program's name, then its own completion; without bash-completion, file names).
+__plat_command_line() {
+  local start=$1
+  if declare -F _command_offset >/dev/null; then
+    _command_offset "$start"
+  elif ((COMP_CWORD == start)); then
+    __plat_add < <(compgen -c -- "$cur")
+  else
+    compopt -o filenames 2>/dev/null
+    __plat_add < <(compgen -f -- "$cur")
+  fi
 }
 
 _plat() {
@@ -167,6 +184,16 @@ _plat() {
   # After an operationId, its parameters: --<name> flags and their values, from plat's cache.
   local opid=
   case $cmd in ${opCommands.length > 0 ? opCommands.join('|') : '__none__'}) opid=$first ;; esac
+
+  # plat exec -- <command> [args…]: the words after -- are another program's.
+  if [[ -n $cmd && $(__plat_value_kind "$cmd" "arg:*") == c ]]; then
+    for ((i = 1; i < COMP_CWORD; i++)); do
+      if [[ \${COMP_WORDS[i]} == -- ]]; then
+        __plat_command_line $((i + 1))
+        return 0
+      fi
+    done
+  fi
 
   local word=$cur
   if [[ -n $skip ]]; then
@@ -226,6 +253,8 @@ function zshAction(values: Values, message: string): string {
       return `:${m}:(${values.items.map(plain).join(' ')})`;
     case 'files':
       return `:${m}:_files`;
+    case 'command-line':
+      return `:${m}:_command_names -e`;
     default:
       return `:${m}: `;
   }
@@ -243,6 +272,8 @@ function zshOption(o: OptionSpec): string {
 }
 
 function zshArgument(a: ArgumentSpec): string {
+  // A command line of its own (plat exec -- …): zsh's _normal completes it as after sudo, on the words after --.
+  if (a.values.type === 'command-line') return single(`*::${zshExplain(a.name)}:__plat_command_line`);
   const colons = a.variadic ? '*:' : a.required ? ':' : '::';
   return single(`${colons}${zshAction(a.values, a.name).slice(1)}`);
 }
@@ -317,6 +348,15 @@ __plat_op_params() {
   fi
 }
 
+# plat exec -- <command> [args…]: the words after -- are a command line of its own, completed as after sudo.
+__plat_command_line() {
+  if [[ $words[1] == -- ]]; then
+    shift words
+    (( CURRENT-- ))
+  fi
+  _normal
+}
+
 _plat() {
   local curcontext=$curcontext state state_descr line ret=1
   typeset -A opt_args
@@ -374,6 +414,8 @@ function fishValues(values: Values): string {
       return ` -x -a ${fishQuote(values.items.map(plain).join(' '))}`;
     case 'files':
       return ' -r -F';
+    case 'command-line':
+      return ` -x -a ${fishQuote('(__fish_complete_command)')}`;
     default:
       return ' -x';
   }
@@ -394,6 +436,10 @@ function fishCommand(c: CommandSpec): string[] {
   for (const o of c.options) if (o.long !== '--help') lines.push(fishOption(o, `__plat_using ${name}`));
   c.args.forEach((a, i) => {
     if (a.values.type === 'none') return;
+    if (a.values.type === 'command-line') {
+      lines.push(`complete -c plat -n ${fishQuote(`__plat_using ${name}`)} -x -a '(__plat_command_line)'`);
+      return;
+    }
     const condition = a.variadic ? `__plat_using ${name}` : `__plat_arg ${name} ${i}`;
     lines.push(`complete -c plat -n ${fishQuote(condition)}${fishValues(a.values)} -d ${fishQuote(a.description)}`);
   });
@@ -503,6 +549,14 @@ function __plat_op_values
     set -l prev (commandline -opc)[-1]
     string match -q -- '--*' $prev; or return
     __plat_query op-values $id (string replace -r -- '^--' '' $prev)
+end
+
+# plat exec -- <command> [args…]: the words after -- are a command line of its own, completed as after sudo.
+function __plat_command_line
+    set -l tokens (commandline -opc) (commandline -ct)
+    set -l at (contains -i -- -- $tokens); or return
+    test $at -lt (count $tokens); or return
+    __fish_complete_subcommand --commandline $tokens[(math $at + 1)..-1]
 end
 
 complete -c plat -f

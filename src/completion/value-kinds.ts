@@ -24,7 +24,9 @@ export type ValueKind =
   /** file names */
   | 'files'
   /** plat's own command names and the help topics (plat help's argument) */
-  | 'commands';
+  | 'commands'
+  /** a command line of its own (plat exec -- <command> [args…]): a program, then what the shell offers for it */
+  | 'command-line';
 
 /** Read by the completion generator; set with `completes()`. */
 export const valueKinds = new WeakMap<Option | Argument, ValueKind>();

@@ -36,8 +36,22 @@ function renderBlock(block: Block, columns: number): string[] {
         return [...wrap(name, ' '.repeat(TEXT), ' '.repeat(TEXT), columns), ...wrap(definition, indent, indent, columns)];
       });
     case 'code':
-      return block.lines.map((line) => (line === '' ? '' : `${' '.repeat(CODE)}${line}`));
+      return block.lines.flatMap((line) => (line === '' ? [''] : codeLine(line, columns)));
   }
+}
+
+/**
+ * A line of code as wide as the terminal allows. It stays whole where it fits; else its trailing comment (`# …` or
+ * `// …`, after spaces) goes on a line of its own above it, so the command can still be copied whole. Only a line
+ * that is still too wide (sample output, a message) is wrapped, under itself.
+ */
+function codeLine(line: string, columns: number): string[] {
+  const indent = ' '.repeat(CODE);
+  if (CODE + [...line].length <= columns) return [`${indent}${line}`];
+  const comment = /^(\s*)(\S.*?)\s{2,}((?:#|\/\/) .*)$/.exec(line);
+  if (comment) return [...codeLine(`${comment[1]}${comment[3]}`, columns), ...codeLine(`${comment[1]}${comment[2]}`, columns)];
+  const own = /^\s*/.exec(line)![0];
+  return wrap(line, indent + own, `${indent}${own}  `, columns);
 }
 
 /** Words filled into lines of at most `columns` characters (a longer word gets a line of its own). */

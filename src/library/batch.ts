@@ -6,6 +6,7 @@
 import type * as Public from './public.js';
 import { UsageError } from '../errors.js';
 import { headerKey, refusedHeader } from '../header-rule.js';
+import { appendQuery, type FieldTree } from '../fields.js';
 import { apiUrl, openClient, startBatch, type BatchItem } from '../session/index.js';
 import { libraryContext, type LibrarySettings } from './context.js';
 
@@ -42,9 +43,11 @@ function toItem(request: Public.BatchRequest, position: number, baseUrl: string 
   if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method)) throw new UsageError(`${where}: method must be an HTTP method such as "GET".`);
   if (typeof path !== 'string' || path === '') throw new UsageError(`${where}: path must be a string such as "/api/courses".`);
   const url = apiUrl(path, baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)');
-  for (const [name, value] of Object.entries(query ?? {})) {
-    for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(v));
+  if (query !== undefined && query !== null && (typeof query !== 'object' || Array.isArray(query))) {
+    throw new UsageError(`${where}: query must be an object of names and values.`);
   }
+  // As plat batch's lines: a list repeats its name, an object's members are name[member], anything else is refused.
+  appendQuery(url.searchParams, (query ?? {}) as FieldTree, 'repeat', (name) => `${where}: query ${JSON.stringify(name)}`);
   const sent: Record<string, string> = Object.create(null);
   const towardPlatform = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
   for (const [name, value] of Object.entries(headers ?? {})) {

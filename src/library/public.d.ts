@@ -45,6 +45,9 @@ export interface PaginateOptions {
   next?: string;
 }
 
+/** A value of BatchRequest.query. */
+export type QueryValue = string | number | boolean | null | Array<string | number | boolean | null> | { [member: string]: QueryValue };
+
 /** One request of client.batch(): `plat batch`'s request line. */
 export interface BatchRequest {
   /** Reported back in its result; default its 1-based position. */
@@ -52,7 +55,11 @@ export interface BatchRequest {
   method: string;
   /** Resolved against baseUrl, as client.fetch's path. */
   path: string;
-  query?: Record<string, string | number | boolean | Array<string | number | boolean>>;
+  /**
+   * Query parameters: a list repeats its name (`ids: [1, 2]` is `ids=1&ids=2`; name it `'ids[]'` for `ids[]=1&ids[]=2`),
+   * an object's members are `name[member]` (`filter: { year: 2 }` is `filter[year]=2`); anything else is refused.
+   */
+  query?: Record<string, QueryValue>;
   headers?: Record<string, string>;
   /** Sent as JSON (a string with a non-JSON content-type header: as it is). */
   body?: unknown;

@@ -104,7 +104,7 @@ async function reconcileProfile(ctx: Context, name: string): Promise<void> {
 export function credentialsOf(ctx: Context, active: ActiveSession): ClientCredentials {
   const registration = active.profile.client;
   if (!registration) {
-    throw new AuthError(`Profile ${active.profile.name} has no client registration. Run ${suggestCommand(ctx, ['login'], { profile: active.profile.name })} to sign in again.`);
+    throw new AuthError(`Profile ${active.profile.name} has no client registration. Run ${suggestCommand(ctx, ['login'], { profile: active.profile.name, device: active.profile.loginMethod === 'device' })} to sign in again.`);
   }
   return { registration, secret: active.session.clientSecret };
 }

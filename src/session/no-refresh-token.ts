@@ -36,7 +36,7 @@ export function cappedLifetimeNote(session: StoredSession): string | undefined {
 /** Why a session without a refresh token cannot be refreshed, true to whether its token still works. */
 export function noRefreshTokenError(ctx: Context, profile: Profile, session: StoredSession): PlatError {
   const now = ctx.now();
-  const login = loginAgainCommand(ctx, { name: profile.name, scopes: session.scopes });
+  const login = loginAgainCommand(ctx, { name: profile.name, scopes: session.scopes, loginMethod: profile.loginMethod });
   if (session.expiresAt !== undefined && session.expiresAt > now) {
     const minutes = Math.max(1, Math.round((session.expiresAt - now) / 60_000));
     return new PlatError(

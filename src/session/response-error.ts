@@ -23,6 +23,8 @@ export function responseError(ctx: Context, request: ApiRequest, response: ApiRe
   const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
   const token = response.token;
   const profile = token?.kind === 'session' ? token.profile.name : undefined;
+  // A session made with the device flow is fixed the same way (the person may have no browser here).
+  const device = token?.kind === 'session' && token.profile.loginMethod === 'device';
   if (status === 403 && challenge?.error === 'insufficient_scope') {
     const scopes = (challenge.scope ?? '').trim().split(/\s+/).filter(Boolean);
     const plain = scopes.length > 0 && scopes.every((s) => SCOPE_TOKEN.test(s));
@@ -38,7 +40,7 @@ export function responseError(ctx: Context, request: ApiRequest, response: ApiRe
     }
     if (!plain) {
       return new ScopeError(
-        `${where} needs a scope this session does not have${scopes.length ? ` (the server named ${named}, which is not a valid scope name)` : ''}. See plat scopes, then ${suggestCommand(ctx, ['login'], { profile })} --add-scope <scope>.`,
+        `${where} needs a scope this session does not have${scopes.length ? ` (the server named ${named}, which is not a valid scope name)` : ''}. See plat scopes, then ${suggestCommand(ctx, ['login'], { profile, device })} --add-scope <scope>.`,
       );
     }
     if (token?.kind === 'session' && scopes.every((s) => token.session.scopes.includes(s))) {
@@ -48,7 +50,7 @@ export function responseError(ctx: Context, request: ApiRequest, response: ApiRe
           'The server may not grant that scope to this client or this account: check the account\'s role on the platform, or ask its administrators.',
       );
     }
-    return new ScopeError(`${where} needs the scope ${named}, which this session does not have. Run: ${suggestCommand(ctx, ['login', '--add-scope', scopes.join(',')], { profile })}`);
+    return new ScopeError(`${where} needs the scope ${named}, which this session does not have. Run: ${suggestCommand(ctx, ['login', '--add-scope', scopes.join(',')], { profile, device })}`);
   }
   if (status === 401) {
     if (!token && response.signIn) {
@@ -59,7 +61,7 @@ export function responseError(ctx: Context, request: ApiRequest, response: ApiRe
     }
     if (!token) return new AuthError(`${where} needs you to be signed in (HTTP 401). Run: ${suggestCommand(ctx, ['login'])}`);
     if (token.kind === 'env') return new AuthError(`The server rejected PLAT_TOKEN (HTTP 401) for ${where}. Provide a valid token, or unset PLAT_TOKEN to use the stored session.`);
-    return new AuthError(`The server rejected the token even after a refresh (HTTP 401) for ${where}. Run: ${suggestCommand(ctx, ['login'], { profile })}`);
+    return new AuthError(`The server rejected the token even after a refresh (HTTP 401) for ${where}. Run: ${suggestCommand(ctx, ['login'], { profile, device })}`);
   }
   const reason = sanitize(response.statusText, 80);
   return new PlatError(`HTTP ${status}${reason ? ` ${reason}` : ''}: ${where}`, ExitCode.failure);

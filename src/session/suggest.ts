@@ -11,6 +11,11 @@ export interface SuggestOptions {
   profile?: string;
   /** A base URL the command must name (a login to an origin the profile does not remember yet). */
   baseUrl?: string;
+  /**
+   * The session was made with the device flow (Profile.loginMethod): a login it suggests signs in the same way, for
+   * the person over SSH or on a machine without a browser who made it so.
+   */
+  device?: boolean;
 }
 
 export function suggestCommand(ctx: Context, args: string[], options: SuggestOptions = {}): string {
@@ -21,6 +26,7 @@ export function suggestCommand(ctx: Context, args: string[], options: SuggestOpt
   const implicit = ctx.env.PLAT_PROFILE || ctx.globals.currentProfile || 'default';
   if (profile && (profile !== 'default' || implicit !== 'default')) words.push('--profile', profile);
   if (options.baseUrl) words.push('--base-url', options.baseUrl);
+  if (options.device && command === 'login') words.push('--device');
   return commandLine([...words, ...rest]);
 }
 
@@ -31,7 +37,7 @@ const ASKED_ANYWAY = new Set(['openid', 'profile', 'email', 'offline_access']);
  * The login that gets back the session a profile had: the same profile and the scopes it held, so that pasting it
  * does not sign in with the identity scopes alone and meet exit 5 (and a second browser round) at the next call.
  */
-export function loginAgainCommand(ctx: Context, profile: { name: string; scopes?: readonly string[] }): string {
+export function loginAgainCommand(ctx: Context, profile: { name: string; scopes?: readonly string[]; loginMethod?: 'device' }): string {
   const own = (profile.scopes ?? []).filter((scope) => !ASKED_ANYWAY.has(scope));
-  return suggestCommand(ctx, ['login', ...(own.length > 0 ? ['--scope', own.join(',')] : [])], { profile: profile.name });
+  return suggestCommand(ctx, ['login', ...(own.length > 0 ? ['--scope', own.join(',')] : [])], { profile: profile.name, device: profile.loginMethod === 'device' });
 }

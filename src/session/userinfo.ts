@@ -107,7 +107,7 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
       info = await fetchUserInfo(http, discovery.as, source.token, expected);
     } catch (again) {
       if (!(again instanceof UserInfoUnauthorizedError)) throw again;
-      throw new AuthError(`The server rejected the token even after a refresh. Run: ${suggestCommand(ctx, ['login'], { profile: profile.name })}`, { cause: again });
+      throw new AuthError(`The server rejected the token even after a refresh. Run: ${suggestCommand(ctx, ['login'], { profile: profile.name, device: profile.loginMethod === 'device' })}`, { cause: again });
     }
   }
   return { claims: info, user: toProfileUser(info), from: 'userinfo', baseUrl, profile, source };

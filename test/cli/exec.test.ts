@@ -95,7 +95,7 @@ describe('plat exec', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ anonymous: false, sub: 'user-ada' });
   });
 
-  it("plat help scripting's curl, Python and Node one-liners work as written", async () => {
+  it("plat help scripting's curl, Python and Node examples work as written", async () => {
     await loggedIn();
     // `plat` on PATH, as after npm i -g.
     const bin = path.join(home.dir, 'bin');
@@ -106,7 +106,9 @@ describe('plat exec', () => {
     expect(start).toBeGreaterThan(0);
     const section = topic.slice(start);
     const block = /```\n([\s\S]*?)```/.exec(section)![1]!;
-    const lines = block.split('\n').filter((line) => /^plat exec -- (sh -c 'curl|python3|node)/.test(line));
+    // A command goes on over the lines after it until the next plat (the topic keeps within 80 columns).
+    const commands = block.split(/\n(?=plat )/).map((command) => command.trimEnd());
+    const lines = commands.filter((line) => /^plat exec -- (sh -c 'curl|python3|node)/.test(line));
     expect(lines).toHaveLength(3);
     for (const line of lines) {
       const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {

@@ -146,6 +146,9 @@ describe('plat op <operationId>: then exactly plat call', () => {
       [['getCourse', '--courseId', 'course-101', '-iZ'], /Unknown option -Z\./],
       [['getCourse', '--courseId=course-101', '--bogus=1'], /getCourse has no parameter --bogus\. Its parameters: --courseId, --include, --Accept-Language\./],
       [['getCourse', '--courseId', 'course-101', '--', 'extra'], /"extra" is not a parameter/],
+      // kubectl's -o json points to --json here too, as for every other command (test/ui/help.test.ts)
+      [['getCourse', '--courseId', 'course-101', '-o', 'json'], /Unknown option -o\. For machine-readable output, plat takes --json/],
+      [['getCourse', '--courseId', 'course-101', '--output', 'json'], /getCourse has no parameter --output\. For machine-readable output, plat takes --json/],
     ] as const) {
       const result = await op(...opArgs);
       expect(result.code, result.stderr).toBe(2);
@@ -183,11 +186,13 @@ describe('plat op lists, and describes an operation from the document', () => {
   it('plat op <operationId> --help: summary, description, parameters with types and defaults, scopes, example', async () => {
     const result = await op('listEnrolments', '--help');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('GET /api/courses/{courseId}/enrolments — List who is enrolled in a course');
-    expect(result.stdout).toContain('Readable with students:read and courses:read together, or with members:read alone.');
+    // Fitted to the terminal's width (80 here, test/ui/help-width.test.ts): sentences compared word by word.
+    const words = result.stdout.replace(/\s+/g, ' ');
+    expect(words).toContain('GET /api/courses/{courseId}/enrolments — List who is enrolled in a course');
+    expect(words).toContain('Readable with students:read and courses:read together, or with members:read alone.');
     expect(result.stdout).toMatch(/--limit <integer> +query, default 20\. at most this many/);
     expect(result.stdout).toMatch(/--status <active\|completed> +query\./);
-    expect(result.stdout).toContain('Scopes: courses:read + students:read, or members:read (also callable without a token, as anonymous).');
+    expect(words).toContain('Scopes: courses:read + students:read, or members:read (also callable without a token, as anonymous).');
     expect(result.stdout).toContain('$ plat op listEnrolments --courseId course-101');
     const body = await op('updateCourse', '--help');
     expect(body.stdout).toMatch(/Request body \(application\/json, required\):\n {2}title +a string\. the title people see\n {2}seats +an integer from 1 to 10000/);

@@ -461,6 +461,25 @@ describe('client.batch', () => {
     expect(platform.stats.count('GET /api/courses')).toBe(11);
   });
 
+  it('a query object: a list repeats its name, an object is name[member], a list of objects is refused, never [object Object]', async () => {
+    await loggedIn();
+    const run = await program(`
+      const client = createClient();
+      const out = [];
+      for await (const result of client.batch([{ method: 'GET', path: '/api/echo', query: { ids: [1, 2], 'tag[]': ['a'], filter: { year: 2 } } }])) out.push(result.body.query);
+      try {
+        for await (const _ of client.batch([{ method: 'GET', path: '/api/echo', query: { filter: [{ year: 2 }] } }])) {}
+      } catch (error) {
+        return { out, error: describe(error) };
+      }
+    `);
+    expect(run.json?.result, run.stderr + run.stdout).toEqual({
+      out: [{ ids: ['1', '2'], 'tag[]': 'a', 'filter[year]': '2' }],
+      error: expect.objectContaining({ isUsageError: true, message: 'request 1: query "filter": an object inside a list has no query form.' }),
+    });
+    expect(platform.stats.count('GET /api/echo')).toBe(1);
+  });
+
   it('a bad request is a UsageError', async () => {
     await loggedIn();
     const run = await program(`

@@ -92,6 +92,24 @@ for (const [shell, driver] of Object.entries(drivers)) {
       expect(help).toEqual(['discover']);
     });
 
+    it('completes file names after plat batch --journal, and after plat exec -- a program, then its arguments (as after sudo)', async () => {
+      // A program with a name no other has, on PATH beside plat.
+      const probe = path.join(home.dir, 'bin', 'zzplatprobe');
+      await writeFile(probe, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      const [journal, program, afterOptions, argument] = await driver.candidates([
+        `plat batch lines.ndjson --journal ${files}/bo`,
+        'plat exec -- zzplatpro',
+        'plat exec --env API_TOKEN -- zzplatpro',
+        `plat exec -- zzplatprobe ${files}/bo`,
+      ]);
+      expect(journal).toHaveLength(1);
+      expect(journal![0]).toMatch(/body\.json$/);
+      expect(program).toEqual(['zzplatprobe']);
+      expect(afterOptions).toEqual(['zzplatprobe']);
+      expect(argument).toHaveLength(1);
+      expect(argument![0]).toMatch(/body\.json$/);
+    });
+
     it('completes scopes from the spec\'s catalogue when no platform is known', async () => {
       const [scopes, added] = await driver.candidates(['plat login --scope cour', 'plat login --add-scope students:w']);
       expect(sorted(scopes!)).toEqual(['courses:read', 'courses:write']);

@@ -39,7 +39,8 @@ describe('plat --help', () => {
     for (const name of ['call', 'op', 'scopes', 'discover']) expect(section('The API:')).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     for (const name of ['completion', 'help']) expect(section('Shell:')).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     expect(help).toMatch(/\$ plat login --base-url \S+ --scope courses:read\n\s+\$ plat whoami\n\s+\$ plat call GET \/api\/courses \| jq \.\n\s+\$ plat logout/);
-    expect(help).toContain('Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficient scope, 130 interrupted.');
+    // Wrapped to the terminal's width (test/ui/terminal.test.ts): compared word by word.
+    expect(help.replace(/\s+/g, ' ')).toContain('Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication, 5 insufficient scope, 130 interrupted.');
   });
 
   it('explains every global option', () => {
@@ -147,3 +148,22 @@ describe('the program main.ts builds lazily (each command defined when dispatche
     expect(describeProgram(build(false)).commands.find((c) => c.name === 'call')!.options.length).toBeGreaterThan(10);
   });
 });
+
+describe('habits from gh and kubectl', () => {
+  it('plat version prints what plat --version prints', async () => {
+    const [version, flag] = await Promise.all([home.run(['version']), home.run(['--version'])]);
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout).toBe(flag.stdout);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\S*\n$/);
+  });
+
+  it('-o json and --output json are usage errors (exit 2) that point to --json', async () => {
+    for (const args of [['status', '-o', 'json'], ['whoami', '--output', 'json'], ['scopes', '--output=json'], ['-o', 'json', 'status']]) {
+      const result = await home.run(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toMatch(/unknown option '(-o|--output|--output=json)': for machine-readable output, plat takes --json \(as in plat status --json\)\./);
+      expect(result.stdout).toBe('');
+    }
+  });
+});
+

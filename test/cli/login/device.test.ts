@@ -71,6 +71,21 @@ describe('plat login --device', () => {
     expect((await home.run(['logout'])).stdout).toMatch(/revoked at the server/);
   });
 
+  it('a session made with the device flow is told to fix a missing scope with --device (a 403, plat scopes), not with the browser', async () => {
+    const { result, error } = await deviceLogin(['--scope', 'courses:read'], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    expect(error).toBeUndefined();
+    expect(result.code, result.stderr).toBe(0);
+    const refused = await home.run(['call', 'GET', '/api/analytics']);
+    expect(refused.code, refused.stderr).toBe(5);
+    expect(refused.stderr).toContain('Run: plat login --device --add-scope analytics:read');
+    const scopes = await home.run(['scopes']);
+    expect(scopes.stderr).toContain('To add one: plat login --device --add-scope <scope>');
+    // the fix as printed works: by device again, adding the scope, and the call goes through
+    const fixed = await deviceLogin(['--add-scope', 'analytics:read'], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    expect(fixed.result.code, fixed.result.stderr).toBe(0);
+    expect((await home.run(['call', 'GET', '/api/analytics'])).code).toBe(0);
+  });
+
   it('on a server that lists no openid: asks for no identity scope, needs no ID token, and the session works', async () => {
     platform.knobs.metadataOverrides = { scopes_supported: ['courses:read', 'students:read', 'offline_access'] };
     const { result, error } = await deviceLogin(['--scope', 'courses:read'], (s) => platform.approveDevice(s.uri, { userCode: s.code }));

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { boundSchema, MAX_DEPTH, newBudget } from '../../../src/commands/mcp-schema.js';
-import { annotationsFor, toolName } from '../../../src/commands/mcp-tools.js';
+import { annotationsFor, lacking, toolName } from '../../../src/commands/mcp-tools.js';
+import type { Context } from '../../../src/context.js';
 
 describe('boundSchema', () => {
   it('keeps the keywords an agent fills arguments with, and drops the rest', () => {
@@ -64,5 +65,15 @@ describe('annotationsFor', () => {
     expect(annotationsFor('PUT')).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false });
     expect(annotationsFor('DELETE')).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false });
     expect(annotationsFor('PATCH')).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
+  });
+});
+
+describe('lacking', () => {
+  // The sentence reads only the profile the invocation uses (suggest.ts): a context with just that is enough here.
+  const ctx = { env: {}, globals: { profile: 'default' } } as unknown as Context;
+
+  it('names the login that adds the scope, by device when the session was made by device', () => {
+    expect(lacking(ctx, 'listStudents', ['students:read'], false)).toContain(': plat login --add-scope students:read (plat mcp');
+    expect(lacking(ctx, 'listStudents', ['students:read'], true)).toContain(': plat login --device --add-scope students:read (plat mcp');
   });
 });
