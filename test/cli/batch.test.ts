@@ -296,8 +296,23 @@ describe('plat batch: how a run ends', () => {
 });
 
 describe("plat help scripting's bulk job", () => {
-  it('runs end to end as written: CSV → NDJSON → --check → a governed, journalled run → a rerun that skips it all', async () => {
+  it('runs end to end as written: CSV → NDJSON → --check → a journalled run with a failure → the fixed line alone → a rerun that sends nothing', async () => {
     await loggedIn();
+    const created: string[] = [];
+    // The server already has a course named Algebra, as the topic's job meets it: 409, nothing created.
+    platform.override('/api/courses', async (req, res) => {
+      if (req.method !== 'POST') return false;
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { title: string };
+      if (body.title === 'Algebra') {
+        res.writeHead(409, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'conflict', error_description: 'a course named Algebra exists' }));
+      } else {
+        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ course: { ...body, id: `course-${body.title.length}` } }));
+      }
+      created.push(body.title);
+      return true;
+    });
     const topic = await readFile(path.join(platBin, '..', '..', 'src', 'help', 'topics', 'scripting.md'), 'utf8');
     const start = topic.indexOf('## Bulk jobs: plat batch');
     expect(start).toBeGreaterThan(0);
@@ -315,13 +330,18 @@ describe("plat help scripting's bulk job", () => {
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
-    // Nothing failed, so the --jq filter printed nothing but the script's own echo.
-    expect(run.stdout, run.stderr).toBe('exit 0\n');
+    const out = run.stdout.trim().split('\n');
+    expect(out, run.stderr).toHaveLength(3);
+    expect(out[0]).toBe('exit 1');
+    expect(JSON.parse(out[1]!)).toMatchObject({ id: 'Algebra', status: 201, ok: true, body: { course: { title: 'Algebra II' } } });
+    expect(out[2]).toBe('exit 0');
     expect(run.stderr).toMatch(/3 requests checked/);
-    expect(run.stderr).toMatch(/3 succeeded, 0 failed in/);
-    expect(run.stderr).toMatch(/0 succeeded, 0 failed, 3 skipped \(done in an earlier run\)/);
-    // Each course created once: the rerun sent nothing.
-    expect(platform.stats.count('POST /api/courses')).toBe(3);
+    expect(run.stderr).toMatch(/3 lines: 2 succeeded, 1 failed in/);
+    expect(run.stderr).toMatch(/Failed: Algebra\./);
+    expect(run.stderr).toMatch(/1 line: 1 succeeded, 0 failed in/);
+    expect(run.stderr).toMatch(/3 lines: 0 succeeded, 0 failed, 3 skipped \(done in an earlier run\)/);
+    // Each request the server saw: the three, then the fixed one alone; the last run sent nothing.
+    expect(created.sort()).toEqual(['Algebra', 'Algebra II', 'Geometry', 'Statistics']);
   });
 });
 
