@@ -1,6 +1,7 @@
 // plat batch's journal (src/session/batch-journal.ts) read back as a rerun reads it: what succeeded, what was in
 // flight (with its Idempotency-Key), a torn last record from a process killed mid-write, a file that is no journal
 // (left byte for byte as it was), a link, and a journal of another platform or profile.
+import { spawnSync } from 'node:child_process';
 import { lstat, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -127,6 +128,10 @@ describe('the batch journal', () => {
     await symlink(path.join(dir, 'made-by-plat'), dangling);
     await expect(openJournal(dangling, here)).rejects.toThrow(UsageError);
     await expect(lstat(path.join(dir, 'made-by-plat'))).rejects.toThrow(/ENOENT/);
+    // A FIFO (or any file that is not a regular one) is no journal either: opening it would wait for a writer.
+    const fifo = path.join(dir, 'fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    await expect(openJournal(fifo, here)).rejects.toThrow(`The journal ${fifo} is not a regular file.`);
   });
 
   it("a journal that cannot be opened or written says so, with the system's error code", async () => {
