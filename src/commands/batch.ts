@@ -8,16 +8,16 @@
  * sent; then the lines are sent. What a rerun does with a line the journal knows is batch-plan.ts's rule.
  */
 import { randomUUID } from 'node:crypto';
-import { constants, promises as fs } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { FullApiIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { AuthError, ExitStatus, InterruptedError, PlatError, UsageError } from '../errors.js';
-import { currentProfile, isIdempotent, openBatchJournal, openClient, platformOf, startBatch, type ApiClient, type BatchItem, type BatchResult, type Journal } from '../session/index.js';
+import { currentProfile, isIdempotent, openBatchJournal, openClient, platformOf, startBatch, type ApiClient, type BatchItem, type BatchResult, type BatchRun, type Journal } from '../session/index.js';
 import { escapeJsonForTerminal, sanitize } from '../text.js';
 import { openInput, type Input } from './batch-input.js';
 import { LineError, pathProblem, prepareLine, type LineContext, type PreparedLine } from './batch-lines.js';
 import { planLine, type LineAction, type UnknownChoice } from './batch-plan.js';
+import { checkSummary, idList, LISTED, openFailedFile, summarise, withId, type Checked, type Tally } from './batch-report.js';
 import { startProgress, type Progress } from './batch-progress.js';
 import { parsePositiveInt } from './options.js';
 
@@ -36,8 +36,6 @@ export interface BatchFlags {
   settleUnknown?: string;
 }
 
-/** Bad lines (and ids in the summary) listed before the rest are counted. */
-const LISTED = 20;
 /** Lines checked between two turns of the event loop: Ctrl-C and the progress line are heard in between. */
 const LINES_PER_TURN = 64;
 
@@ -131,19 +129,6 @@ function planFor(plan: Plan | undefined, prepared: PreparedLine, number: number)
   return { key, hash, action: planLine(plan.journal.prior(key), hash, isIdempotent(prepared.request.method), plan.choice) };
 }
 
-interface Checked {
-  /** Request lines (blank lines are not counted). */
-  lines: number;
-  /** Done in an earlier run (or settled done now): not sent. */
-  skipped: number;
-  /** Of those, lines whose text changed since it was sent: their ids. */
-  changed: string[];
-  /** In flight when a run ended: sent again with their key or because they are idempotent, held, sent on the person's word, settled. */
-  unknown: { keyed: number; idempotent: number; held: number; resend: number; done: number; failed: number };
-  /** Raw lines the API description does not list. */
-  unlisted: number;
-}
-
 /** The first pass: every line checked; all problems (up to a point) listed at once, nothing sent. */
 async function checkAll(ctx: Context, input: Input, context: LineContext, options: { plan?: Plan; strict: boolean; progress?: Progress }): Promise<Checked> {
   const problems: string[] = [];
@@ -226,17 +211,6 @@ async function checkAll(ctx: Context, input: Input, context: LineContext, option
   return checked;
 }
 
-function checkSummary(checked: Checked): string {
-  const lines = `${checked.lines} request${checked.lines === 1 ? '' : 's'} checked: every line is well-formed`;
-  const { keyed, idempotent, held, resend, done, failed } = checked.unknown;
-  const parts: string[] = [];
-  if (checked.skipped - done > 0) parts.push(`${checked.skipped - done} done in an earlier run (skipped)`);
-  if (keyed + idempotent + resend > 0) parts.push(`${keyed + idempotent + resend} unknown to send again`);
-  if (held > 0) parts.push(`${held} unknown held (--resend-unknown or --settle-unknown decides)`);
-  if (done + failed > 0) parts.push(`${done + failed} unknown to settle`);
-  return parts.length > 0 ? `${lines}; the journal: ${parts.join(', ')}.` : `${lines}.`;
-}
-
 interface SendOptions {
   concurrency: number;
   rate?: number;
@@ -300,28 +274,34 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
     }
   }
 
-  // The first write: a journal that has proved to be one (or a new file) is written only now.
-  if (journal) await journal.startWriting();
-  const batch = await startBatch(ctx, client, items(), {
-    concurrency: options.concurrency,
-    ratePerSecond: options.rate,
-    ordered: options.ordered,
-    failFast: options.failFast,
-    onStart: async (item) => {
-      const entry = pending.get(item.line)!;
-      entry.sent = true;
-      if (journal) await journal.sent(item.id, entry.hash!, item.idempotencyKey);
-    },
-    onDone: async (item, result) => {
-      if (result.status === null && !item.idempotencyKey && !isIdempotent(item.request.method)) {
-        // No answer to a request that may have been acted on: not "failed" (a rerun would send it again).
-        result.unknown = true;
-        result.error = `unknown: ${result.error ?? 'no answer came'} (it may have reached the server)`;
-        return;
-      }
-      await journal?.done(item.id, { ok: result.ok, status: result.status });
-    },
-  });
+  let batch: BatchRun;
+  try {
+    // The first write: a journal that has proved to be one (or a new file) is written only now.
+    if (journal) await journal.startWriting();
+    batch = await startBatch(ctx, client, items(), {
+      concurrency: options.concurrency,
+      ratePerSecond: options.rate,
+      ordered: options.ordered,
+      failFast: options.failFast,
+      onStart: async (item) => {
+        const entry = pending.get(item.line)!;
+        entry.sent = true;
+        if (journal) await journal.sent(item.id, entry.hash!, item.idempotencyKey);
+      },
+      onDone: async (item, result) => {
+        if (result.status === null && !item.idempotencyKey && !isIdempotent(item.request.method)) {
+          // No answer to a request that may have been acted on: not "failed" (a rerun would send it again).
+          result.unknown = true;
+          result.error = `unknown: ${result.error ?? 'no answer came'} (it may have reached the server)`;
+          return;
+        }
+        await journal?.done(item.id, { ok: result.ok, status: result.status });
+      },
+    });
+  } catch (error) {
+    await failedFile?.discard();
+    throw error;
+  }
   const total = checked.lines - checked.skipped;
   options.progress?.show(() => {
     const { done, failed } = batch.stats;
@@ -331,7 +311,7 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
     const paused = batch.governor.paused() ? ' · paused by the server' : '';
     return `${done}/${total} done · ${failed} failed${paused} · ${rate.toFixed(0)}/s${eta !== undefined ? ` · ETA ${eta} s` : ''}`;
   });
-  const tally = { ok: 0, failed: [] as string[], failedCount: 0, unknown: [] as string[], unknownCount: 0 };
+  const tally: Tally = { ok: 0, failed: [], failedCount: 0, unknown: [], unknownCount: 0 };
   const note = (list: string[], id: string | number) => list.length < LISTED && list.push(String(id));
   const toFailedFile = async (line: number) => {
     const entry = pending.get(line);
@@ -381,80 +361,6 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
 
 function settled(prepared: PreparedLine, id: string | number, line: number, error: string, unknown: boolean): BatchItem {
   return { line, id, request: prepared.request, settled: { id, line, status: null, ok: false, error, ...(unknown ? { unknown: true } : {}) } };
-}
-
-/** The line as --failed writes it back: its id made explicit, so a rerun of that file meets the same journal records. */
-function withId(id: string | number, canonical: string): string {
-  return `{"id":${JSON.stringify(id)},${canonical.slice(1)}\n`;
-}
-
-function summarise(
-  ctx: Context,
-  checked: Checked,
-  tally: { ok: number; failed: string[]; failedCount: number; unknown: string[]; unknownCount: number },
-  options: SendOptions,
-  pauses: number,
-): void {
-  const seconds = (ctx.now() - options.started) / 1000;
-  const parts = [`${tally.ok} succeeded`, `${tally.failedCount} failed`];
-  if (tally.unknownCount) parts.push(`${tally.unknownCount} unknown`);
-  if (checked.skipped) parts.push(`${checked.skipped} skipped (done in an earlier run)`);
-  const notSent = checked.lines - tally.ok - tally.failedCount - tally.unknownCount - checked.skipped;
-  if (notSent > 0) parts.push(`${notSent} not sent`);
-  if (pauses) parts.push(`${pauses} pause${pauses === 1 ? '' : 's'} asked by the server`);
-  const sent = tally.ok + tally.failedCount;
-  const pace = seconds > 0 && sent > 0 ? `, ${Math.round(sent / seconds)}/s` : '';
-  const lines = [`plat batch: ${checked.lines} line${checked.lines === 1 ? '' : 's'}: ${parts.join(', ')} in ${seconds.toFixed(1)} s${pace}.`];
-  const { keyed, idempotent, resend, done, failed } = checked.unknown;
-  if (keyed) lines.push(`${keyed} unknown line${keyed === 1 ? ' was' : 's were'} sent again with ${keyed === 1 ? 'its' : 'their'} recorded Idempotency-Key.`);
-  if (idempotent) lines.push(`${idempotent} unknown line${idempotent === 1 ? ' was' : 's were'} sent again (${idempotent === 1 ? 'its method is' : 'their methods are'} safe to repeat).`);
-  if (resend) lines.push(`${resend} unknown line${resend === 1 ? ' was' : 's were'} sent again, as --resend-unknown asked.`);
-  if (done) lines.push(`${done} unknown line${done === 1 ? ' was' : 's were'} settled as done (--settle-unknown done): recorded, not sent.`);
-  if (failed) lines.push(`${failed} unknown line${failed === 1 ? ' was' : 's were'} settled as failed (--settle-unknown failed): recorded, not sent.`);
-  if (tally.failedCount) lines.push(`Failed: ${idList(tally.failed, tally.failedCount)}.`);
-  if (tally.unknownCount) lines.push(`Unknown: ${idList(tally.unknown, tally.unknownCount)}.`);
-  if (options.failed && (tally.failedCount || tally.unknownCount)) {
-    lines.push(`${options.failed} holds ${tally.failedCount + tally.unknownCount === 1 ? 'that line' : 'those lines'}: fix them and run plat batch ${options.failed}${options.journal ? ` --journal ${options.journal}` : ''}.`);
-  }
-  ctx.io.note(lines.join('\n'));
-}
-
-function idList(ids: string[], count: number): string {
-  const shown = ids.map((id) => sanitize(id, 60)).join(', ');
-  return count > ids.length ? `${shown} and ${count - ids.length} more` : shown;
-}
-
-/**
- * --failed FILE: the failed and unknown lines, written as they come to a temporary file beside it and moved into
- * place at the end, so the file named is never half-written. Opened before anything is sent.
- */
-async function openFailedFile(file: string) {
-  const temporary = `${file}.${process.pid}.tmp`;
-  let handle: fs.FileHandle;
-  try {
-    handle = await fs.open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  } catch (error) {
-    throw new UsageError(`Cannot write --failed ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
-  }
-  const cannot = (error: unknown) => new PlatError(`Cannot write --failed ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
-  return {
-    async write(text: string) {
-      try {
-        await handle.write(text);
-      } catch (error) {
-        throw cannot(error);
-      }
-    },
-    async finish() {
-      try {
-        await handle.close();
-        await fs.rename(temporary, file);
-      } catch (error) {
-        await fs.rm(temporary, { force: true });
-        throw cannot(error);
-      }
-    },
-  };
 }
 
 async function render(result: BatchResult, jq: SendOptions['jq']): Promise<string> {
