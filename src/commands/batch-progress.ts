@@ -33,6 +33,8 @@ export function startProgress(ctx: Context): Progress {
   return {
     show(next) {
       text = next;
+      // Drawn at once: a person sees what plat is doing from the start, not after the first tick.
+      draw();
     },
     clear,
     stop() {

@@ -90,6 +90,16 @@ describe('plat batch: the check pass', () => {
 });
 
 describe('plat batch on a terminal', () => {
+  it('the progress line shows while the lines are checked, before anything is sent', async () => {
+    await loggedIn();
+    const file = path.join(home.dir, 'many.ndjson');
+    await writeFile(file, `${JSON.stringify({ op: 'createCourse', body: { title: 'Algebra', seats: 30 } })}\n`.repeat(100_000));
+    const terminal = await onTerminal(['batch', file, '--check']);
+    expect(terminal).toMatch(/checking: \d+ lines read/);
+    expect(terminal).toMatch(/100000 requests checked/);
+  });
+
+
   it('results are escaped as plat call escapes them: no C1 or bidi control reaches the terminal raw', async () => {
     await loggedIn();
     const file = path.join(home.dir, 'echo.ndjson');
