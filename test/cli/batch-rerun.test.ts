@@ -113,8 +113,15 @@ describe('plat batch: lines unknown after kill -9', () => {
   }
 
   it('no choice: the unknown lines are held and named (exit 1), the rest sent; never sent twice', async () => {
-    const { book, args, unknown, neverSent } = await killed();
+    const { book, args, unknown, neverSent, journal } = await killed();
     const before = book.total();
+    // --check says what a rerun would do, and writes nothing to the journal.
+    const bytes = await readFile(journal, 'utf8');
+    const check = await home.run([...args, '--check']);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stderr).toContain(`${unknown.length} unknown held (--resend-unknown or --settle-unknown decides)`);
+    expect(await readFile(journal, 'utf8')).toBe(bytes);
+    expect(book.total()).toBe(before);
     const rerun = await home.run(args, { timeoutMs: 60_000 });
     expect(rerun.code).toBe(1);
     expectCleanError(rerun);
