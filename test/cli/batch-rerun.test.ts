@@ -177,6 +177,35 @@ describe('plat batch: lines unknown after kill -9', () => {
   });
 });
 
+describe('plat batch: a POST with no answer', () => {
+  it('a connection cut before the answer leaves a POST without a key unknown, not failed: a rerun does not send it', async () => {
+    await loggedIn();
+    let arrived = 0;
+    // The server takes the request (it may have acted) and the connection drops before any answer.
+    platform.override('/api/ledger', async (req) => {
+      arrived++;
+      req.resume();
+      req.socket.destroy();
+      return true;
+    });
+    const file = path.join(home.dir, 'in.ndjson');
+    const journal = path.join(home.dir, 'in.journal');
+    await writeFile(file, enrol([1]));
+    const first = await home.run(['batch', file, '--journal', journal]);
+    expect(first.code).toBe(1);
+    expectCleanError(first);
+    expect(results(first)[0]).toMatchObject({ id: 's1', status: null, ok: false });
+    expect(results(first)[0]!.error).toMatch(/^unknown: .*\(it may have reached the server\)$/);
+    expect(first.stderr).toMatch(/1 line: 0 succeeded, 0 failed, 1 unknown in/);
+    expect(first.stderr).toMatch(/Unknown: s1\./);
+    const sent = arrived;
+    const rerun = await home.run(['batch', file, '--journal', journal]);
+    expect(rerun.code).toBe(1);
+    expect(results(rerun)[0]!.error).toMatch(/^unknown: line 1 \(POST\) was in flight/);
+    expect(arrived, 'requests the server received').toBe(sent);
+  });
+});
+
 describe('plat batch: the journal is untrusted input', () => {
   it('a journal that is a symbolic link: exit 2 naming it, nothing sent, the file it points to unchanged', async () => {
     await loggedIn();
