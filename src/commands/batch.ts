@@ -292,7 +292,7 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
         if (result.status === null && !item.idempotencyKey && !isIdempotent(item.request.method)) {
           // No answer to a request that may have been acted on: not "failed" (a rerun would send it again).
           result.unknown = true;
-          result.error = `unknown: ${result.error ?? 'no answer came'} (it may have reached the server)`;
+          result.error = `unknown: no answer came (${(result.error ?? 'the connection ended').replace(/\.$/, '')}), but the request may have reached the server and been acted on; a rerun with the journal sends it again only on your word (--resend-unknown)`;
           return;
         }
         await journal?.done(item.id, { ok: result.ok, status: result.status });

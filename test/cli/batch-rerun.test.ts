@@ -195,7 +195,7 @@ describe('plat batch: a POST with no answer', () => {
     expect(first.code).toBe(1);
     expectCleanError(first);
     expect(results(first)[0]).toMatchObject({ id: 's1', status: null, ok: false });
-    expect(results(first)[0]!.error).toMatch(/^unknown: .*\(it may have reached the server\)$/);
+    expect(results(first)[0]!.error).toMatch(/^unknown: no answer came \(.+\), but the request may have reached the server and been acted on/);
     expect(first.stderr).toMatch(/1 line: 0 succeeded, 0 failed, 1 unknown in/);
     expect(first.stderr).toMatch(/Unknown: s1\./);
     const sent = arrived;
