@@ -13,7 +13,7 @@ __plat_takes_value() {
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
     api) case $2 in --method|-X|--jq|-q|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next) return 0 ;; esac ;;
     op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; --refresh|-i|--include|--anonymous|--paginate|--ndjson|--slurp|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
-    batch) case $2 in --concurrency|--rate|--journal|--jq) return 0 ;; esac ;;
+    batch) case $2 in --concurrency|--rate|--journal|--settle-unknown|--failed|--jq) return 0 ;; esac ;;
     mcp) case $2 in --for) return 0 ;; esac ;;
   esac
   return 1
@@ -41,6 +41,8 @@ __plat_value_kind() {
     op:arg:0) echo 'd operations' ;;
     scopes:arg:*) echo 'd operations' ;;
     batch:--journal) echo 'f' ;;
+    batch:--settle-unknown) echo 'l done failed' ;;
+    batch:--failed) echo 'f' ;;
     batch:arg:0) echo 'f' ;;
     mcp:--for) echo 'd operations' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
@@ -63,7 +65,7 @@ __plat_options() {
     api) echo '-X --method -q --jq --silent -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next -h --help' ;;
     op) echo '-p --param --refresh -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     scopes) echo '-h --help' ;;
-    batch) echo '--concurrency --rate --journal --idempotency-key --ordered --fail-fast --check --jq -h --help' ;;
+    batch) echo '--concurrency --rate --journal --idempotency-key --resend-unknown --settle-unknown --failed --ordered --fail-fast --check --strict --jq -h --help' ;;
     discover) echo '--refresh -h --help' ;;
     mcp) echo '--for --allow-write -h --help' ;;
     completion) echo '-h --help' ;;

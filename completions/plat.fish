@@ -21,7 +21,7 @@ function __plat_takes_value
             contains -- $argv[2] --refresh -i --include --anonymous --paginate --ndjson --slurp -h --help; and return 1
             string match -q -- '--*' $argv[2]; and return 0
         case batch
-            contains -- $argv[2] --concurrency --rate --journal --jq; and return 0
+            contains -- $argv[2] --concurrency --rate --journal --settle-unknown --failed --jq; and return 0
         case mcp
             contains -- $argv[2] --for; and return 0
     end
@@ -214,11 +214,15 @@ complete -c plat -n '__plat_using scopes' -x -a '(__plat_query operations)' -d '
 complete -c plat -n __plat_needs_command -a batch -d 'send many requests from NDJSON lines: parallel over one session, paced, resumable with a journal'
 complete -c plat -n '__plat_using batch' -l concurrency -d 'requests in flight at once (default: 4)' -x
 complete -c plat -n '__plat_using batch' -l rate -d 'at most this many requests a second, e.g. 20/s' -x
-complete -c plat -n '__plat_using batch' -l journal -d 'record each line\'s outcome; a rerun with the same journal skips what succeeded' -r -F
+complete -c plat -n '__plat_using batch' -l journal -d 'record each line\'s outcome; a rerun with the same journal skips what is done and sends what failed' -r -F
 complete -c plat -n '__plat_using batch' -l idempotency-key -d 'send a stable Idempotency-Key per line (kept in the journal), so a line in flight when a run died can be sent again'
+complete -c plat -n '__plat_using batch' -l resend-unknown -d 'send again the lines the journal holds as unknown (you checked: they did not happen)'
+complete -c plat -n '__plat_using batch' -l settle-unknown -d 'record the unknown lines as done or failed without sending them (you checked)' -x -a 'done failed'
+complete -c plat -n '__plat_using batch' -l failed -d 'write the lines that failed or are unknown to this file, as NDJSON to fix and rerun' -r -F
 complete -c plat -n '__plat_using batch' -l ordered -d 'print results in input order (default: as they complete)'
 complete -c plat -n '__plat_using batch' -l fail-fast -d 'stop at the first failed line'
 complete -c plat -n '__plat_using batch' -l check -d 'check every line and stop; nothing is sent'
+complete -c plat -n '__plat_using batch' -l strict -d 'refuse raw lines whose method and path the platform\'s API description does not list'
 complete -c plat -n '__plat_using batch' -l jq -d 'filter each result with jq' -x
 complete -c plat -n '__plat_arg batch 0' -r -F -d 'NDJSON requests, one a line (- or none: stdin)'
 complete -c plat -n __plat_needs_command -a discover -d 'show what the platform publishes: endpoints, grant types, PKCE methods, registration, resource'

@@ -4,7 +4,7 @@
  * parameters and body checked as plat op checks them. Every problem is a LineError naming what is wrong, so the
  * command can list them with their line numbers before anything is sent.
  */
-import type { FullApiIndex } from '../catalogue/openapi.js';
+import { operationsFor, pathBelow, type ApiIndex, type FullApiIndex, type OperationDetail } from '../catalogue/openapi.js';
 import { UsageError } from '../errors.js';
 import { appendQuery, type FieldTree } from '../fields.js';
 import type { ApiRequest } from '../session/index.js';
@@ -15,6 +15,10 @@ export class LineError extends Error {}
 export interface PreparedLine {
   id: string | number | undefined;
   request: ApiRequest;
+  /** The line without its id, as JSON: what the journal's hash is of (an id added or spaces changed leave it alone). */
+  canonical: string;
+  /** A raw request line (its path is checked against the description), not an op line. */
+  raw: boolean;
 }
 
 const RAW_KEYS = new Set(['id', 'method', 'path', 'query', 'headers', 'body']);
@@ -24,6 +28,8 @@ export interface LineContext {
   baseUrl: string | undefined;
   /** The API description, read on the first op line only. */
   index(): Promise<FullApiIndex>;
+  /** Operations found by id, once per run. */
+  operations?: Map<string, (OperationDetail & { operationId: string }) | undefined>;
 }
 
 /** undefined for a blank line (skipped, as NDJSON readers do). */
@@ -53,9 +59,12 @@ export async function prepareLine(text: string, context: LineContext): Promise<P
     throw error;
   }
   const body = prepared.jsonBody;
+  const { id: _, ...rest } = line;
   return {
     id: id as string | number | undefined,
     request: { method: prepared.method, url: prepared.url, headers: prepared.headers, body: body === undefined ? undefined : () => body },
+    canonical: JSON.stringify(rest),
+    raw: !isOp,
   };
 }
 
@@ -85,7 +94,12 @@ async function prepareOp(line: Record<string, unknown>, context: LineContext): P
   if (params === null || typeof params !== 'object' || Array.isArray(params)) throw new LineError('"params" must be an object of parameter names and values');
   const index = await context.index();
   const { findOperation } = await import('./op.js');
-  const op = findOperation(index, line.op);
+  context.operations ??= new Map();
+  let op = context.operations.get(line.op);
+  if (!context.operations.has(line.op)) {
+    op = findOperation(index, line.op);
+    context.operations.set(line.op, op);
+  }
   if (!op) throw new LineError(`the platform's API has no operation "${line.op}" (plat op lists them)`);
   const given = Object.entries(params as Record<string, unknown>).map(([name, value]) => {
     const param = op.parameters.find((p) => p.name === name);
@@ -144,3 +158,29 @@ function headerLines(headers: unknown): string[] {
 const noStdin = async (): Promise<string> => {
   throw new LineError('a batch line cannot read stdin');
 };
+
+/** Answers kept per method and path: a bulk job repeats a few paths many times. */
+const PATH_ANSWERS_KEPT = 10_000;
+
+/**
+ * A raw line's method and path against the platform's API description, as plat call warns about them: undefined
+ * when the description lists them (or the URL is not the platform's), else what is wrong, in one phrase.
+ */
+export function pathProblem(index: ApiIndex, baseUrl: string, request: ApiRequest, answers: Map<string, string | undefined>): string | undefined {
+  const method = request.method.toUpperCase();
+  const asked = `${method} ${request.url.origin}${request.url.pathname}`;
+  if (answers.has(asked)) return answers.get(asked);
+  const base = new URL(baseUrl);
+  let answer: string | undefined;
+  const below = request.url.origin === base.origin ? pathBelow(base.pathname, request.url.pathname) : undefined;
+  if (below !== undefined) {
+    const path = below || '/';
+    const onPath = operationsFor(index, path);
+    if (onPath.length === 0) answer = `${method} ${path}: the path is not in the platform's API description (plat op lists the operations)`;
+    else if (!onPath.some((o) => o.method === method) && !(method === 'HEAD' && onPath.some((o) => o.method === 'GET'))) {
+      answer = `${method} ${path}: the platform's API description has no ${method} ${onPath[0]!.path} (it has ${onPath.map((o) => o.method).join(', ')})`;
+    }
+  }
+  if (answers.size < PATH_ANSWERS_KEPT) answers.set(asked, answer);
+  return answer;
+}

@@ -72,6 +72,8 @@ export type BatchResult = Batches.BatchResult;
 export type BatchRun = Batches.BatchRun;
 /** `plat batch --journal`'s record of which lines were sent and answered. */
 export type Journal = Journals.Journal;
+/** What a journal recorded for one line: its hash, whether its outcome is known, its Idempotency-Key. */
+export type JournalRecord = Journals.JournalRecord;
 
 /**
  * What `plat status` shows of a profile's stored session: no token. Whether the token works is asked with check(),
@@ -175,10 +177,14 @@ export async function startBatch(
   return runBatch(ctx, client, items, options);
 }
 
-/** `plat batch --journal`: the journal of earlier runs of the same input, and the line fingerprint it records. */
-export async function openBatchJournal(file: string): Promise<{ journal: Journal; lineHash: (text: string) => string }> {
+/**
+ * `plat batch --journal`: the journal of earlier runs, checked (never a link; its header names this platform and
+ * profile; every record well-formed) before anything is sent, and the line fingerprint it records. Nothing is
+ * written to it before startWriting().
+ */
+export async function openBatchJournal(file: string, binding: Journals.JournalBinding): Promise<{ journal: Journal; lineHash: (text: string) => string }> {
   const { lineHash, openJournal } = await import('./batch-journal.js');
-  return { journal: await openJournal(file), lineHash };
+  return { journal: await openJournal(file, binding), lineHash };
 }
 
 // ---- The session itself ----------------------------------------------------------------------------------------

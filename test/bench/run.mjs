@@ -6,8 +6,8 @@
 // (pages.mjs), and peak RSS against what a hostile server sends at 1x, 10x and 100x (hostile.mjs). Prints a table and writes
 // test/bench/results.json. `--quick` skips the 1 GiB download; `--no-keychain` measures the file store only;
 // `--startup-only` measures start-up rows only and writes no results.json; `--hostile-only` measures the hostile rows
-// only and merges them into results.json; `--mcp-only` measures the plat mcp rows only and merges them likewise;
-// `--without-extra-ca` runs every command
+// only and merges them into results.json (`--batch-only` and `--batch-ops-only` as much for plat batch's rows,
+// batch.mjs; `--mcp-only` for the plat mcp rows); `--without-extra-ca` runs every command
 // without NODE_EXTRA_CA_CERTS (see below).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { benchMcpStartup } from './mcp.mjs';
 import { benchPagination } from './pages.mjs';
 import { benchHostile } from './hostile.mjs';
-import { benchBatch } from './batch.mjs';
+import { benchBatch, benchBatchOps } from './batch.mjs';
 import { renderResults, writeBenchReadme } from './readme.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -30,8 +30,9 @@ const startupOnly = process.argv.includes('--startup-only'); // a quick look: no
 // Only the hostile-server rows, merged into the results.json there is (the rest of it untouched).
 const hostileOnly = process.argv.includes('--hostile-only');
 class HostileOnly extends Error {}
-// Only the plat batch rows, merged into the results.json there is (the rest of it untouched).
-const batchOnly = process.argv.includes('--batch-only');
+// Only the plat batch rows (--batch-ops-only: only those of op lines), merged into the results.json there is.
+const batchOpsOnly = process.argv.includes('--batch-ops-only');
+const batchOnly = batchOpsOnly || process.argv.includes('--batch-only');
 // Only the plat mcp start-up rows, merged into the results.json there is.
 const mcpOnly = process.argv.includes('--mcp-only');
 class StartupOnly extends Error {}
@@ -84,12 +85,15 @@ try {
   await login();
   if (batchOnly) {
     const previous = JSON.parse(await readFile(path.join(root, 'test', 'bench', 'results.json'), 'utf8'));
-    const isBatchRow = (r) => r.figure.includes('plat batch');
+    // --batch-ops-only: only the op-line rows (each names createCourse), the other batch rows kept as they are.
+    const isBatchRow = (r) => r.figure.includes('plat batch') && (!batchOpsOnly || r.figure.includes('createCourse'));
     const token = (await capture(process.execPath, [plat, 'token'])).trim();
     const batchRows = [];
-    previous.batch = await benchBatch({ platform, plat, token, measure, rows: batchRows, dir, env: stores.file });
+    if (!batchOpsOnly) previous.batch = await benchBatch({ platform, plat, token, measure, rows: batchRows, dir, env: stores.file });
+    previous.batchOps = await benchBatchOps({ platform, plat, token, measure, rows: batchRows, dir, env: stores.file });
     previous.rows = [...previous.rows.filter((r) => !isBatchRow(r)), ...batchRows];
-    previous.batchMeasuredAt = new Date().toISOString();
+    if (batchOpsOnly) previous.batchOpsMeasuredAt = new Date().toISOString();
+    else previous.batchMeasuredAt = previous.batchOpsMeasuredAt = new Date().toISOString();
     await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(previous, null, 2)}\n`);
     await writeBenchReadme(previous);
     results.rows = batchRows;
@@ -164,6 +168,7 @@ try {
   results.pagination = await benchPagination({ platform, plat, token, measure, median, rows: results.rows, runs: quick ? 3 : undefined });
   results.hostile = await benchHostile({ plat, measure, rows: results.rows, env: stores.file });
   results.batch = await benchBatch({ platform, plat, token, measure, rows: results.rows, dir, env: stores.file, runs: quick ? 1 : undefined });
+  results.batchOps = await benchBatchOps({ platform, plat, token, measure, rows: results.rows, dir, env: stores.file, runs: quick ? 1 : undefined });
 
   platform.stats.reset();
   await login();
@@ -354,7 +359,7 @@ function measure(file, args, options = {}) {
 async function login() {
   await new Promise((resolve, reject) => {
     // stdin a pipe, as the tests' login has it: plat login --no-browser starts only where the address can be pasted back.
-    const child = spawn(process.execPath, [plat, 'login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [plat, 'login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read courses:write'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
     child.stdin.end();
     let err = '';
     let started = false;

@@ -3,9 +3,9 @@
 // governor (no request arrives while the server's pause is in force), --fail-fast, --jq and the exit codes.
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ledger as ledgerOn, ndjson, results, runUntilKilled as runKilled } from '../helpers/batch.js';
 import { expectCleanError, platBin, type PlatResult } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
@@ -19,12 +19,8 @@ async function loggedIn(ttlSeconds = 3600) {
   platform.stats.reset();
 }
 
-const ndjson = (lines: unknown[]) => lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n';
-const results = (result: PlatResult) =>
-  result.stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { id: string | number; line: number; status: number | null; ok: boolean; body?: any; error?: string });
+const ledger = (onArrival?: (total: number) => void) => ledgerOn(platform, { onArrival });
+const runUntilKilled = (args: string[], book: { onKill?: () => void }, signal?: NodeJS.Signals) => runKilled(home, args, book, signal);
 const apiRequests = () => platform.stats.events.filter((e) => e.path.startsWith('/api/') && !e.path.startsWith('/api/oauth/'));
 
 describe('plat batch: lines in, results out', () => {
@@ -200,52 +196,6 @@ describe('plat batch: one session, one governor', () => {
   });
 });
 
-/**
- * A ledger on the reference platform that counts each student it is asked to enrol, as a real API would create a
- * record per POST; a request whose Idempotency-Key it has seen gets the first answer again and counts nothing.
- * `onArrival` lets a test act at the n-th request (SIGKILL the run).
- */
-function ledger(onArrival?: (total: number) => void) {
-  const counts = new Map<number, number>();
-  const keys = new Map<string, string>();
-  const keySeen = new Map<string, number>();
-  let total = 0;
-  platform.override('/api/ledger', async (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    total++;
-    onArrival?.(total);
-    const key = req.headers['idempotency-key'] as string | undefined;
-    if (key) keySeen.set(key, (keySeen.get(key) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, 20));
-    if (key && keys.has(key)) {
-      res.writeHead(201, { 'content-type': 'application/json' }).end(keys.get(key));
-      return true;
-    }
-    const { student } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { student: number };
-    counts.set(student, (counts.get(student) ?? 0) + 1);
-    const answer = JSON.stringify({ enrolled: student });
-    if (key) keys.set(key, answer);
-    res.writeHead(201, { 'content-type': 'application/json' }).end(answer);
-    return true;
-  });
-  return { counts, keySeen, total: () => total };
-}
-
-/** plat batch as its own process; `book.onKill` SIGKILLs it (the ledger calls it at the chosen request). */
-function runUntilKilled(args: string[], book: { onKill?: () => void }, signal: NodeJS.Signals = 'SIGKILL') {
-  const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
-  const child = spawn(process.execPath, [platBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  book.onKill = () => child.kill(signal);
-  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-}
-
 describe('plat batch --journal: resumable, exactly once', () => {
   const students = 120;
   const input = () => ndjson(Array.from({ length: students }, (_, i) => ({ id: `s${i + 1}`, method: 'POST', path: '/api/ledger', body: { student: i + 1 } })));
@@ -275,7 +225,7 @@ describe('plat batch --journal: resumable, exactly once', () => {
     expect(book2.total()).toBe(students + resent);
     expect(second.stderr).toMatch(/skipped \(done in an earlier run\)/);
     const text = await readFile(journal, 'utf8');
-    expect(text.split('\n')[0]).toBe('{"plat-batch-journal":1}');
+    expect(JSON.parse(text.split('\n')[0]!)).toEqual({ 'plat-batch-journal': 2, origin: new URL(platform.baseUrl).origin, profile: 'default' });
   });
 
   it('without --idempotency-key a POST that was in flight is reported unknown, not sent again (exit 1)', async () => {
@@ -297,19 +247,6 @@ describe('plat batch --journal: resumable, exactly once', () => {
     // Nobody twice; the unknown ones at most once (the first run may or may not have reached the server).
     expect([...book2.counts.values()].every((n) => n === 1)).toBe(true);
     expect(book2.counts.size).toBeGreaterThanOrEqual(students - unknown.length);
-  });
-
-  it('a journal written for other input is refused', async () => {
-    await loggedIn();
-    ledger();
-    const file = path.join(home.dir, 'a.ndjson');
-    const journal = path.join(home.dir, 'a.journal');
-    await writeFile(file, input());
-    expect((await home.run(['batch', file, '--journal', journal])).code).toBe(0);
-    await writeFile(file, ndjson([{ method: 'POST', path: '/api/ledger', body: { student: 999 } }]));
-    const again = await home.run(['batch', file, '--journal', journal]);
-    expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/was written for other input: line 1/);
   });
 });
 
@@ -359,8 +296,23 @@ describe('plat batch: how a run ends', () => {
 });
 
 describe("plat help scripting's bulk job", () => {
-  it('runs end to end as written: CSV → NDJSON → --check → a governed, journalled run → a rerun that skips it all', async () => {
+  it('runs end to end as written: CSV → NDJSON → --check → a journalled run with a failure → the fixed line alone → a rerun that sends nothing', async () => {
     await loggedIn();
+    const created: string[] = [];
+    // The server already has a course named Algebra, as the topic's job meets it: 409, nothing created.
+    platform.override('/api/courses', async (req, res) => {
+      if (req.method !== 'POST') return false;
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { title: string };
+      if (body.title === 'Algebra') {
+        res.writeHead(409, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'conflict', error_description: 'a course named Algebra exists' }));
+      } else {
+        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ course: { ...body, id: `course-${body.title.length}` } }));
+      }
+      created.push(body.title);
+      return true;
+    });
     const topic = await readFile(path.join(platBin, '..', '..', 'src', 'help', 'topics', 'scripting.md'), 'utf8');
     const start = topic.indexOf('## Bulk jobs: plat batch');
     expect(start).toBeGreaterThan(0);
@@ -378,13 +330,18 @@ describe("plat help scripting's bulk job", () => {
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
-    // Nothing failed, so the --jq filter printed nothing but the script's own echo.
-    expect(run.stdout, run.stderr).toBe('exit 0\n');
+    const out = run.stdout.trim().split('\n');
+    expect(out, run.stderr).toHaveLength(3);
+    expect(out[0]).toBe('exit 1');
+    expect(JSON.parse(out[1]!)).toMatchObject({ id: 'Algebra', status: 201, ok: true, body: { course: { title: 'Algebra II' } } });
+    expect(out[2]).toBe('exit 0');
     expect(run.stderr).toMatch(/3 requests checked/);
-    expect(run.stderr).toMatch(/3 succeeded, 0 failed in/);
-    expect(run.stderr).toMatch(/0 succeeded, 0 failed, 3 skipped \(done in an earlier run\)/);
-    // Each course created once: the rerun sent nothing.
-    expect(platform.stats.count('POST /api/courses')).toBe(3);
+    expect(run.stderr).toMatch(/3 lines: 2 succeeded, 1 failed in/);
+    expect(run.stderr).toMatch(/Failed: Algebra\./);
+    expect(run.stderr).toMatch(/1 line: 1 succeeded, 0 failed in/);
+    expect(run.stderr).toMatch(/3 lines: 0 succeeded, 0 failed, 3 skipped \(done in an earlier run\)/);
+    // Each request the server saw: the three, then the fixed one alone; the last run sent nothing.
+    expect(created.sort()).toEqual(['Algebra', 'Algebra II', 'Geometry', 'Statistics']);
   });
 });
 
