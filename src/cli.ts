@@ -512,7 +512,7 @@ config dir (ETag revalidation after that); a document that cannot be read never 
           'plat batch enrol.ndjson --journal enrol.journal --failed fix.ndjson',
           'plat batch fix.ndjson --journal enrol.journal      # the fixed lines only',
           'plat batch enrol.ndjson --journal enrol.journal --resend-unknown',
-          "jq -c '{op: \"enrolStudent\", body: {student: .id}}' s.json | plat batch - --check",
+          "jq -c '{op: \"enrolStudent\", body: .}' students.json | plat batch - --check",
           "plat batch orders.ndjson --jq 'select(.ok | not)'   # only the failures",
         ) +
           `
