@@ -6,7 +6,7 @@
  * page: what an option's value can be is recorded here with `completes()`, next to the option itself.
  */
 import { Argument, Command, Help, Option, type AddHelpTextContext, type AddHelpTextPosition, type OutputConfiguration } from 'commander';
-import { callOptions, opOptions } from './commands/request-options.js';
+import { callOptions, opOptions } from './commands/call/options.js';
 import { collect, completes } from './completion/value-kinds.js';
 import type { Context, Globals } from './context.js';
 import { runCall, runToken, runWhoami } from './dispatch.js';
@@ -107,7 +107,7 @@ export interface BuildOptions {
 export function buildProgram(version: string, makeContext: ContextFactory, options: BuildOptions = {}): Command {
   /**
    * Options a command shows but leaves to commands it makes itself: plat op's, which the command made for the
-   * operation named parses (commands/op-command.ts). Its help and the completions (completion/model.ts) read them
+   * operation named parses (commands/op/command.ts). Its help and the completions (completion/model.ts) read them
    * through commander's Help, below.
    */
   const shownOptions = new WeakMap<Command, readonly Option[]>();
@@ -238,7 +238,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
         ) + '\n\nSigning in beyond one desktop (SSH, containers, device codes, step-up,\nintegrations, several accounts):\nplat help sign-in.',
       )
       .action(async (flags, command: Command) => {
-        const { run } = await import('./commands/login.js');
+        const { run } = await import('./commands/auth/login.js');
         await run(ctxFor(command), flags);
       }),
   );
@@ -258,7 +258,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
         examples('plat status', 'plat status school', 'plat status --check', "plat status --json | jq '.profiles[] | {profile, loggedIn}'"),
       )
       .action(async (name: string | undefined, flags, command: Command) => {
-        const { run } = await import('./commands/status.js');
+        const { run } = await import('./commands/auth/status.js');
         await run(ctxFor(command), { ...flags, profile: name });
       }),
   );
@@ -268,7 +268,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
       .addArgument(completes(new Argument('<profile>', 'the profile to use from now on'), 'profiles'))
       .addHelpText('after', examples('plat switch school', 'plat switch default', 'plat status'))
       .action(async (name: string, _flags, command: Command) => {
-        const { run } = await import('./commands/switch.js');
+        const { run } = await import('./commands/auth/switch.js');
         await run(ctxFor(command), name);
       }),
   );
@@ -277,7 +277,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
     cmd
       .addHelpText('after', examples('plat refresh', 'plat refresh --json | jq -r .expiresAt'))
       .action(async (_flags, command: Command) => {
-        const { run } = await import('./commands/refresh.js');
+        const { run } = await import('./commands/auth/refresh.js');
         await run(ctxFor(command));
       }),
   );
@@ -330,7 +330,7 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
       .option('--forget', 'also delete the profile: its platform, client registration and user')
       .addHelpText('after', examples('plat logout', 'plat logout --all', 'plat logout --profile staging --json', 'plat logout --profile old-school --forget'))
       .action(async (flags, command: Command) => {
-        const { run } = await import('./commands/logout.js');
+        const { run } = await import('./commands/auth/logout.js');
         await run(ctxFor(command), flags);
       }),
   );
@@ -340,7 +340,7 @@ ended it) and passes SIGINT, SIGTERM and SIGHUP on to it.`,
   lazily(program.command('call').description('call the API with your token; the response body goes to stdout'), (cmd) => {
     cmd
       .addArgument(completes(new Argument('<method>', 'HTTP method: GET, POST, PUT, PATCH, DELETE, …'), 'methods'))
-      // Optional to commander so that a path typed without its method gets plat's own hint (commands/call-usage.ts).
+      // Optional to commander so that a path typed without its method gets plat's own hint (commands/call/usage.ts).
       .addArgument(completes(new Argument('[path]', 'path relative to the base URL (/api/courses), or an absolute URL'), 'paths'))
       .usage('[options] <method> <path>');
     for (const option of callOptions()) cmd.addOption(option);
@@ -381,7 +381,7 @@ write --jq '.[].title' where gh takes '.items[].title' (--slurp: an array of the
       .addOption(new Option('-q <expr>').hideHelp())
       .action(async (method: string, path: string | undefined, flags, command: Command) => {
         if (path === undefined || flags.X !== undefined || flags.q !== undefined) {
-          const { callUsageError } = await import('./commands/call-usage.js');
+          const { callUsageError } = await import('./commands/call/usage.js');
           const error = callUsageError(ctxFor(command), method, path, flags);
           if (error) throw error;
         }
@@ -416,7 +416,7 @@ plat api and plat call run the same request: plat call GET /api/courses is plat 
 '.items[]'. The operations are listed by plat op.`,
       )
       .action(async (path: string, flags, command: Command) => {
-        const { run } = await import('./commands/api.js');
+        const { run } = await import('./commands/call/api.js');
         await run(ctxFor(command), path, flags);
       });
   });
@@ -429,7 +429,7 @@ plat api and plat call run the same request: plat call GET /api/courses is plat 
         completes(new Argument('[parameters...]', "the operation's parameters: --<name> <value> each (plat op <operationId> --help lists them)"), 'operation-parameters'),
       )
       // Which words are plat's options and which the operation's parameters depends on the operation named: they
-      // reach the action as typed, --help among them, and commands/op-command.ts parses them with a Command made
+      // reach the action as typed, --help among them, and commands/op/command.ts parses them with a Command made
       // for that operation. The options it takes there are shown here, in the help and the completions.
       .helpOption(false)
       .allowUnknownOption()
@@ -454,7 +454,7 @@ parameter named like a global option (--profile) with -p profile=value. The docu
 config dir (ETag revalidation after that); a document that cannot be read never replaces the cached copy.`,
       )
       .action(async (_operationId: string | undefined, _parameters: string[], _flags, command: Command) => {
-        const { run } = await import('./commands/op.js');
+        const { run } = await import('./commands/op/op.js');
         await run(ctxFor(command), command, command.args);
       });
     shownOptions.set(cmd, [...opOptions(), new Option('-h, --help', 'show help')]);
@@ -477,15 +477,15 @@ config dir (ETag revalidation after that); a document that cannot be read never 
       )
       .action(async (plan: string | undefined, operationIds: string[], _flags, command: Command) => {
         if (plan !== undefined && plan !== 'plan') {
-          const { unknownSubcommand } = await import('./commands/scopes-plan.js');
+          const { unknownSubcommand } = await import('./commands/scopes/plan.js');
           throw unknownSubcommand(plan);
         }
         if (plan === 'plan') {
-          const { runPlan } = await import('./commands/scopes-plan.js');
+          const { runPlan } = await import('./commands/scopes/plan.js');
           await runPlan(ctxFor(command), operationIds);
           return;
         }
-        const { run } = await import('./commands/scopes.js');
+        const { run } = await import('./commands/scopes/scopes.js');
         await run(ctxFor(command));
       }),
   );
@@ -526,7 +526,7 @@ not); a line in flight when a run died is sent again only with its Idempotency-K
 lines or a journal of another platform (nothing sent), 4 when the session ended, 130 on Ctrl-C.`,
       )
       .action(async (file: string | undefined, flags, command: Command) => {
-        const { run } = await import('./commands/batch.js');
+        const { run } = await import('./commands/batch/batch.js');
         await run(ctxFor(command), file, flags);
       }),
   );
@@ -562,7 +562,7 @@ lines or a journal of another platform (nothing sent), 4 when the session ended,
         ) + `\n\n${MCP_HOSTS}`,
       )
       .action(async (flags, command: Command) => {
-        const { loadMcpCommand } = await import('./commands/mcp-load.js');
+        const { loadMcpCommand } = await import('./mcp/load.js');
         const { run } = await loadMcpCommand();
         await run(ctxFor(command), flags);
       }),

@@ -4,9 +4,9 @@
  * what it touches (`plat --version` touches nothing).
  */
 import type * as os from 'node:os';
-import type { BrowserResult } from './browser.js';
+import type { BrowserResult } from './terminal/browser.js';
 import type { Http } from './http/index.js';
-import type { IO } from './io.js';
+import type { IO } from './terminal/io.js';
 import type { KnownSecrets } from './redact.js';
 import type { ProfileStore } from './store/profiles.js';
 import type { TokenStore, TokenStoreKind } from './store/types.js';
@@ -108,7 +108,7 @@ export function createContext(options: ContextOptions): Context {
         createHttp({ io, env, verbose: globals.verbose, userAgent: `plat/${options.version}`, now, signal }),
       )),
     openUrl: async (url) => {
-      const { openUrl } = await import('./browser.js');
+      const { openUrl } = await import('./terminal/browser.js');
       return openUrl(url, env);
     },
     withLock: async (profile, fn, lockOptions) => {

@@ -11,25 +11,25 @@
  * three are what scripts run in loops, where the milliseconds add up. Anything else starts commander.
  */
 import type { Context, Globals } from './context.js';
-import type { CallFlags } from './commands/call-request.js';
-import type { TokenFlags } from './commands/token.js';
+import type { CallFlags } from './requests/prepare.js';
+import type { TokenFlags } from './commands/auth/token.js';
 
 type ContextFactory = (globals: Globals) => Context;
 /** The context is made after the command's module is loaded, as commander's actions do. */
 type LazyContext = () => Context;
 
 export async function runCall(ctx: LazyContext, method: string, target: string, flags: CallFlags): Promise<void> {
-  const { run } = await import('./commands/call.js');
+  const { run } = await import('./commands/call/call.js');
   await run(ctx(), method, target, flags);
 }
 
 export async function runToken(ctx: LazyContext, flags: TokenFlags): Promise<void> {
-  const { run } = await import('./commands/token.js');
+  const { run } = await import('./commands/auth/token.js');
   await run(ctx(), flags);
 }
 
 export async function runWhoami(ctx: LazyContext): Promise<void> {
-  const { run } = await import('./commands/whoami.js');
+  const { run } = await import('./commands/auth/whoami.js');
   await run(ctx());
 }
 

@@ -5,7 +5,7 @@
 import { fstatSync } from 'node:fs';
 import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
-import { createIO, errorPrefix, isCI, safe, type IO } from './io.js';
+import { createIO, errorPrefix, isCI, safe, type IO } from './terminal/io.js';
 import { plainForm, plainInvocation } from './dispatch.js';
 import { KnownSecrets } from './redact.js';
 import { resolveInvocation } from './session/invocation.js';

@@ -17,8 +17,8 @@ await rm(new URL('../../dist', import.meta.url), { recursive: true, force: true 
 // The program twice: dist/main.cjs, all of it, and dist/plain.cjs, the same entry with PLAT_PLAIN_BUNDLE set, which
 // leaves out commander and every command but the plain forms main.ts runs without it (src/dispatch.ts). bin/plat.js
 // loads the second for those: half the text to read and compile on the starts scripts make most (~2 %).
-// plat mcp (src/commands/mcp*.ts) and the MCP SDK it alone uses (with zod, ~350 KB in all) are a bundle of their own,
-// dist/mcp.cjs, which src/commands/mcp-load.ts requires on use. Inside dist/main.cjs the command's own 29 KB alone
+// plat mcp (src/mcp/, but for load.ts) and the MCP SDK it alone uses (with zod, ~350 KB in all) are a bundle of their own,
+// dist/mcp.cjs, which src/mcp/load.ts requires on use. Inside dist/main.cjs the command's own 29 KB alone
 // made every other start read more text and a code cache 6.7 KB larger (plat status); left as ES modules in
 // node_modules the SDK costs plat mcp 150-250 ms of loading, against ~25 ms as one CommonJS file.
 const MCP_BUNDLE = 'mcp.cjs';
@@ -53,15 +53,15 @@ for (const [name, plainOnly] of [['main', false], ['plain', true]]) {
 
 const mcpMainModules = new Set();
 await build({
-  entryPoints: ['src/commands/mcp.ts'],
+  entryPoints: ['src/mcp/server.ts'],
   outfile: `dist/${MCP_BUNDLE}`,
   plugins: [modulesFromMain(mcpMainModules), mcpWithoutAjv()],
   ...common,
 });
-// Each plat module dist/mcp.cjs takes from dist/main.cjs must be one mcp-load.ts hands over.
-const handedOver = await readFile(new URL('../commands/mcp-load.ts', import.meta.url), 'utf8');
+// Each plat module dist/mcp.cjs takes from dist/main.cjs must be one mcp/load.ts hands over.
+const handedOver = await readFile(new URL('../mcp/load.ts', import.meta.url), 'utf8');
 const missing = [...mcpMainModules].filter((key) => !handedOver.includes(`'${key}': `));
-if (missing.length > 0) throw new Error(`dist/${MCP_BUNDLE} imports ${missing.join(', ')}: add them to mainModules() in src/commands/mcp-load.ts`);
+if (missing.length > 0) throw new Error(`dist/${MCP_BUNDLE} imports ${missing.join(', ')}: add them to mainModules() in src/mcp/load.ts`);
 
 // The Node library (`import { createClient } from '<package>'`): a second entry, ES modules, with the package's
 // dependencies left as imports (npm installs them beside it) and a `require` for the few built-ins the session
@@ -136,7 +136,7 @@ function chalkWithoutDetection() {
 
 /**
  * The MCP SDK's Server validates elicitation answers (server → client questions) with ajv and ajv-formats, and builds
- * that validator in its constructor. plat mcp asks no such question (mcp-sdk.ts hands the Server a validator that
+ * that validator in its constructor. plat mcp asks no such question (mcp/sdk.ts hands the Server a validator that
  * refuses), so the SDK's ajv provider is replaced by a stub: ~250 KB less for plat mcp to read and compile, and no
  * Ajv instance built at start. test/cli/startup.test.ts fails if ajv comes back into dist/mcp.cjs.
  */
@@ -153,8 +153,8 @@ function mcpWithoutAjv() {
 }
 
 /**
- * dist/mcp.cjs holds plat mcp's own modules (src/commands/mcp.ts, mcp-*.ts) and the SDK; every other plat module it
- * imports is dist/main.cjs's copy, handed over by src/commands/mcp-load.ts in globalThis.__platMain, so that no
+ * dist/mcp.cjs holds plat mcp's own modules (src/mcp/ but load.ts) and the SDK; every other plat module it
+ * imports is dist/main.cjs's copy, handed over by src/mcp/load.ts in globalThis.__platMain, so that no
  * module exists twice in one process (two PlatError classes, two registries of secrets). `keys` collects which.
  */
 function modulesFromMain(keys) {
@@ -164,7 +164,7 @@ function modulesFromMain(keys) {
     setup(b) {
       b.onResolve({ filter: /^\.\.?\// }, (args) => {
         const target = path.relative(root, path.resolve(path.dirname(args.importer), args.path)).split(path.sep).join('/').replace(/\.js$/, '.ts');
-        if (!target.startsWith('src/') || /^src\/commands\/mcp(-(?!load)[a-z]+)?\.ts$/.test(target)) return undefined;
+        if (!target.startsWith('src/') || /^src\/mcp\/(?!load\.ts$)[a-z-]+\.ts$/.test(target)) return undefined;
         keys.add(target);
         return { path: target, namespace: 'plat-main' };
       });

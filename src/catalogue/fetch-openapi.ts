@@ -9,8 +9,8 @@
  */
 import type { Context } from '../context.js';
 import { ExitCode, InterruptedError, PlatError } from '../errors.js';
-import { bodyReadError } from '../body-error.js';
-import { sanitize } from '../text.js';
+import { bodyReadError } from '../http/body-error.js';
+import { sanitize } from '../terminal/text.js';
 import { API_TTL_MS, buildIndex, OPENAPI_PATH, readCachedFullIndex, readCachedIndex, writeCachedIndex, type ApiIndex, type FullApiIndex } from './openapi.js';
 
 /** An API description is bigger than OAuth metadata, but a document past this is broken or hostile. */

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
 import { cacheKey } from '../store/paths.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 import { bodyOf, newExpansionBudget, parametersOf, SCOPE_TOKEN, securityAlternatives, type BodySpec, type ParamSpec, type RefusedParam } from './operation-shape.js';
 
 export const OPENAPI_PATH = '/openapi.json';
@@ -16,7 +16,7 @@ export const OPENAPI_PATH = '/openapi.json';
 export const API_TTL_MS = 60 * 60 * 1000;
 /**
  * The cached index's shape; a cache of another shape is read as no cache. 5: header parameters the header rule
- * refuses are kept apart (refusedHeaders), so a change of that rule (src/header-rule.ts) bumps it too.
+ * refuses are kept apart (refusedHeaders), so a change of that rule (src/http/header-rule.ts) bumps it too.
  */
 const INDEX_FORMAT = 5;
 /** `plat call` checks against a cached document only while it is younger than this. */
@@ -324,4 +324,13 @@ export async function writeCachedIndex(configDir: string, index: ApiIndex | Full
   } catch {
     // see above
   }
+}
+
+/** By operationId; case-insensitively when that finds exactly one. */
+export function findOperation<Op extends ListedOperation>(index: ApiIndex<Op>, id: string): (Op & { operationId: string }) | undefined {
+  const named = index.operations.filter((op): op is Op & { operationId: string } => op.operationId !== null);
+  const exact = named.find((op) => op.operationId === id);
+  if (exact) return exact;
+  const folded = named.filter((op) => op.operationId.toLowerCase() === id.toLowerCase());
+  return folded.length === 1 ? folded[0] : undefined;
 }

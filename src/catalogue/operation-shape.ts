@@ -3,8 +3,8 @@
  * default), its JSON request body's schema, and its security requirements as alternatives of scope sets. Read once
  * from the document when it is cached, with local `$ref`s resolved, so a call reads one small file.
  */
-import { refusedHeader } from '../header-rule.js';
-import { sanitize } from '../text.js';
+import { refusedHeader } from '../http/header-rule.js';
+import { sanitize } from '../terminal/text.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -20,7 +20,7 @@ export interface ParamSpec {
   schema: Json;
 }
 
-/** A header parameter plat never offers (header-rule.ts): its name as the document gives it, and why. */
+/** A header parameter plat never offers (http/header-rule.ts): its name as the document gives it, and why. */
 export interface RefusedParam {
   name: string;
   reason: string;

@@ -5,7 +5,7 @@
  */
 import type { ParamSpec } from './operation-shape.js';
 import type { PatternEngine } from './pattern.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -4,10 +4,10 @@
  * PKCE methods, registration. Needs no session; uses (and fills) the discovery cache.
  */
 import type { Context } from '../context.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 import { currentProfile, discover, requirePlatform } from '../session/index.js';
-import { iso, printJson, rows } from './format.js';
-import { age } from './table.js';
+import { iso, printJson, rows } from './shared/format.js';
+import { age } from './shared/table.js';
 
 export interface DiscoverFlags {
   refresh?: boolean;

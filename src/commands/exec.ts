@@ -5,7 +5,7 @@
 import type { Context } from '../context.js';
 import { ExitStatus, UsageError } from '../errors.js';
 import { accessToken } from '../session/index.js';
-import { parsePositiveInt } from './options.js';
+import { parsePositiveInt } from '../requests/values.js';
 
 export interface ExecFlags {
   env?: string;
@@ -25,7 +25,7 @@ export async function run(ctx: Context, argv: string[], flags: ExecFlags): Promi
   const [command, ...args] = argv;
   if (!command) throw new UsageError('plat exec needs a command to run: plat exec -- <command> [args…]');
 
-  const { MAX_MIN_TTL_SECONDS } = await import('./token.js');
+  const { MAX_MIN_TTL_SECONDS } = await import('./auth/token.js');
   const minTtl = parsePositiveInt(flags.minTtl, '--min-ttl', MAX_MIN_TTL_SECONDS);
   const source = await accessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : minTtl * 1000 });
   // The session's own origin (the token is for it), or for PLAT_TOKEN the platform named by --base-url/PLAT_BASE_URL.
@@ -37,7 +37,7 @@ export async function run(ctx: Context, argv: string[], flags: ExecFlags): Promi
   // Nothing of plat's own stays open while the program runs (keep-alive sockets, timers).
   await ctx.dispose();
 
-  const { runChild } = await import('../child.js');
+  const { runChild } = await import('../terminal/child.js');
   const outcome = await runChild(command, args, env);
   if (outcome.kind === 'not-started') {
     throw new ExitStatus(outcome.status, `Could not run ${JSON.stringify(command)}: ${outcome.reason}. Check the name and your PATH.`);

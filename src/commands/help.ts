@@ -10,7 +10,7 @@ import { PlatError, UsageError } from '../errors.js';
 import { parseTopic } from '../help/markup.js';
 import { renderForTerminal } from '../help/terminal.js';
 import { findTopic, HELP_TOPICS } from '../help/topics.js';
-import { didYouMean, sanitize } from '../text.js';
+import { didYouMean, sanitize } from '../terminal/text.js';
 
 declare const PLAT_VERSION: string | undefined;
 

@@ -9,7 +9,7 @@ import { readCachedFullIndex, readCachedIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { cachedDiscovery, currentProfile, platformOf } from '../session/index.js';
 import { profilesDir, validateProfileName } from '../store/paths.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 
 export type CandidateKind = 'scopes' | 'profiles' | 'paths' | 'base-urls' | 'operations' | 'op-flags' | 'op-values';
 /**

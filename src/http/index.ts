@@ -9,11 +9,11 @@
  */
 import { Readable } from 'node:stream';
 import { InterruptedError, NetworkError, PlatError } from '../errors.js';
-import { describeNetworkCode } from '../network-codes.js';
-import type { IO } from '../io.js';
+import { describeNetworkCode } from './network-codes.js';
+import type { IO } from '../terminal/io.js';
 import { redactBody, redactHeaderValue, redactUrl } from '../redact.js';
 import type { HttpRequest, HttpResponse, Transport } from './types.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 
 export type Fetch = (input: string | URL, init?: RequestInit & { maxBodyBytes?: number }) => Promise<Response>;
 

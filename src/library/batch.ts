@@ -1,12 +1,12 @@
 /**
- * client.batch(): the engine under `plat batch` (session/batch.ts) for a program: requests from any (async)
+ * client.batch(): the engine under `plat batch` (batch/engine.ts) for a program: requests from any (async)
  * iterable, N at a time over the client's one session, one governor for the server's pauses, results yielded as
  * they complete (or in order). The requests are read lazily, so a generator of a million lines stays flat.
  */
 import type * as Public from './public.js';
 import { UsageError } from '../errors.js';
-import { headerKey, refusedHeader } from '../header-rule.js';
-import { appendQuery, type FieldTree } from '../fields.js';
+import { headerKey, refusedHeader } from '../http/header-rule.js';
+import { appendQuery, type FieldTree } from '../requests/fields.js';
 import { apiUrl, openClient, startBatch, type BatchItem } from '../session/index.js';
 import { libraryContext, type LibrarySettings } from './context.js';
 

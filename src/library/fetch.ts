@@ -4,7 +4,7 @@
  */
 import type { Context } from '../context.js';
 import { AuthError, ScopeError, UsageError } from '../errors.js';
-import { headerKey, refusedHeader } from '../header-rule.js';
+import { headerKey, refusedHeader } from '../http/header-rule.js';
 import { toWebResponse } from '../http/index.js';
 import { apiUrl, openClient, responseFailure, type ApiRequest } from '../session/index.js';
 
@@ -14,7 +14,7 @@ export async function libraryFetch(ctx: Context, target: string | URL, init: Req
   const url = apiUrl(target, api.baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)');
   // The Fetch API's own normalisation of every kind of body (string, bytes, Blob, FormData, URLSearchParams,
   // streams) and of headers; buffered once, so a 401 can be replayed with the same bytes.
-  // The header rule (header-rule.ts) before the Fetch API sees the names: it refuses "Authorization " outright as a
+  // The header rule (http/header-rule.ts) before the Fetch API sees the names: it refuses "Authorization " outright as a
   // TypeError of its own, which says less than plat's sentence.
   const towardPlatform = api.baseUrl !== undefined && url.origin === new URL(api.baseUrl).origin;
   for (const name of headerNames(init.headers)) {

@@ -4,9 +4,9 @@
  * one line each, as the command prints them).
  */
 import { Readable, Writable } from 'node:stream';
-import type { IO } from '../io.js';
+import type { IO } from '../terminal/io.js';
 import type { KnownSecrets } from '../redact.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 
 export function libraryIO(secrets: KnownSecrets, onWarning?: (message: string) => void): IO {
   const emit = (line: string) => {

@@ -1,6 +1,6 @@
 /**
  * What a client throws, scrubbed of the secrets the client holds (LibrarySettings.secrets), as the command's stderr
- * is (io.ts): a server that quotes a token back in an error description cannot make the library hand it to a
+ * is (terminal/io.ts): a server that quotes a token back in an error description cannot make the library hand it to a
  * program's logs. The message, the stack (which repeats it) and each cause's, since printing an error prints its
  * causes too.
  */

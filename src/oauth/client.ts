@@ -9,7 +9,7 @@ import * as oauth from 'oauth4webapi';
 import { PlatError, UsageError } from '../errors.js';
 import { isLoopbackHost } from './base-url.js';
 import { assertSecureEndpoint } from './endpoints.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 import { bodyFailure, oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import type { OAuthClient } from './types.js';

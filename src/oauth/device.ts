@@ -13,7 +13,7 @@ import { oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import { bearerWhenUntyped } from './token-type.js';
 import { heldByServer, toSession } from './tokens.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 import type { TokenSet } from './types.js';
 
 export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';

@@ -8,7 +8,7 @@ import * as oauth from 'oauth4webapi';
 import { PlatError } from '../errors.js';
 import { isSecureOrLoopback } from './base-url.js';
 import { MAX_OAUTH_BODY_BYTES, SPEC_PATHS } from './endpoints.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 import { parseBearerChallenge } from './www-authenticate.js';
 import { bodyFailure, toPlatError } from './errors.js';
 import type { OAuthDeps } from './options.js';

@@ -4,8 +4,8 @@
  */
 import * as oauth from 'oauth4webapi';
 import { AuthError, ExitCode, PlatError } from '../errors.js';
-import { sanitize } from '../text.js';
-import { bodyReadError } from '../body-error.js';
+import { sanitize } from '../terminal/text.js';
+import { bodyReadError } from '../http/body-error.js';
 
 /** The person (or the server for them) refused consent: the session layer adds the command to try again. */
 export class ConsentDeniedError extends AuthError {

@@ -1,4 +1,4 @@
-import { editDistance } from '../text.js';
+import { editDistance } from '../terminal/text.js';
 import { UsageError } from '../errors.js';
 
 export const DEFAULT_SCOPES = ['openid', 'profile', 'email'];

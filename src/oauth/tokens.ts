@@ -7,7 +7,7 @@ import { AuthError, InterruptedError, PlatError } from '../errors.js';
 import { clientAuth, toOAuthClient, type ClientCredentials } from './client.js';
 import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import { bearerWhenUntyped, HELD_BY_SERVER } from './token-type.js';
 import type { TokenSet } from './types.js';

@@ -9,11 +9,11 @@ import { AuthError, PlatError } from '../errors.js';
 import type { Http } from '../http/index.js';
 import type { HttpResponse } from '../http/types.js';
 import { assertSecureEndpoint, MAX_OAUTH_BODY_BYTES } from './endpoints.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 import type { UserIdentity } from './types.js';
 import { parseBearerChallenge } from './www-authenticate.js';
-import { bodyReadError } from '../body-error.js';
-import { readWholeBody } from '../read-body.js';
+import { bodyReadError } from '../http/body-error.js';
+import { readWholeBody } from '../http/read-body.js';
 
 /** The whole UserInfo exchange, body included: a server that trickles cannot hold whoami forever. */
 const USERINFO_DEADLINE_MS = 30_000;

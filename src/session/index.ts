@@ -26,22 +26,22 @@ import { getAccessToken, requireSession } from './binding.js';
 import { getDiscovery, readCachedDiscovery } from './discovery-cache.js';
 import { resolveInvocation } from './invocation.js';
 import { cappedLifetimeNote, noRefreshTokenNote } from './no-refresh-token.js';
-import { parseJsonPath, parseNextHint } from './page-detect.js';
+import { parseJsonPath, parseNextHint } from './paging/detect.js';
 import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
 import { assertProfileExists, unknownProfile } from './profile-names.js';
 import { header, IDEMPOTENT_METHODS, openApiClient, resolveApiUrl } from './request.js';
 import { responseError } from './response-error.js';
-import { mayAsk, offerStepUp, scopesToStepUp } from './step-up.js';
+import { mayAsk, offerStepUp, scopesToStepUp } from './login/step-up.js';
 import { suggestCommand, type SuggestOptions } from './suggest.js';
 import { whoAmI } from './userinfo.js';
 // Types only, erased from the bundles: the shapes below are the steps' own, named here for the callers.
-import type * as Batches from './batch.js';
+import type * as Batches from '../batch/engine.js';
 import type * as Bindings from './binding.js';
 import type * as Identity from './userinfo.js';
-import type * as Journals from './batch-journal.js';
-import type * as Logins from './login-options.js';
+import type * as Journals from '../batch/journal.js';
+import type * as Logins from './login/options.js';
 import type * as Logouts from './logout.js';
-import type * as Paging from './paginate.js';
+import type * as Paging from './paging/paginate.js';
 import type * as Requests from './request.js';
 
 // ---- The shapes ------------------------------------------------------------------------------------------------
@@ -132,13 +132,13 @@ export function isIdempotent(method: string): boolean {
 
 /** The pages of the list `first` asks for, through the client (its origin rule holds for every next link). */
 export async function readPages(ctx: Context, client: ApiClient, first: ApiRequest, options: Paging.PaginateOptions = {}): Promise<Pages> {
-  const { Pages } = await import('./paginate.js');
+  const { Pages } = await import('./paging/paginate.js');
   return new Pages(ctx, client, first, options);
 }
 
 /** Every item of every page, in order (the library's `paginate()`): one page is held at a time. */
 export async function* pageItems(ctx: Context, client: ApiClient, first: ApiRequest, options: Paging.PaginateOptions = {}): AsyncGenerator<unknown> {
-  const { paginateItems } = await import('./paginate.js');
+  const { paginateItems } = await import('./paging/paginate.js');
   yield* paginateItems(ctx, client, first, options);
 }
 
@@ -173,7 +173,7 @@ export async function startBatch(
   items: AsyncIterable<BatchItem> | Iterable<BatchItem>,
   options: Batches.BatchOptions,
 ): Promise<BatchRun> {
-  const { runBatch } = await import('./batch.js');
+  const { runBatch } = await import('../batch/engine.js');
   return runBatch(ctx, client, items, options);
 }
 
@@ -183,7 +183,7 @@ export async function startBatch(
  * written to it before startWriting().
  */
 export async function openBatchJournal(file: string, binding: Journals.JournalBinding): Promise<{ journal: Journal; lineHash: (text: string) => string }> {
-  const { lineHash, openJournal } = await import('./batch-journal.js');
+  const { lineHash, openJournal } = await import('../batch/journal.js');
   return { journal: await openJournal(file, binding), lineHash };
 }
 
@@ -239,7 +239,7 @@ export async function describeSession(ctx: Context, profile: Profile): Promise<S
 
 /** `plat login`: discovery, the client, consent (browser or device), the token exchange, stored under the lock. */
 export async function signIn(ctx: Context, options: Logins.LoginOptions) {
-  const { login } = await import('./login.js');
+  const { login } = await import('./login/login.js');
   return login(ctx, options);
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { didYouMean } from '../text.js';
+import { didYouMean } from '../terminal/text.js';
 import { suggestCommand } from './suggest.js';
 
 /** Throws the usage error for a profile that has no file. `default` always exists as far as this check goes. */

@@ -11,7 +11,7 @@
 import type { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { NetworkError, UsageError } from '../errors.js';
-import { headerKey, refusedHeader } from '../header-rule.js';
+import { headerKey, refusedHeader } from '../http/header-rule.js';
 import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
@@ -172,7 +172,7 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
 }
 
 /**
- * The request's headers as they go: each name as the header rule compares it (header-rule.ts), so that no spelling
+ * The request's headers as they go: each name as the header rule compares it (http/header-rule.ts), so that no spelling
  * ("Authorization ", "HOST") slips past a check that normalised otherwise. The last line of defence: every way in
  * (plat call, op, batch, mcp, the library) refuses these names first, in its own words.
  */

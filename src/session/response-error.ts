@@ -7,10 +7,10 @@
 import type { Context } from '../context.js';
 import { AuthError, ExitCode, PlatError, ScopeError } from '../errors.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
-import { sanitize } from '../text.js';
+import { sanitize } from '../terminal/text.js';
 import type { ApiRequest, ApiResponse } from './request.js';
 import { header } from './request.js';
-import { longScopeText, MAX_ASKED_SCOPE } from './step-up.js';
+import { longScopeText, MAX_ASKED_SCOPE } from './login/step-up.js';
 import { suggestCommand } from './suggest.js';
 
 /** RFC 6749 §3.3 scope-token: %x21 / %x23-5B / %x5D-7E. */

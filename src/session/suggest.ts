@@ -4,7 +4,7 @@
  * by itself, and every word is shell-quoted, so a value a server chose (a scope name) runs nothing else.
  */
 import type { Context } from '../context.js';
-import { commandLine } from '../text.js';
+import { commandLine } from '../terminal/text.js';
 
 export interface SuggestOptions {
   /** The profile the command must act on; default: the one this invocation uses. */

@@ -13,7 +13,7 @@ import { assertSameIssuer } from './access.js';
 import { bindSession, freshToken, getAccessToken, noSessionError, type TokenSource } from './binding.js';
 import { getDiscovery } from './discovery-cache.js';
 import { suggestCommand } from './suggest.js';
-import { mayAsk, missingFromChallenge, offerStepUp } from './step-up.js';
+import { mayAsk, missingFromChallenge, offerStepUp } from './login/step-up.js';
 
 export interface WhoAmI {
   /** The claims as the server sent them (UserInfo), those plat kept from the ID token, or none. */

@@ -1,7 +1,7 @@
 /**
  * `plat call` streams: a gigabyte goes through byte for byte with flat memory. Peak RSS is read from /proc (VmHWM)
  * while the process runs and recorded under test-output/. The bound is the benchmark's target (test/bench/README.md: 64 MiB, the
- * same for 64 MiB as for 1 GiB): without the forced minor GCs of src/stream-out.ts Node peaks at 86–89 MiB, so this
+ * same for 64 MiB as for 1 GiB): without the forced minor GCs of src/terminal/stream-out.ts Node peaks at 86–89 MiB, so this
  * fails if that trick silently stops working. Memory, unlike time, barely depends on the machine's load.
  */
 import { spawn } from 'node:child_process';

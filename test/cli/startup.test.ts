@@ -1,7 +1,7 @@
 /**
  * The start-up tricks must keep working, or plat silently gets slower: the V8 code cache of bin/plat.js, the
  * bundle's latin1 read (it must be ASCII), chalk initialised on first use, commander with node:child_process deferred (src/build/build.mjs), chalk
- * without its terminal detection (node:tty), standard streams built only when used (main.ts, io.ts), and no
+ * without its terminal detection (node:tty), standard streams built only when used (main.ts, terminal/io.ts), and no
  * node:fs/promises on the token path (store/atomic.ts), and plat mcp with the MCP SDK in a bundle of their own that
  * only plat mcp loads. Each would break without an error, so each is checked from outside, on the built CLI.
  */
@@ -71,10 +71,10 @@ describe('the bundle of the plain forms (dist/plain.cjs)', () => {
     const read = (bundle: string) => readFile(path.join(repoRoot, 'dist', `${bundle}.cjs`), 'latin1');
     const [plain, whole] = [await read('plain'), await read('main')];
     // esbuild names each module it bundles in a comment: the plain bundle has the three commands, not the others.
-    for (const module of ['src/main.ts', 'src/dispatch.ts', 'src/commands/call.ts', 'src/commands/token.ts', 'src/commands/whoami.ts']) {
+    for (const module of ['src/main.ts', 'src/dispatch.ts', 'src/commands/call/call.ts', 'src/commands/auth/token.ts', 'src/commands/auth/whoami.ts']) {
       expect(plain).toContain(`// ${module}\n`);
     }
-    for (const module of ['node_modules/commander/', 'src/cli.ts', 'src/commands/login.ts', 'src/commands/op.ts', 'src/commands/batch.ts', 'src/session/batch.ts', 'src/completion/']) {
+    for (const module of ['node_modules/commander/', 'src/cli.ts', 'src/commands/auth/login.ts', 'src/commands/op/op.ts', 'src/commands/batch/batch.ts', 'src/batch/engine.ts', 'src/completion/']) {
       expect(plain).not.toContain(`// ${module}`);
       expect(whole).toContain(`// ${module}`);
     }
@@ -111,7 +111,7 @@ describe('the bundle bin/plat.js reads as latin1', () => {
     }
   });
 
-  it('builds chalk\'s style tables in a lazy initialiser (io.ts requires chalk on first use), not at its top level', async () => {
+  it('builds chalk\'s style tables in a lazy initialiser (terminal/io.ts requires chalk on first use), not at its top level', async () => {
     const lines = (await readFile(path.join(repoRoot, 'dist', 'main.cjs'), 'latin1')).split('\n');
     const builds = lines.filter((line) => /\bansiStyles = assembleStyles\(\)/.test(line));
     expect(builds).toHaveLength(1);
@@ -144,7 +144,7 @@ describe('plat mcp and the MCP SDK, which it alone uses', () => {
   it('are a bundle of their own (dist/mcp.cjs): dist/main.cjs and dist/plain.cjs hold none of them', async () => {
     const read = (bundle: string) => readFile(path.join(repoRoot, 'dist', `${bundle}.cjs`), 'latin1');
     const [mcp, main, plain] = [await read('mcp'), await read('main'), await read('plain')];
-    for (const module of ['node_modules/@modelcontextprotocol/sdk/', 'node_modules/zod/', 'src/commands/mcp.ts', 'src/commands/mcp-tools.ts', 'src/commands/mcp-call.ts', 'src/commands/mcp-sdk.ts']) {
+    for (const module of ['node_modules/@modelcontextprotocol/sdk/', 'node_modules/zod/', 'src/mcp/server.ts', 'src/mcp/tools.ts', 'src/mcp/call.ts', 'src/mcp/sdk.ts']) {
       expect(mcp).toContain(`// ${module}`);
       expect(main).not.toContain(`// ${module}`);
       expect(plain).not.toContain(`// ${module}`);
@@ -154,12 +154,13 @@ describe('plat mcp and the MCP SDK, which it alone uses', () => {
     expect(mcp).not.toContain('// node_modules/ajv-formats/');
     // Every other plat module is dist/main.cjs's copy, handed over (one PlatError class, one registry of secrets).
     const own = [...mcp.matchAll(/^\/\/ (src\/\S+)$/gm)].map((m) => m[1]);
-    const mcpModules = ['mcp', 'mcp-call', 'mcp-tools', 'mcp-schema', 'mcp-sdk', 'mcp-stdio', 'mcp-bounds', 'mcp-host'];
-    expect(new Set(own)).toEqual(new Set(mcpModules.map((name) => `src/commands/${name}.ts`)));
+    // src/mcp/ is the MCP server's part: all of it but load.ts, the piece dist/main.cjs keeps to load the rest.
+    const mcpModules = (await readdir(path.join(repoRoot, 'src', 'mcp'))).filter((name) => name.endsWith('.ts') && name !== 'load.ts');
+    expect(new Set(own)).toEqual(new Set(mcpModules.map((name) => `src/mcp/${name}`)));
     expect(mcp).toContain('// plat-main:src/errors.ts');
   });
 
-  it('take from dist/main.cjs only names that mcp-load.ts hands over', async () => {
+  it('take from dist/main.cjs only names that mcp/load.ts hands over', async () => {
     const mcp = await readFile(path.join(repoRoot, 'dist', 'mcp.cjs'), 'latin1');
     // esbuild's shapes: a handed-over module is `require_x = __commonJS({ "plat-main:<key>" …`, imported as
     // `import_x = __toESM(require_x(), 1)` and used as `import_x.name`, or destructured from a dynamic import.
@@ -175,7 +176,7 @@ describe('plat mcp and the MCP SDK, which it alone uses', () => {
     for (const [, names, req] of dynamic) for (const name of names!.split(',')) used.add(`${keyOf.get(req!)} ${name.trim().split(':')[0]}`);
     // 20 names today (redact.ts is no longer among them: the secrets are the context's, not a module's).
     expect(used.size).toBeGreaterThanOrEqual(20);
-    const { mainModules } = await import('../../src/commands/mcp-load.js');
+    const { mainModules } = await import('../../src/mcp/load.js');
     const handed = mainModules();
     const missing = [...used].filter((entry) => {
       const [key, name] = entry.split(' ');

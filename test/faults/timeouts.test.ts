@@ -12,7 +12,7 @@ import net, { type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, NetworkError, PlatError } from '../../src/errors.js';
 import { createHttp, type Http } from '../../src/http/index.js';
-import { createIO } from '../../src/io.js';
+import { createIO } from '../../src/terminal/io.js';
 import { discover } from '../../src/oauth/discovery.js';
 import { KnownSecrets } from '../../src/redact.js';
 import { makeHome, type Home } from '../helpers/cli.js';

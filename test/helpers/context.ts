@@ -8,7 +8,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterEach, expect } from 'vitest';
 import { createContext, type Context, type Globals } from '../../src/context.js';
 import { PlatError } from '../../src/errors.js';
-import { createIO } from '../../src/io.js';
+import { createIO } from '../../src/terminal/io.js';
 import { KnownSecrets } from '../../src/redact.js';
 import { resolveInvocation } from '../../src/session/invocation.js';
 import type { Home } from './cli.js';

@@ -28,21 +28,21 @@ describe('coverage of spawned plat processes', () => {
     const { map, processes } = await spawnedCoverage(coverage, repoRoot);
     expect(processes).toBe(1);
     const file = (name: string) => map.fileCoverageFor(path.join(repoRoot, name));
-    expect(map.files()).toContain(path.join(repoRoot, 'src/commands/status.ts'));
-    expect(hitLines(file('src/commands/status.ts').getLineCoverage())).toBeGreaterThan(10);
+    expect(map.files()).toContain(path.join(repoRoot, 'src/commands/auth/status.ts'));
+    expect(hitLines(file('src/commands/auth/status.ts').getLineCoverage())).toBeGreaterThan(10);
     // login.ts is in the bundle but initialised only when `plat login` runs: its code unreached. (Lines without code,
     // such as an interface's, map to the bundle's top level and count as run: test/coverage.mjs counts only the lines
     // the in-process map says hold code.)
-    const login = file('src/commands/login.ts').getLineCoverage();
-    const source = (await readFile(path.join(repoRoot, 'src/commands/login.ts'), 'utf8')).split('\n');
+    const login = file('src/commands/auth/login.ts').getLineCoverage();
+    const source = (await readFile(path.join(repoRoot, 'src/commands/auth/login.ts'), 'utf8')).split('\n');
     const codeLines = ['export async function run(', 'async function plannedScopes('].map((text) => source.findIndex((line) => line.startsWith(text)) + 2);
     expect(codeLines.every((line) => line > 1)).toBe(true);
-    for (const line of codeLines) expect(login[line], `src/commands/login.ts:${line}`).toBe(0);
-    const status = file('src/commands/status.ts').getLineCoverage();
-    const statusRun = (await readFile(path.join(repoRoot, 'src/commands/status.ts'), 'utf8')).split('\n').findIndex((line) => line.startsWith('export async function run(')) + 2;
-    expect(status[statusRun], `src/commands/status.ts:${statusRun}`).toBeGreaterThan(0);
+    for (const line of codeLines) expect(login[line], `src/commands/auth/login.ts:${line}`).toBe(0);
+    const status = file('src/commands/auth/status.ts').getLineCoverage();
+    const statusRun = (await readFile(path.join(repoRoot, 'src/commands/auth/status.ts'), 'utf8')).split('\n').findIndex((line) => line.startsWith('export async function run(')) + 2;
+    expect(status[statusRun], `src/commands/auth/status.ts:${statusRun}`).toBeGreaterThan(0);
     // Branches come through as blocks: status.ts took some and left others.
-    const counts = Object.values(file('src/commands/status.ts').b).flat();
+    const counts = Object.values(file('src/commands/auth/status.ts').b).flat();
     expect(counts.some((n) => n > 0)).toBe(true);
     expect(counts.some((n) => n === 0)).toBe(true);
   });

@@ -18,16 +18,16 @@ const knipBin = path.join(root, 'node_modules', 'knip', 'bin', 'knip.js');
 
 /** Exports of src/ that only tests import, by file, with the tests that use them. */
 const USED_ONLY_BY_TESTS: Record<string, Record<string, string>> = {
-  'src/browser.ts': { splitCommand: 'test/unit/browser.test.ts' },
-  'src/commands/mcp-schema.ts': { MAX_DEPTH: 'test/unit/commands/mcp-tools.test.ts' },
-  'src/commands/mcp-tools.ts': { annotationsFor: 'test/unit/commands/mcp-tools.test.ts', toolName: 'test/unit/commands/mcp-tools.test.ts' },
-  'src/io.ts': { colorWanted: 'test/unit/io.test.ts' },
+  'src/terminal/browser.ts': { splitCommand: 'test/unit/terminal/browser.test.ts' },
+  'src/mcp/schema.ts': { MAX_DEPTH: 'test/unit/mcp/tools.test.ts' },
+  'src/mcp/tools.ts': { annotationsFor: 'test/unit/mcp/tools.test.ts', toolName: 'test/unit/mcp/tools.test.ts' },
+  'src/terminal/io.ts': { colorWanted: 'test/unit/terminal/io.test.ts' },
   'src/oauth/authorize.ts': { CALLBACK_ERRORS: 'test/unit/oauth/errors.test.ts' },
   'src/oauth/client.ts': { secretMethod: 'test/unit/oauth/client-server-choices.test.ts, test/cli/login/registration.test.ts' },
   'src/oauth/scopes.ts': { DEFAULT_SCOPES: 'test/unit/oauth/scopes.test.ts', closeMatches: 'test/unit/oauth/scopes.test.ts', formatScopes: 'test/unit/oauth/scopes.test.ts' },
   'src/redact.ts': { REDACTED: 'test/unit/redact.test.ts', redactForm: 'test/unit/redact.test.ts', redactJson: 'test/unit/redact.test.ts' },
   'src/session/discovery-cache.ts': { DISCOVERY_TTL_MS: 'test/faults/trust.test.ts, test/in-process/session/logout-and-discovery.test.ts' },
-  'src/session/page-detect.ts': { nextLink: 'test/unit/session/page-detect.test.ts, test/cli/paginate.test.ts, test/platform/lists.mjs' },
+  'src/session/paging/detect.ts': { nextLink: 'test/unit/session/paging/detect.test.ts, test/cli/paginate.test.ts, test/platform/lists.mjs' },
   'src/session/request.ts': { MAX_RETRY_AFTER_MS: 'test/unit/session/request.test.ts', retryDelay: 'test/unit/session/request.test.ts', backoff: 'test/unit/session/request.test.ts' },
   'src/store/dbus.ts': {
     DBusError: 'test/unit/store/dbus.test.ts',
@@ -45,7 +45,7 @@ const USED_ONLY_BY_TESTS: Record<string, Record<string, string>> = {
   'src/store/paths.ts': { cacheDir: 'test/unit/store/paths.test.ts, test/cli/startup.test.ts' },
   'src/store/secret-service.ts': { mayUseLibsecretFile: 'test/in-process/store/secret-service.test.ts' },
   'src/store/select.ts': { AutoTokenStore: 'test/in-process/store/select.test.ts' },
-  'src/text.ts': { isPrintable: 'test/unit/text.test.ts' },
+  'src/terminal/text.ts': { isPrintable: 'test/unit/terminal/text.test.ts' },
 };
 
 function knip(args: string[]): { code: number | null; stdout: string; stderr: string } {

@@ -17,22 +17,33 @@ import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The layers of ../shared/architecture.json (the whiteboard), by the files they are made of (a folder ends with
- *  '/'; a file named on its own wins over its folder). Files in no layer (errors, io, text, redact, esm,
- *  network-codes, browser, body-error, …) are the leaves any layer may use; so are Context and Shapes. */
+/** The layers (src/README.md, "Layers"; the parts proposed for ../shared/architecture.json), by the files they are
+ *  made of (a folder ends with '/'; a file named on its own wins over its folder). Files in no layer (errors, redact,
+ *  esm, the terminal's room: io, text, stream-out, browser, child, jq) are the leaves any layer may use; so are
+ *  Context, Shapes and HTTP's own leaves. */
 const LAYERS = {
   entry: ['src/main.ts', 'src/cli.ts', 'src/dispatch.ts'],
-  // The Node library is the second way in (dist/library/), over the session as main.ts is.
+  // The ways in for programs, each an adapter over the session's front door: the Node library (dist/library/), the
+  // MCP server for agents (src/mcp/; load.ts is the piece dist/main.cjs keeps), the local proxy for any HTTP tool.
   library: ['src/library/'],
+  mcp: ['src/mcp/'],
+  proxy: ['src/proxy/'],
   commands: ['src/commands/'],
+  // Requests built from input (flags and fields, an operation's parameters, a batch-shaped object), for commands and
+  // every adapter alike: below them, above the session.
+  requests: ['src/requests/'],
   // `plat __complete`: answered from local files only.
   candidates: ['src/completion/candidates.ts'],
   completion: ['src/completion/'],
   catalogue: ['src/catalogue/'],
+  // The bulk engine (workers, governor, journal): behind the session's front door, which loads it on use.
+  batch: ['src/batch/'],
   session: ['src/session/'],
   context: ['src/context.ts'],
   protocol: ['src/oauth/'],
   loopback: ['src/loopback.ts'],
+  // HTTP's leaves: what a body or a header name means, for any layer; they make no request.
+  httpLeaves: ['src/http/body-error.ts', 'src/http/read-body.ts', 'src/http/network-codes.ts', 'src/http/header-rule.ts'],
   http: ['src/http/'],
   // What plat keeps, as types: any layer may name them.
   shapes: ['src/store/types.ts'],
@@ -49,8 +60,22 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['commands', 'protocol', 'commands go through the session'],
   ['commands', 'store', 'commands go through the session'],
   ['commands', 'http', "commands make their requests through the session's front door (session/index.ts: openClient)"],
-  ['library', 'protocol', 'the library goes through the session'],
-  ['library', 'commands', 'no command line in a program'],
+  ['commands', 'batch', "the batch engine is reached through the session's front door (startBatch)"],
+  ...(['library', 'mcp', 'proxy'] as const).flatMap((way) => [
+    [way, 'protocol', way === 'library' ? 'the library goes through the session' : 'a way in goes through the session'],
+    [way, 'store', 'a way in goes through the session'],
+    [way, 'commands', 'no command line in a way in for programs'],
+    [way, 'batch', "the batch engine is reached through the session's front door"],
+  ] as const),
+  ['mcp', 'http', "the MCP server's requests go through the session's front door"],
+  ['requests', 'commands', 'requests are built below the commands, for every way in'],
+  ['requests', 'mcp', 'requests are built below the adapters'],
+  ['requests', 'library', 'requests are built below the adapters'],
+  ['requests', 'store', 'requests go through the session'],
+  ['requests', 'protocol', 'requests go through the session'],
+  ['batch', 'commands', 'the engine knows no command line'],
+  ['batch', 'store', 'the engine goes through the session'],
+  ['batch', 'protocol', 'the engine goes through the session'],
   ['store', 'session', 'storage knows no flow'],
   ['store', 'http', 'storage makes no requests'],
   ['http', 'session', 'the transport knows no session'],
@@ -65,7 +90,7 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
  * none of them can reach a step (loadSession, a refresh, a binding) that skips PLAT_TOKEN or the origin rule.
  */
 const SESSION_DOOR = 'src/session/index.ts';
-const THROUGH_THE_DOOR: readonly Layer[] = ['commands', 'library', 'completion', 'candidates'];
+const THROUGH_THE_DOOR: readonly Layer[] = ['commands', 'library', 'mcp', 'proxy', 'requests', 'completion', 'candidates'];
 
 /** A module a forbidden arrow may reach with `import type` (or `typeof import()`) only; none today. */
 const TYPE_ONLY_EXCEPTIONS: ReadonlyArray<readonly [Layer, string, string]> = [];
@@ -263,7 +288,7 @@ describe('the import graph of src/ keeps the layers', () => {
 
   it('reads every kind of import: static, type-only, re-export and dynamic', () => {
     const has = (from: string, to: string) => imports.some((i) => i.from === from && i.to === to);
-    expect(has('src/cli.ts', 'src/commands/login.ts')).toBe(true); // import() in an action
+    expect(has('src/cli.ts', 'src/commands/auth/login.ts')).toBe(true); // import() in an action
     expect(has('src/cli.ts', 'src/context.ts')).toBe(true); // import type
     expect(files.length).toBeGreaterThan(50);
   });
@@ -299,7 +324,7 @@ describe('the token path loads no protocol library', () => {
   // whoami and status read UserInfo with plat's own request (oauth/userinfo.ts, oauth/endpoints.ts: no value import
   // of oauth4webapi); they load it with import() only to refresh or discover. The entry's own imports count too.
   const { imports } = graph();
-  const TOKEN_PATH = ['src/commands/whoami.ts', 'src/commands/token.ts', 'src/commands/call.ts', 'src/commands/status.ts', 'src/commands/refresh.ts'];
+  const TOKEN_PATH = ['src/commands/auth/whoami.ts', 'src/commands/auth/token.ts', 'src/commands/call/call.ts', 'src/commands/auth/status.ts', 'src/commands/auth/refresh.ts'];
 
   it.each(['src/main.ts', ...TOKEN_PATH])('%s loads no oauth4webapi when it starts', (start) => {
     const via = loadedBy(start, imports);
@@ -312,8 +337,8 @@ describe('the token path loads no protocol library', () => {
     expect(chain(loadedBy('src/cli.ts', imports), 'commander')).toBe('src/cli.ts → commander');
   });
 
-  it('sees through the chain: the login flow (session/login.ts, which plat login loads through signIn) does load it', () => {
-    expect(chain(loadedBy('src/session/login.ts', imports), 'oauth4webapi')).toMatch(/^src\/session\/login\.ts → .* → oauth4webapi$/);
+  it('sees through the chain: the login flow (session/login/login.ts, which plat login loads through signIn) does load it', () => {
+    expect(chain(loadedBy('src/session/login/login.ts', imports), 'oauth4webapi')).toMatch(/^src\/session\/login\/login\.ts → .* → oauth4webapi$/);
   });
 });
 

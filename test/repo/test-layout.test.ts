@@ -59,7 +59,7 @@ describe('the test layout', () => {
     expect(misplaced('test/unit/session/retry.test.ts', srcHas)).toMatch(/named after no module of src\/session\//);
     expect(misplaced('test/unit/session/access.test.ts', srcHas)).toBeNull();
     expect(misplaced('test/in-process/session/access-ended-session.test.ts', srcHas)).toBeNull();
-    expect(misplaced('test/unit/text.test.ts', srcHas)).toBeNull();
+    expect(misplaced('test/unit/terminal/text.test.ts', srcHas)).toBeNull();
     expect(misplaced('test/cli/anything.test.ts', srcHas)).toBeNull();
   });
 

@@ -107,16 +107,16 @@ describe('--json shapes', () => {
 /** The command modules that print `--json`, and the schema each one's output is checked against. */
 const SCHEMA_OF_COMMAND: Record<string, string> = {
   'discover.ts': 'discover',
-  'login.ts': 'login',
-  'logout.ts': 'logout',
-  'op-list.ts': 'operations',
-  'refresh.ts': 'refresh',
-  'scopes-plan.ts': 'scopes-plan',
-  'scopes.ts': 'scopes',
-  'status.ts': 'status',
-  'switch.ts': 'switch',
-  'token.ts': 'token',
-  'whoami.ts': 'whoami',
+  'auth/login.ts': 'login',
+  'auth/logout.ts': 'logout',
+  'op/list.ts': 'operations',
+  'auth/refresh.ts': 'refresh',
+  'scopes/plan.ts': 'scopes-plan',
+  'scopes/scopes.ts': 'scopes',
+  'auth/status.ts': 'status',
+  'auth/switch.ts': 'switch',
+  'auth/token.ts': 'token',
+  'auth/whoami.ts': 'whoami',
 };
 
 describe('the JSON Schemas', () => {
@@ -125,8 +125,9 @@ describe('the JSON Schemas', () => {
   it('every command that prints --json has its schema, and every schema a command', async () => {
     const commands = path.join(root, 'src', 'commands');
     const printing: string[] = [];
-    for (const file of await readdir(commands)) {
-      if (file.endsWith('.ts') && (await readFile(path.join(commands, file), 'utf8')).includes('ctx.globals.json')) printing.push(file);
+    // A folder per command family (commands/auth/login.ts): every file below commands/, by its path there.
+    for (const file of await readdir(commands, { recursive: true })) {
+      if (file.endsWith('.ts') && (await readFile(path.join(commands, file), 'utf8')).includes('ctx.globals.json')) printing.push(file.split(path.sep).join('/'));
     }
     expect(printing.sort()).toEqual(Object.keys(SCHEMA_OF_COMMAND).sort());
     expect([...new Set(Object.values(SCHEMA_OF_COMMAND))].sort()).toEqual(SCHEMA_NAMES);

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createContext, type Context } from '../../src/context.js';
-import { createIO } from '../../src/io.js';
+import { createIO } from '../../src/terminal/io.js';
 import { KnownSecrets, REDACTED, redactBody, redactForm, redactHeaderValue, redactJson, redactUrl } from '../../src/redact.js';
 
 describe('redactUrl', () => {

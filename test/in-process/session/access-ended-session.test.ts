@@ -9,9 +9,9 @@
  * test/cli/session.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { run as call } from '../../../src/commands/call.js';
-import { run as logout } from '../../../src/commands/logout.js';
-import { run as token } from '../../../src/commands/token.js';
+import { run as call } from '../../../src/commands/call/call.js';
+import { run as logout } from '../../../src/commands/auth/logout.js';
+import { run as token } from '../../../src/commands/auth/token.js';
 import { signIn } from '../../helpers/consent.js';
 import { expectPlatError, useTestContexts, type TestContext, type TestContextOptions } from '../../helpers/context.js';
 import { useHome, usePlatform } from '../../helpers/platform.js';

@@ -6,7 +6,7 @@
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { run as call } from '../../../src/commands/call.js';
+import { run as call } from '../../../src/commands/call/call.js';
 import { AuthError, NetworkError } from '../../../src/errors.js';
 import { loadSession, refreshSession } from '../../../src/session/access.js';
 import { bindSession, getAccessToken } from '../../../src/session/binding.js';

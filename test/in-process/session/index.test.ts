@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run as status } from '../../../src/commands/status.js';
+import { run as status } from '../../../src/commands/auth/status.js';
 import { libraryFetch } from '../../../src/library/fetch.js';
 import { accessToken, apiUrl, currentProfile, describeSession, heldScopes, identify, openClient, pageItems, refreshNow, responseFailure } from '../../../src/session/index.js';
 import { signIn } from '../../helpers/consent.js';

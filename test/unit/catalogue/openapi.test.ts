@@ -1,7 +1,7 @@
 /** Reading an OpenAPI document into the operations plat lists, checks calls against, and completes. */
 import { describe, expect, it } from 'vitest';
 import { buildIndex, missingScopes, operationsFor, pathBelow } from '../../../src/catalogue/openapi.js';
-import { table } from '../../../src/commands/table.js';
+import { table } from '../../../src/commands/shared/table.js';
 
 const base = 'https://school.example.com';
 const doc = {

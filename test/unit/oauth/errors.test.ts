@@ -2,7 +2,7 @@ import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { AuthError, ExitCode, PlatError, UsageError } from '../../../src/errors.js';
 import { oauthErrorOf, toPlatError } from '../../../src/oauth/errors.js';
-import { sanitize } from '../../../src/text.js';
+import { sanitize } from '../../../src/terminal/text.js';
 import { CALLBACK_ERRORS, validateCallback } from '../../../src/oauth/authorize.js';
 import type { OAuthClient } from '../../../src/oauth/types.js';
 

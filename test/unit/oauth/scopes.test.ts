@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExitCode, UsageError } from '../../../src/errors.js';
-import { editDistance } from '../../../src/text.js';
+import { editDistance } from '../../../src/terminal/text.js';
 import {
   DEFAULT_SCOPES,
   checkScopesSupported,

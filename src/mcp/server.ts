@@ -1,0 +1,197 @@
+/**
+ * `plat mcp`: the platform's API for AI agents, as a Model Context Protocol server on stdin/stdout (the MCP
+ * TypeScript SDK, mcp-sdk.ts; this command and the SDK are a bundle of their own, mcp-load.ts). The tools (mcp-tools.ts) come from the platform's API
+ * description and act as the person signed in to the profile, within the scopes they granted; each call goes
+ * through the session's one authenticated path (mcp-call.ts). The server never opens a browser, never signs in and
+ * never steps up: a tool that needs that says which command the person must run.
+ *
+ * stdout belongs to the protocol: nothing else is written there. Notes and warnings go to stderr, which hosts keep
+ * as the server's log. The server ends quietly when the host closes stdin (or its stdout), and survives any tool's
+ * failure: each is a tool error.
+ */
+import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
+import { API_TTL_MS, type FullApiIndex } from '../catalogue/openapi.js';
+import type { Context } from '../context.js';
+import { PlatError, UsageError } from '../errors.js';
+import { currentProfile, heldScopes, platformOf, suggest } from '../session/index.js';
+import { sanitize } from '../terminal/text.js';
+import { errorResult, runTool } from './call.js';
+import { forTheHost } from './host.js';
+import { startStdioServer, type RunningServer } from './sdk.js';
+import { buildTools, listed, selectOperations, WHOAMI, whoamiTool, type Tool } from './tools.js';
+
+export interface McpFlags {
+  for?: string[];
+  allowWrite?: boolean;
+}
+
+export async function run(ctx: Context, flags: McpFlags): Promise<void> {
+  const allowWrite = Boolean(flags.allowWrite);
+  const only = flags.for?.flatMap((word) => word.split(/[\s,]+/)).filter(Boolean);
+  const profile = await currentProfile(ctx);
+  const baseUrl = platformOf(ctx, profile);
+  // Read before the server starts when the platform is known: a platform without an API description, or a --for
+  // naming nothing, is said once on stderr with the contract's exit code instead of as a server that offers nothing.
+  // Before any login names a platform, the server starts all the same (a host shows "connection closed" for a server
+  // that ends before its handshake, and the agent could tell the person nothing): whoami says what to run.
+  let index = baseUrl ? await getFullApiIndex(ctx, baseUrl) : undefined;
+  if (index) selectOperations(index, { allowWrite, only });
+
+  if (ctx.io.stdinIsTTY) {
+    // Someone ran it by hand: it waits for an agent host's JSON-RPC, which is not typed at a terminal.
+    ctx.io.note('plat mcp serves the Model Context Protocol on stdin/stdout for an agent host, which starts it itself: plat mcp --help shows how to configure one. Ctrl-C ends it.');
+  }
+  if (!heldScopes(ctx, profile, baseUrl).session && !ctx.env.PLAT_TOKEN?.trim()) {
+    // For the host's log: the tools will say it too, each time.
+    const login = suggest(ctx, ['login', ...(profile.baseUrl || !baseUrl ? [] : ['--base-url', baseUrl])]);
+    ctx.io.note(`plat mcp: profile ${profile.name} is not signed in${baseUrl ? ` to ${baseUrl}` : ''}; tools that need a session answer with what to run until the person runs ${login}${baseUrl ? '' : ' --base-url <url>'} (plat mcp never signs in by itself).`);
+  }
+  let indexCheckedAt = ctx.now();
+  const said = new Set<string>();
+  const warnOnce = (text: string) => {
+    if (said.has(text)) return;
+    said.add(text);
+    ctx.io.warn(text);
+  };
+  const noteOnce = (text: string) => {
+    if (said.has(text)) return;
+    said.add(text);
+    ctx.io.note(text);
+  };
+  let server: RunningServer | undefined;
+  // Tools are built once for a session and its description, not per request: a login, a scope added or a new
+  // platform (read from the profile, never from the keychain) builds them again, and tells the client they changed.
+  let built: { key: string; tools: Tool[] } | undefined;
+  let indexVersion = 0;
+  const currentTools = async (): Promise<Tool[]> => {
+    const now = await currentProfile(ctx);
+    const platform = platformOf(ctx, now);
+    if (platform && (!index || index.baseUrl !== platform)) {
+      index = await firstIndex(ctx, platform, warnOnce);
+      indexCheckedAt = ctx.now();
+      indexVersion++;
+    } else if (index && ctx.now() - indexCheckedAt > API_TTL_MS) {
+      // The description is asked for again once its copy is an hour old (API_TTL_MS), and then at most once an hour
+      // while the platform cannot give it: a tool call never waits on a download that failed a minute ago.
+      indexCheckedAt = ctx.now();
+      index = await refreshedIndex(ctx, index.baseUrl, index);
+      indexVersion++;
+    }
+    const held = heldScopes(ctx, now, platform);
+    // Marked as lacking only where plat knows what the session holds (not with PLAT_TOKEN, not before a login).
+    const scopes = held.session ? held.scopes : undefined;
+    const key = JSON.stringify([index?.baseUrl ?? null, indexVersion, scopes ?? null]);
+    if (built?.key === key) return built.tools;
+    const tools = toolsFor(ctx, index, { allowWrite, only, held: scopes, device: now?.loginMethod === 'device', warn: warnOnce });
+    const changed = built !== undefined && JSON.stringify(built.tools.map(listed)) !== JSON.stringify(tools.map(listed));
+    built = { key, tools };
+    if (changed) server?.toolsChanged();
+    return tools;
+  };
+  const failed = (error: unknown) => {
+    const said = forTheHost(error);
+    // The host's log says it too: a person reading it learns what to run without asking the agent.
+    if (said instanceof PlatError && said.exitCode === 4) noteOnce(`plat mcp: ${ctx.secrets.scrub(sanitize(said.message, 600))}`);
+    return said;
+  };
+  const callTool = async (name: string, args: Record<string, unknown>, signal: AbortSignal) => {
+    try {
+      // As of now, not as of the last tools/list: a scope the person added since (plat login --add-scope) counts.
+      const tool = (await currentTools()).find((t) => t.name === name);
+      if (!tool) return errorResult(ctx, new PlatError(`There is no tool "${sanitize(name, 64)}": tools/list names them.`));
+      return await runTool(ctx, tool, args, signal, failed);
+    } catch (error) {
+      return errorResult(ctx, failed(error));
+    }
+  };
+
+  // Requests being answered: a host that writes its last request and closes stdin still gets the answer.
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(answer: Promise<T>): Promise<T> => {
+    inFlight.add(answer);
+    void answer.finally(() => inFlight.delete(answer)).catch(() => undefined);
+    return answer;
+  };
+
+  let transportFailure: Error | undefined;
+  server = await startStdioServer({
+    name: 'plat',
+    version: ctx.version,
+    instructions: instructionsFor(baseUrl, profile.name, allowWrite, only),
+    stdin: ctx.io.stdin,
+    // stdout belongs to the protocol; io's stdout ends plat quietly when the host closes the pipe (main.ts).
+    stdout: ctx.io.stdout,
+    listTools: () => track(currentTools().then((list) => list.map(listed))),
+    callTool: (name, args, signal) => track(callTool(name, args, signal)),
+    onError: (error) => {
+      // stdin itself failing is the end of the session, and not a quiet one.
+      if (typeof (error as NodeJS.ErrnoException)?.code === 'string') transportFailure = error;
+      ctx.io.note(`plat mcp: ${ctx.secrets.scrub(sanitize(error?.message ?? error, 300))}`);
+    },
+  });
+  // The host closing stdin is the end of the session (the SDK's transport does not watch for it); so is Ctrl-C.
+  await Promise.race([
+    server.closed,
+    new Promise<void>((resolve) => {
+      ctx.io.stdin.once('end', () => resolve());
+      ctx.io.stdin.once('close', () => resolve());
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    }),
+  ]);
+  while (inFlight.size > 0 && !ctx.signal.aborted) await Promise.race([Promise.allSettled([...inFlight]), aborted(ctx.signal)]);
+  // The SDK writes an answer a tick after its handler settles.
+  await new Promise((resolve) => setImmediate(resolve));
+  await server.close().catch(() => undefined);
+  if (transportFailure) throw new PlatError(`plat mcp stopped: reading from the host failed (${sanitize(transportFailure.message, 200)}).`);
+}
+
+/** The tools for a description (or, before any platform is known, whoami alone when it is offered). */
+function toolsFor(ctx: Context, index: FullApiIndex | undefined, options: Parameters<typeof buildTools>[2]): Tool[] {
+  const whoamiOnly = () => (!options.only?.length || options.only.includes(WHOAMI) ? [whoamiTool(WHOAMI, undefined)] : []);
+  if (!index) return whoamiOnly();
+  try {
+    return buildTools(ctx, index, options);
+  } catch (error) {
+    // A --for name the platform, known only since a login made while the server ran, does not have.
+    if (!(error instanceof UsageError)) throw error;
+    (options.warn ?? ctx.io.warn)(error.message);
+    return whoamiOnly();
+  }
+}
+
+/** What the client's model is told the server is for (MCP's `instructions`, read once at the handshake). */
+function instructionsFor(baseUrl: string | undefined, profile: string, allowWrite: boolean, only: string[] | undefined): string {
+  return [
+    baseUrl
+      ? `Tools for the platform ${baseUrl} (profile ${profile}), acting as the person who signed in with plat and within the scopes they granted.`
+      : `Tools for the platform profile ${profile} signs in to: no one has signed in yet, so only whoami is offered, and it says the plat login to run; the platform's tools follow the login.`,
+    allowWrite ? 'Operations that change data are offered.' : 'Only reading operations are offered.',
+    only?.length
+      ? `This server offers exactly the operations it was started with (${only.map((name) => sanitize(name, 64)).join(', ')}): no other path of the platform can be called.`
+      : 'Besides one tool per operation, call reaches any other path of the platform.',
+    'When a tool says a scope is missing or the session ended, tell the person the plat command it names: plat mcp never signs in by itself.',
+  ].join(' ');
+}
+
+/** The description of a platform first known after start (a login made while the server runs). */
+async function firstIndex(ctx: Context, baseUrl: string, warn: (text: string) => void): Promise<FullApiIndex | undefined> {
+  try {
+    return await getFullApiIndex(ctx, baseUrl);
+  } catch (error) {
+    warn(error instanceof PlatError ? error.message : `plat mcp could not read the API description of ${baseUrl}.`);
+    return undefined;
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+async function refreshedIndex(ctx: Context, baseUrl: string, index: FullApiIndex): Promise<FullApiIndex> {
+  try {
+    return await getFullApiIndex(ctx, baseUrl);
+  } catch {
+    // getFullApiIndex keeps and warns about a copy it has; with none at all the one read at start serves
+    return index;
+  }
+}
