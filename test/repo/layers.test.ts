@@ -24,6 +24,8 @@ const LAYERS = {
   entry: ['src/main.ts', 'src/cli.ts', 'src/dispatch.ts'],
   // The Node library is the second way in (dist/library/), over the session as main.ts is.
   library: ['src/library/'],
+  // The local proxy (plat proxy, exec --proxy, the library's client.proxy()): another adapter over the session.
+  proxy: ['src/proxy/'],
   commands: ['src/commands/'],
   // `plat __complete`: answered from local files only.
   candidates: ['src/completion/candidates.ts'],
@@ -51,6 +53,11 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['commands', 'http', "commands make their requests through the session's front door (session/index.ts: openClient)"],
   ['library', 'protocol', 'the library goes through the session'],
   ['library', 'commands', 'no command line in a program'],
+  ['proxy', 'protocol', 'the proxy goes through the session'],
+  ['proxy', 'store', 'the proxy goes through the session'],
+  ['proxy', 'http', "the proxy's requests go through the session's front door (openClient), which adds the token by its rules"],
+  ['proxy', 'commands', 'the proxy serves commands and the library alike'],
+  ['proxy', 'entry', 'the proxy serves commands and the library alike'],
   ['store', 'session', 'storage knows no flow'],
   ['store', 'http', 'storage makes no requests'],
   ['http', 'session', 'the transport knows no session'],
@@ -65,7 +72,7 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
  * none of them can reach a step (loadSession, a refresh, a binding) that skips PLAT_TOKEN or the origin rule.
  */
 const SESSION_DOOR = 'src/session/index.ts';
-const THROUGH_THE_DOOR: readonly Layer[] = ['commands', 'library', 'completion', 'candidates'];
+const THROUGH_THE_DOOR: readonly Layer[] = ['commands', 'library', 'proxy', 'completion', 'candidates'];
 
 /** A module a forbidden arrow may reach with `import type` (or `typeof import()`) only; none today. */
 const TYPE_ONLY_EXCEPTIONS: ReadonlyArray<readonly [Layer, string, string]> = [];
