@@ -5,11 +5,12 @@
  * eval; its access log; `plat exec --proxy`.
  */
 import { execFile } from 'node:child_process';
-import { stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectCleanError } from '../helpers/cli.js';
+import { expectCleanError, platBin, repoRoot } from '../helpers/cli.js';
+import { isCI, pythonRequests } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { curl, startPlatProxy, stopAllProxies } from '../helpers/proxy.js';
@@ -275,5 +276,53 @@ describe('plat exec --proxy', () => {
       expect(result.code).toBe(2);
       expectCleanError(result);
     }
+  });
+});
+
+describe("plat help scripting's proxy examples", () => {
+  /** The code blocks of the proxy contract's section, as written. */
+  async function blocks(): Promise<string[]> {
+    const topic = await readFile(path.join(repoRoot, 'src', 'help', 'topics', 'scripting.md'), 'utf8');
+    const start = topic.indexOf('## The proxy contract');
+    expect(start).toBeGreaterThan(0);
+    const section = topic.slice(start, topic.indexOf('\n## ', start + 1));
+    return [...section.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  }
+
+  /** `plat` on PATH, as after npm i -g. */
+  async function pathWithPlat(): Promise<string> {
+    const bin = path.join(home.dir, 'bin');
+    await mkdir(bin, { recursive: true });
+    await symlink(platBin, path.join(bin, 'plat')).catch(() => {});
+    return `${bin}:${process.env.PATH}`;
+  }
+
+  it('the bash and curl lines work as written: the courses, a 405 for the write, and the proxy ends', async () => {
+    await login();
+    const [shell] = await blocks();
+    const PATH = await pathWithPlat();
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile('bash', ['-c', `${shell}\nwait "$proxy"; echo "proxy ended: $?"`], { env: { ...home.env, PATH } as NodeJS.ProcessEnv, timeout: 20_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const [courses, write, ended] = result.stdout.trim().split('\n');
+    expect(JSON.parse(courses!)).toMatchObject({ anonymous: false, sub: 'user-ada' });
+    expect(JSON.parse(write!)).toMatchObject({ error: 'read_only' });
+    expect(ended).toBe('proxy ended: 130');
+  });
+
+  it.skipIf(!pythonRequests.available && !isCI)(pythonRequests.title('the Python requests example runs under plat exec --proxy'), async () => {
+    pythonRequests.require();
+    await login();
+    const [, python] = await blocks();
+    expect(python).toContain('import os, requests');
+    const script = path.join(home.dir, 'report.py');
+    await writeFile(script, python!);
+    const result = await home.run(['exec', '--proxy', '--', 'python3', script]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("'sub': 'user-ada'");
+    expect(result.stdout).toContain("'anonymous': False");
   });
 });
