@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream';
 import type { Context } from '../context.js';
 import { AuthError, InterruptedError, NetworkError, PlatError } from '../errors.js';
 import { apiUrl, openClient, profileMark, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
+import { GC_EVERY_BYTES, minorGc } from '../stream-out.js';
 import { sanitize } from '../text.js';
 import { downstreamHeaders, upstreamHeaders, type Dropped } from './headers.js';
 
@@ -29,6 +30,7 @@ export interface Outcome {
 export class Forwarder {
   private client: Promise<ApiClient> | undefined;
   private mark = '';
+  private sinceGc = 0;
 
   constructor(private readonly ctx: Context) {}
 
@@ -73,6 +75,14 @@ export class Forwarder {
       answer(res, 502, 'bad_response', 'The platform answered with a header the proxy cannot pass on.');
       return { status: 502, url, dropped, error: 'bad_response' };
     }
+    // As plat call's download (stream-out.ts): the spent 64 KiB read buffers live outside V8's heap until a GC, so a
+    // minor GC every MiB passed on (over all requests) keeps a 1 GiB download as flat as a small one.
+    response.body.on('data', (chunk: Buffer) => {
+      this.sinceGc += chunk.length;
+      if (this.sinceGc < GC_EVERY_BYTES) return;
+      this.sinceGc = 0;
+      minorGc()?.({ type: 'minor' });
+    });
     await new Promise<void>((resolve) => {
       // Backpressure both ways: the platform's body is read only as fast as the client takes it. A body that
       // breaks off closes the client's connection, so a short body is never passed off as a whole one.

@@ -18,6 +18,7 @@ export function renderResults(results) {
   const later = [
     results.hostileMeasuredAt && `the hostile-server rows on ${when(results.hostileMeasuredAt)} (\`--hostile-only\`)`,
     results.batchMeasuredAt && `the \`plat batch\` rows on ${when(results.batchMeasuredAt)} (\`--batch-only\`)`,
+    results.proxyMeasuredAt && `the \`plat proxy\` rows on ${when(results.proxyMeasuredAt)} (\`--proxy-only\`)`,
   ].filter(Boolean);
   if (later.length > 0) lines.push(`Measured again since: ${later.join('; ')}.`);
   lines.push('', '| figure | target | measured | met |', '| --- | --- | --- | --- |');

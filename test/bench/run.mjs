@@ -6,7 +6,7 @@
 // (pages.mjs), and peak RSS against what a hostile server sends at 1x, 10x and 100x (hostile.mjs). Prints a table and writes
 // test/bench/results.json. `--quick` skips the 1 GiB download; `--no-keychain` measures the file store only;
 // `--startup-only` measures start-up rows only and writes no results.json; `--hostile-only` measures the hostile rows
-// only and merges them into results.json; `--without-extra-ca` runs every command
+// only and merges them into results.json (so do `--batch-only` and `--proxy-only` for theirs); `--without-extra-ca` runs every command
 // without NODE_EXTRA_CA_CERTS (see below).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { benchMcpStartup } from './mcp.mjs';
 import { benchPagination } from './pages.mjs';
 import { benchHostile } from './hostile.mjs';
 import { benchBatch } from './batch.mjs';
+import { benchProxy } from './proxy.mjs';
 import { renderResults, writeBenchReadme } from './readme.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -31,6 +32,8 @@ const hostileOnly = process.argv.includes('--hostile-only');
 class HostileOnly extends Error {}
 // Only the plat batch rows, merged into the results.json there is (the rest of it untouched).
 const batchOnly = process.argv.includes('--batch-only');
+// Only the plat proxy rows, merged into the results.json there is (the rest of it untouched).
+const proxyOnly = process.argv.includes('--proxy-only');
 class StartupOnly extends Error {}
 
 // The keychain rows need a Secret Service that is nobody's real keychain: run this script again under
@@ -90,6 +93,19 @@ try {
     await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(previous, null, 2)}\n`);
     await writeBenchReadme(previous);
     results.rows = batchRows;
+    throw new HostileOnly();
+  }
+  if (proxyOnly) {
+    const previous = JSON.parse(await readFile(path.join(root, 'test', 'bench', 'results.json'), 'utf8'));
+    const isProxyRow = (r) => r.figure.startsWith('plat proxy:');
+    const token = (await capture(process.execPath, [plat, 'token'])).trim();
+    const proxyRows = [];
+    await benchProxy({ platform, plat, token, rows: proxyRows, env: stores.file, quick });
+    previous.rows = [...previous.rows.filter((r) => !isProxyRow(r)), ...proxyRows];
+    previous.proxyMeasuredAt = new Date().toISOString();
+    await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(previous, null, 2)}\n`);
+    await writeBenchReadme(previous);
+    results.rows = proxyRows;
     throw new HostileOnly();
   }
   if (keychainReady) {
@@ -153,6 +169,7 @@ try {
   results.pagination = await benchPagination({ platform, plat, token, measure, median, rows: results.rows, runs: quick ? 3 : undefined });
   results.hostile = await benchHostile({ plat, measure, rows: results.rows, env: stores.file });
   results.batch = await benchBatch({ platform, plat, token, measure, rows: results.rows, dir, env: stores.file, runs: quick ? 1 : undefined });
+  await benchProxy({ platform, plat, token, rows: results.rows, env: stores.file, quick, pairs: quick ? 40 : undefined });
 
   platform.stats.reset();
   await login();
@@ -166,7 +183,7 @@ try {
 }
 
 printTable();
-if (!startupOnly && !hostileOnly && !batchOnly) {
+if (!startupOnly && !hostileOnly && !batchOnly && !proxyOnly) {
   await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   await writeBenchReadme(results);
 }

@@ -4,7 +4,7 @@
  * --allow-write; the headers that cross it; a login or logout while it runs; the unix socket; the line it prints for
  * eval; its access log; `plat exec --proxy`.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
@@ -163,6 +163,25 @@ describe('plat proxy', () => {
     const echoedBig = await curl(`${writable.url}api/echo`, ['-X', 'PUT', '--data-binary', `@${path.join(home.dir, 'big')}`]);
     expect(echoedBig.status).toBe(200);
     expect(echoed(echoedBig.body).body).toBe(big);
+  });
+
+  it('streams a large download with flat memory: 256 MiB byte for byte, the proxy\'s peak RSS within 64 MiB', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    const bytes = 256 * 1024 * 1024;
+    const child = spawn('curl', ['-sS', '-f', `${proxy.url}api/download?bytes=${bytes}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let received = 0;
+    let patternOk = true;
+    child.stdout.on('data', (chunk: Buffer) => {
+      for (let i = 0; i < chunk.length; i += 4093) if (chunk[i] !== (received + i) % 256) patternOk = false;
+      received += chunk.length;
+    });
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
+    expect(received).toBe(bytes);
+    expect(patternOk).toBe(true);
+    // VmHWM: the most the proxy ever held, read after the download (the bound of test/cli/download.test.ts).
+    const peakMiB = Number(/VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${proxy.child.pid}/status`, 'utf8'))![1]) / 1024;
+    expect(peakMiB).toBeLessThanOrEqual(64);
   });
 
   it('answers 401 naming plat login after a logout, and picks up a login without a restart', async () => {
