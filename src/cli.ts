@@ -504,19 +504,19 @@ worker. Exit 0 when every line succeeded, 1 when any failed, 4 when the session 
       .addHelpText(
         'after',
         examples(
-          'plat proxy                       # prints PLAT_PROXY_URL=\'http://127.0.0.1:PORT/KEY/\'',
+          'plat proxy              # PLAT_PROXY_URL=http://127.0.0.1:PORT/KEY/',
           'exec 3< <(plat proxy); read -r line <&3; eval "$line"',
           'curl -s "${PLAT_PROXY_URL}api/courses"',
           'plat proxy --socket ~/.plat.sock --allow-write',
-          'plat exec --proxy -- python3 job.py  # the job gets PLAT_PROXY_URL, no token',
+          'plat exec --proxy -- python3 job.py   # PLAT_PROXY_URL, no token',
         ) +
           `
 
-Requests to PLAT_PROXY_URL go to the platform with your session's token, refreshed as
-every plat command refreshes it. Over TCP each request's path starts with the key the
-URL holds (403 without it); a foreign Host, any Origin header, a URL naming another
-host and CONNECT are refused. Ctrl-C ends it. More: plat help scripting, plat help
-security.`,
+Requests to PLAT_PROXY_URL go to the platform with your session's token,
+refreshed as every plat command refreshes it. Over TCP each request's path
+starts with the key the URL holds (403 without it); a foreign Host, any Origin
+header, a URL naming another host and CONNECT are refused. Ctrl-C ends it.
+More: plat help scripting, plat help security.`,
       )
       .action(async (flags, command: Command) => {
         const { run } = await import('./commands/proxy.js');
