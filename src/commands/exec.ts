@@ -57,6 +57,9 @@ async function runWithProxy(ctx: Context, command: string, args: string[]): Prom
   const log = ctx.globals.verbose;
   ctx.globals.verbose = false;
   requirePlatform(ctx, await currentProfile(ctx));
+  // As plain exec: without a session (exit 4) the command does not run, rather than run and meet 401s. The token
+  // stays in this process.
+  await accessToken(ctx);
   const proxy = await startProxy(ctx, { port: 0, allowWrite: true, log });
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(ctx.env)) if (value !== undefined && name !== 'PLAT_TOKEN') env[name] = value;

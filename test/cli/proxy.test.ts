@@ -288,6 +288,14 @@ describe('plat exec --proxy', () => {
     expect(failing.code).toBe(3);
   });
 
+  it('does not run the program without a session: exit 4 naming plat login, as plain plat exec', async () => {
+    const result = await home.run(['exec', '--proxy', '--', 'sh', '-c', 'echo ran'], { env: { PLAT_BASE_URL: platform.baseUrl } });
+    expect(result.code).toBe(4);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/plat login/);
+    expectCleanError(result);
+  });
+
   it('refuses --env and --min-ttl with --proxy (the program gets no token)', async () => {
     await login();
     for (const args of [['--env', 'API_TOKEN'], ['--min-ttl', '60']]) {
