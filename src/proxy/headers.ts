@@ -5,7 +5,9 @@
  * - to the platform: the client's own Authorization is dropped (the session's token is the one that goes), and so
  *   are Cookie and Origin (the proxy grants no browser anything; Origin is refused before this anyway);
  * - to the client: Set-Cookie and every Access-Control-* header are dropped, so a platform (or anyone answering in
- *   its name) cannot set a cookie for 127.0.0.1, which every local service shares, or open the proxy to a web page.
+ *   its name) cannot set a cookie for 127.0.0.1, which every local service shares, or open the proxy to a web page;
+ *   and so is any header that carries the token back. (A body is passed on byte for byte: a platform that echoes
+ *   the token in a body hands it over, as it would to plat call.)
  */
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'http2-settings']);
@@ -17,6 +19,8 @@ export interface Dropped {
   authorization?: boolean;
   cookies?: boolean;
   cors?: boolean;
+  /** A response header that carried the session's token back (a platform that echoes what it was sent). */
+  echoedToken?: boolean;
 }
 
 /** The header names the Connection header lists: hop-by-hop too, whatever they are called. */
@@ -48,8 +52,11 @@ export function upstreamHeaders(raw: readonly string[], dropped: Dropped): Recor
   return headers;
 }
 
-/** The platform's response headers to pass back, as a flat [name, value, …] list in the order received. */
-export function downstreamHeaders(raw: readonly string[], dropped: Dropped): string[] {
+/**
+ * The platform's response headers to pass back, as a flat [name, value, …] list in the order received; a header
+ * whose value holds `token` (the one the proxy sent) is dropped, so an echo never hands the client the token.
+ */
+export function downstreamHeaders(raw: readonly string[], dropped: Dropped, token?: string): string[] {
   const named = connectionNames(raw);
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -61,6 +68,10 @@ export function downstreamHeaders(raw: readonly string[], dropped: Dropped): str
     }
     if (name.startsWith('access-control-')) {
       dropped.cors = true;
+      continue;
+    }
+    if (token && raw[i + 1]!.includes(token)) {
+      dropped.echoedToken = true;
       continue;
     }
     out.push(raw[i]!, raw[i + 1]!);

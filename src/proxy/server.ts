@@ -125,6 +125,7 @@ function accessLine(req: IncomingMessage, outcome: Outcome, started: bigint): st
     outcome.dropped.authorization ? "the client's Authorization header dropped" : '',
     outcome.dropped.cookies ? 'Set-Cookie dropped' : '',
     outcome.dropped.cors ? 'Access-Control-* dropped' : '',
+    outcome.dropped.echoedToken ? 'a header that echoed the token dropped' : '',
   ].filter(Boolean);
   const status = outcome.status === 0 ? 'closed' : String(outcome.status);
   return `proxy: ${sanitize(req.method, 20)} ${target} → ${status} (${ms.toFixed(1)} ms)${notes.length ? `; ${notes.join('; ')}` : ''}`;

@@ -170,6 +170,19 @@ describe('plat proxy: a hostile platform answer', () => {
     const preflight = await curl(`${proxy.url}api/hostile`, ['-X', 'OPTIONS', '-H', 'Origin: http://evil.example', '-H', 'Access-Control-Request-Method: DELETE']);
     expect(preflight.status).toBe(403);
     expect(Object.keys(preflight.headers).filter((n) => n.startsWith('access-control-'))).toEqual([]);
+    // A platform that echoes the Authorization it was sent in a header does not hand the client the token.
+    platform.override('/api/echo-auth', (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain', 'x-you-sent': String(req.headers.authorization), 'x-other': 'kept' });
+      res.end('ok');
+      return true;
+    });
+    const echo = await curl(`${proxy.url}api/echo-auth`);
+    expect(echo.status).toBe(200);
+    expect(echo.headers['x-you-sent']).toBeUndefined();
+    expect(echo.headers['x-other']).toEqual(['kept']);
+    expect(JSON.stringify(echo)).not.toContain((await readStoredSession(home)).accessToken);
+    expect(await proxy.stderrContains('/api/echo-auth')).toContain('a header that echoed the token dropped');
     const withCookie = await curl(`${proxy.url}api/echo`, ['-H', 'Cookie: session=stolen']);
     expect(JSON.parse(withCookie.body).headers.cookie).toBeUndefined();
   });
