@@ -15,6 +15,7 @@ __plat_takes_value() {
     op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; --refresh|-i|--include|--anonymous|--paginate|--ndjson|--slurp|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
     batch) case $2 in --concurrency|--rate|--journal|--settle-unknown|--failed|--jq) return 0 ;; esac ;;
     mcp) case $2 in --for) return 0 ;; esac ;;
+    proxy) case $2 in --port|--socket) return 0 ;; esac ;;
   esac
   return 1
 }
@@ -45,8 +46,9 @@ __plat_value_kind() {
     batch:--failed) echo 'f' ;;
     batch:arg:0) echo 'f' ;;
     mcp:--for) echo 'd operations' ;;
+    proxy:--socket) echo 'f' ;;
     completion:arg:0) echo 'l bash zsh fish' ;;
-    help:arg:0) echo 'l login whoami status switch refresh token exec logout call api op scopes batch discover mcp completion sign-in sessions requests scripting agents security environment files exit-codes troubleshooting' ;;
+    help:arg:0) echo 'l login whoami status switch refresh token exec logout call api op scopes batch discover mcp proxy completion sign-in sessions requests scripting agents security environment files exit-codes troubleshooting' ;;
   esac
 }
 
@@ -59,7 +61,7 @@ __plat_options() {
     switch) echo '-h --help' ;;
     refresh) echo '-h --help' ;;
     token) echo '--min-ttl -h --help' ;;
-    exec) echo '--env --min-ttl -h --help' ;;
+    exec) echo '--env --proxy --min-ttl -h --help' ;;
     logout) echo '--no-revoke --all --forget -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;
     api) echo '-X --method -q --jq --silent -H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next -h --help' ;;
@@ -68,6 +70,7 @@ __plat_options() {
     batch) echo '--concurrency --rate --journal --idempotency-key --resend-unknown --settle-unknown --failed --ordered --fail-fast --check --strict --jq -h --help' ;;
     discover) echo '--refresh -h --help' ;;
     mcp) echo '--for --allow-write -h --help' ;;
+    proxy) echo '--port --socket --allow-write -h --help' ;;
     completion) echo '-h --help' ;;
     help) echo '-h --help' ;;
   esac
@@ -181,7 +184,7 @@ _plat() {
     __plat_add < <(__plat_options "$cmd" | tr ' ' '\n')
     [[ -n $opid ]] && __plat_add < <("$plat" __complete op-flags "$opid" "${globals[@]}" 2>/dev/null)
   elif [[ -z $cmd ]]; then
-    __plat_add_values 'l login whoami status switch refresh token exec logout call api op scopes batch discover mcp completion help'
+    __plat_add_values 'l login whoami status switch refresh token exec logout call api op scopes batch discover mcp proxy completion help'
   elif [[ -n $opid && $prev == --* ]]; then
     # a parameter named like one of plat's flag options (--include): the parameter's values
     __plat_add < <("$plat" __complete op-values "$opid" "${prev#--}" "${globals[@]}" 2>/dev/null)

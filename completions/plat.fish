@@ -24,6 +24,8 @@ function __plat_takes_value
             contains -- $argv[2] --concurrency --rate --journal --settle-unknown --failed --jq; and return 0
         case mcp
             contains -- $argv[2] --for; and return 0
+        case proxy
+            contains -- $argv[2] --port --socket; and return 0
     end
     return 1
 end
@@ -144,6 +146,7 @@ complete -c plat -n __plat_needs_command -a token -d 'print the access token (re
 complete -c plat -n '__plat_using token' -l min-ttl -d 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts' -x
 complete -c plat -n __plat_needs_command -a exec -d 'run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'
 complete -c plat -n '__plat_using exec' -l env -d 'the environment variable that carries the token' -x
+complete -c plat -n '__plat_using exec' -l proxy -d 'give the program no token: a plat proxy for its lifetime, in PLAT_PROXY_URL and PLAT_BASE_URL'
 complete -c plat -n '__plat_using exec' -l min-ttl -d 'refresh first if the token would expire sooner, as plat token does; exit 4 if the server cannot give one that lasts' -x
 complete -c plat -n '__plat_using exec' -x -a '(__plat_command_line)'
 complete -c plat -n __plat_needs_command -a logout -d 'revoke the tokens at the server and forget them locally'
@@ -230,10 +233,14 @@ complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata ag
 complete -c plat -n __plat_needs_command -a mcp -d 'serve the API to AI agents: a Model Context Protocol server on stdin/stdout, as you and within your scopes'
 complete -c plat -n '__plat_using mcp' -l for -d 'offer exactly these operations as tools (whoami only if named, no call tool); repeat, or separate with spaces or commas' -x -a '(__plat_query operations)'
 complete -c plat -n '__plat_using mcp' -l allow-write -d 'also offer operations that change data (POST, PUT, PATCH, DELETE); default: reading only'
+complete -c plat -n __plat_needs_command -a proxy -d 'serve the platform at a local address for any HTTP tool, with your token added (which the tool never sees)'
+complete -c plat -n '__plat_using proxy' -l port -d 'the port on 127.0.0.1 (default 0: any free port)' -x
+complete -c plat -n '__plat_using proxy' -l socket -d 'listen on a unix socket (made 0600) instead of TCP' -r -F
+complete -c plat -n '__plat_using proxy' -l allow-write -d 'also forward methods that change data (POST, PUT, PATCH, DELETE); default: reading only'
 complete -c plat -n __plat_needs_command -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c plat -n '__plat_arg completion 0' -x -a 'bash zsh fish' -d 'the shell: bash, zsh or fish'
 complete -c plat -n __plat_needs_command -a help -d 'show help for a command, or a topic of the reference (the same text as man plat)'
-complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call api op scopes batch discover mcp completion sign-in sessions requests scripting agents security environment files exit-codes troubleshooting' -d 'a command, or one of the help topics below'
+complete -c plat -n '__plat_arg help 0' -x -a 'login whoami status switch refresh token exec logout call api op scopes batch discover mcp proxy completion sign-in sessions requests scripting agents security environment files exit-codes troubleshooting' -d 'a command, or one of the help topics below'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_flags)'
 complete -c plat -n '__plat_opid >/dev/null' -a '(__plat_op_values)'
 complete -c plat -l version -d 'print the version'

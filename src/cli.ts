@@ -299,8 +299,9 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
   lazily(program.command('exec').description('run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'), (cmd) =>
     cmd
       .addArgument(completes(new Argument('<command...>', 'the program and its arguments, after --'), 'command-line'))
-      .usage('[--env NAME] [--min-ttl <seconds>] -- <command> [args...]')
+      .usage('[--env NAME] [--min-ttl <seconds>] [--proxy] -- <command> [args...]')
       .option('--env <name>', 'the environment variable that carries the token', 'PLAT_TOKEN')
+      .option('--proxy', 'give the program no token: a plat proxy for its lifetime, in PLAT_PROXY_URL and PLAT_BASE_URL')
       .option('--min-ttl <seconds>', 'refresh first if the token would expire sooner, as plat token does; exit 4 if the server cannot give one that lasts')
       // `plat exec curl -s …` without the `--`: commander takes -s for plat's; say how to hand it to the command.
       .showHelpAfterError('(the command and its options go after --: plat exec -- <command> [args...])')
@@ -311,6 +312,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
           'plat exec -- python3 migrate.py                 # os.environ["PLAT_TOKEN"]',
           'plat exec --env API_TOKEN -- node sync.mjs      # process.env.API_TOKEN',
           'plat exec --min-ttl 900 -- ./job                # a token that lasts the job\'s 15 minutes',
+          'plat exec --proxy -- sh -c \'curl -sf "${PLAT_PROXY_URL}api/courses"\'',
         ) +
           `
 
@@ -564,6 +566,35 @@ lines or a journal of another platform (nothing sent), 4 when the session ended,
       .action(async (flags, command: Command) => {
         const { loadMcpCommand } = await import('./mcp/load.js');
         const { run } = await loadMcpCommand();
+        await run(ctxFor(command), flags);
+      }),
+  );
+
+  lazily(program.command('proxy').description('serve the platform at a local address for any HTTP tool, with your token added (which the tool never sees)'), (cmd) =>
+    cmd
+      .usage('[--port <n> | --socket <path>] [--allow-write]')
+      .option('--port <n>', 'the port on 127.0.0.1 (default 0: any free port)')
+      .addOption(completes(new Option('--socket <path>', 'listen on a unix socket (made 0600) instead of TCP'), 'files'))
+      .option('--allow-write', 'also forward methods that change data (POST, PUT, PATCH, DELETE); default: reading only')
+      .addHelpText(
+        'after',
+        examples(
+          'plat proxy              # PLAT_PROXY_URL=http://127.0.0.1:PORT/KEY/',
+          'exec 3< <(plat proxy); read -r line <&3; eval "$line"',
+          'curl -s "${PLAT_PROXY_URL}api/courses"',
+          'plat proxy --socket ~/.plat.sock --allow-write',
+          'plat exec --proxy -- python3 job.py   # PLAT_PROXY_URL, no token',
+        ) +
+          `
+
+Requests to PLAT_PROXY_URL go to the platform with your session's token,
+refreshed as every plat command refreshes it. Over TCP each request's path
+starts with the key the URL holds (403 without it); a foreign Host, any Origin
+header, a URL naming another host and CONNECT are refused. Ctrl-C ends it.
+More: plat help scripting, plat help security.`,
+      )
+      .action(async (flags, command: Command) => {
+        const { run } = await import('./commands/proxy.js');
         await run(ctxFor(command), flags);
       }),
   );

@@ -9,6 +9,7 @@ import { accessToken, apiUrl, itemsPath, nextPageHint, openClient, pageItems, ty
 import { batch as batchRequests } from './batch.js';
 import { libraryContext, librarySettings, type LibrarySettings } from './context.js';
 import { libraryFetch } from './fetch.js';
+import { libraryProxy } from './proxy.js';
 import { scrubbedError, scrubbingErrors } from './scrub.js';
 
 export { AuthError, NetworkError, PlatError, ScopeError, UsageError };
@@ -33,6 +34,7 @@ export const createClient: typeof Public.createClient = (options = {}) => {
     token: (tokenOptions) => token(settings, tokenOptions).catch((error: unknown) => Promise.reject(scrubbedError(settings.secrets, error))),
     paginate: (path, paginateOptions) => scrubbingErrors(settings.secrets, paginate(settings, path, paginateOptions)),
     batch: (requests, batchOptions) => scrubbingErrors(settings.secrets, batchRequests(settings, requests, batchOptions)),
+    proxy: (proxyOptions) => libraryProxy(settings, proxyOptions).catch((error: unknown) => Promise.reject(scrubbedError(settings.secrets, error))),
   };
 };
 

@@ -94,6 +94,21 @@ export interface BatchResult {
   unknown?: boolean;
 }
 
+export interface ProxyOptions {
+  /** The port on 127.0.0.1; 0 (default) picks a free one. */
+  port?: number;
+  /** Also forward methods that change data (POST, PUT, PATCH, DELETE); default: reading only (405 otherwise). */
+  allowWrite?: boolean;
+}
+
+/** A running `plat proxy` in this program. */
+export interface LocalProxy {
+  /** `http://127.0.0.1:PORT/KEY/`: the base URL to give an HTTP client; it holds the key the proxy asks for. */
+  readonly url: string;
+  /** Stops taking connections; resolves once the last one is closed (requests in flight get two seconds). */
+  close(): Promise<void>;
+}
+
 export interface PlatClient {
   /** The profile this client uses. */
   readonly profile: string;
@@ -114,6 +129,12 @@ export interface PlatClient {
    * (after the results so far) when the session ends. The same engine as `plat batch`.
    */
   batch(requests: Iterable<BatchRequest> | AsyncIterable<BatchRequest>, options?: BatchOptions): AsyncIterableIterator<BatchResult>;
+  /**
+   * `plat proxy`'s server on 127.0.0.1: requests to `url` go to the platform with this client's session's token
+   * (which the caller of `url` never sees), refreshed as for fetch; answered 401 naming `plat login` while there is
+   * no session. For test suites and SDKs that take a base URL.
+   */
+  proxy(options?: ProxyOptions): Promise<LocalProxy>;
 }
 
 /**

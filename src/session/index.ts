@@ -16,6 +16,7 @@
  * what they use (esbuild drops the verbs nobody in a bundle calls). So what only some commands need — the login,
  * logout, batch and paging engines — is loaded with import() inside its verb, never here at the top.
  */
+import type * as fs from 'node:fs';
 import type { Context } from '../context.js';
 import { PlatError, UsageError } from '../errors.js';
 import { validateProfileName } from '../store/paths.js';
@@ -206,6 +207,17 @@ export async function identify(ctx: Context, options: { profile?: Profile; quiet
 export function heldScopes(ctx: Context, profile: Profile, baseUrl: string | undefined): { session: boolean; scopes: readonly string[] } {
   const session = profile.loggedIn === true && profile.baseUrl === (baseUrl ?? profile.baseUrl) && !ctx.env.PLAT_TOKEN?.trim();
   return { session, scopes: session ? (profile.scopes ?? []) : [] };
+}
+
+/**
+ * A cheap mark of the invocation's profile file (identity, size and change time; 'none' when there is none): a
+ * long-running adapter (plat proxy) compares it before each request, and opens a new client (openClient) when
+ * another plat has signed in, out, or refreshed since, instead of reading the token store on every request.
+ */
+export async function profileMark(ctx: Context): Promise<string> {
+  const file = (await ctx.profiles()).pathOf(ctx.globals.profile);
+  const stats = (process.getBuiltinModule('node:fs') as typeof fs).statSync(file, { throwIfNoEntry: false });
+  return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}` : 'none';
 }
 
 /** `plat refresh`: the stored session for this platform, refreshed now whatever its expiry. */

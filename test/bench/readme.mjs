@@ -20,6 +20,7 @@ export function renderResults(results) {
     results.batchMeasuredAt && `the \`plat batch\` rows on ${when(results.batchMeasuredAt)} (\`--batch-only\`)`,
     results.mcpMeasuredAt && `the \`plat mcp\` rows on ${when(results.mcpMeasuredAt)} (\`--mcp-only\`)`,
     results.batchOpsMeasuredAt && results.batchOpsMeasuredAt !== results.batchMeasuredAt && `the \`plat batch\` op-line rows on ${when(results.batchOpsMeasuredAt)} (\`--batch-ops-only\`)`,
+    results.proxyMeasuredAt && `the \`plat proxy\` rows on ${when(results.proxyMeasuredAt)} (\`--proxy-only\`)`,
   ].filter(Boolean);
   if (later.length > 0) lines.push(`Measured again since: ${later.join('; ')}.`);
   lines.push('', '| figure | target | measured | met |', '| --- | --- | --- | --- |');

@@ -7,7 +7,7 @@
 // test/bench/results.json. `--quick` skips the 1 GiB download; `--no-keychain` measures the file store only;
 // `--startup-only` measures start-up rows only and writes no results.json; `--hostile-only` measures the hostile rows
 // only and merges them into results.json (`--batch-only` and `--batch-ops-only` as much for plat batch's rows,
-// batch.mjs; `--mcp-only` for the plat mcp rows); `--without-extra-ca` runs every command
+// batch.mjs; `--mcp-only` for the plat mcp rows; `--proxy-only` for plat proxy's); `--without-extra-ca` runs every command
 // without NODE_EXTRA_CA_CERTS (see below).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -18,6 +18,7 @@ import { benchMcpStartup } from './mcp.mjs';
 import { benchPagination } from './pages.mjs';
 import { benchHostile } from './hostile.mjs';
 import { benchBatch, benchBatchOps } from './batch.mjs';
+import { benchProxy } from './proxy.mjs';
 import { renderResults, writeBenchReadme } from './readme.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -35,6 +36,8 @@ const batchOpsOnly = process.argv.includes('--batch-ops-only');
 const batchOnly = batchOpsOnly || process.argv.includes('--batch-only');
 // Only the plat mcp start-up rows, merged into the results.json there is.
 const mcpOnly = process.argv.includes('--mcp-only');
+// Only the plat proxy rows, merged into the results.json there is (the rest of it untouched).
+const proxyOnly = process.argv.includes('--proxy-only');
 class StartupOnly extends Error {}
 
 // The keychain rows need a Secret Service that is nobody's real keychain: run this script again under
@@ -109,6 +112,19 @@ try {
     results.rows = mcpRows;
     throw new HostileOnly();
   }
+  if (proxyOnly) {
+    const previous = JSON.parse(await readFile(path.join(root, 'test', 'bench', 'results.json'), 'utf8'));
+    const isProxyRow = (r) => r.figure.startsWith('plat proxy:');
+    const token = (await capture(process.execPath, [plat, 'token'])).trim();
+    const proxyRows = [];
+    await benchProxy({ platform, plat, token, rows: proxyRows, env: stores.file, quick });
+    previous.rows = [...previous.rows.filter((r) => !isProxyRow(r)), ...proxyRows];
+    previous.proxyMeasuredAt = new Date().toISOString();
+    await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(previous, null, 2)}\n`);
+    await writeBenchReadme(previous);
+    results.rows = proxyRows;
+    throw new HostileOnly();
+  }
   if (keychainReady) {
     env = stores.keychain;
     await login();
@@ -169,6 +185,7 @@ try {
   results.hostile = await benchHostile({ plat, measure, rows: results.rows, env: stores.file });
   results.batch = await benchBatch({ platform, plat, token, measure, rows: results.rows, dir, env: stores.file, runs: quick ? 1 : undefined });
   results.batchOps = await benchBatchOps({ platform, plat, token, measure, rows: results.rows, dir, env: stores.file, runs: quick ? 1 : undefined });
+  await benchProxy({ platform, plat, token, rows: results.rows, env: stores.file, quick, pairs: quick ? 40 : undefined });
 
   platform.stats.reset();
   await login();
@@ -182,7 +199,7 @@ try {
 }
 
 printTable();
-if (!startupOnly && !hostileOnly && !batchOnly && !mcpOnly) {
+if (!startupOnly && !hostileOnly && !batchOnly && !mcpOnly && !proxyOnly) {
   await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   await writeBenchReadme(results);
 }

@@ -10,6 +10,7 @@
  *     ...                                    // beforeAll would only mark them skipped)
  *   });
  */
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 
@@ -103,3 +104,12 @@ const OPENSSL_INSTALL = 'apt-get install -y openssl';
 
 /** openssl, to make a throwaway certificate for an https reference platform. */
 export const openssl = component('openssl', onPath('openssl'), `no openssl on PATH; install with: ${OPENSSL_INSTALL}`, OPENSSL_INSTALL);
+
+const PYTHON_REQUESTS_INSTALL = 'apt-get install -y python3 python3-requests';
+/** Python with `requests`, for the proxy example of plat help scripting. */
+export const pythonRequests = component(
+  'python3 with requests',
+  onPath('python3') && spawnSync('python3', ['-c', 'import requests'], { stdio: 'ignore' }).status === 0,
+  `no python3 with the requests module; install with: ${PYTHON_REQUESTS_INSTALL}`,
+  PYTHON_REQUESTS_INSTALL,
+);

@@ -488,3 +488,30 @@ describe('client.batch', () => {
     expect(run.json?.error, run.stderr + run.stdout).toMatchObject({ isUsageError: true, message: expect.stringMatching(/request 1: path must be/) });
   });
 });
+
+describe('client.proxy', () => {
+  it("serves the platform at a local URL with the session's token, read-only by default, until close()", async () => {
+    await loggedIn();
+    const run = await program(`
+      const client = createClient();
+      const proxy = await client.proxy({ port: 0 });
+      const courses = await fetch(proxy.url + 'api/courses');
+      const write = await fetch(proxy.url + 'api/courses', { method: 'POST', body: '{}' });
+      const noKey = await fetch(new URL('/api/courses', proxy.url));
+      await proxy.close();
+      let after;
+      try { await fetch(proxy.url + 'api/courses'); after = 'answered'; } catch (error) { after = error.cause?.code; }
+      let badPort;
+      try { await client.proxy({ port: 70000 }); } catch (error) { badPort = describe(error); }
+      return { url: proxy.url, status: courses.status, body: await courses.json(), write: write.status, writeBody: await write.json(), noKey: noKey.status, after, badPort };
+    `);
+    const result = run.json?.result;
+    expect(result, run.stderr + run.stdout).toBeDefined();
+    expect(result.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{32}\/$/);
+    expect(result).toMatchObject({ status: 200, body: { anonymous: false, sub: 'user-ada' }, write: 405, writeBody: { error: 'read_only' }, noKey: 403 });
+    // Closed: a kept-alive connection is ended (UND_ERR_SOCKET) and a new one refused (ECONNREFUSED).
+    expect(['ECONNREFUSED', 'UND_ERR_SOCKET']).toContain(result.after);
+    expect(result.badPort).toMatchObject({ isUsageError: true, exitCode: 2 });
+    expect(run.code).toBe(0);
+  });
+});

@@ -76,6 +76,8 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['batch', 'commands', 'the engine knows no command line'],
   ['batch', 'store', 'the engine goes through the session'],
   ['batch', 'protocol', 'the engine goes through the session'],
+  ['proxy', 'http', "the proxy's requests go through the session's front door (openClient), which adds the token by its rules"],
+  ['proxy', 'entry', 'the proxy serves commands and the library alike'],
   ['store', 'session', 'storage knows no flow'],
   ['store', 'http', 'storage makes no requests'],
   ['http', 'session', 'the transport knows no session'],

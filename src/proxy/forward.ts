@@ -1,0 +1,166 @@
+/**
+ * The forwarding delegate behind the gate: one request from a local program sent to the platform through the
+ * session's one authenticated path (session/index.ts's openClient: the token only to the session's origin, refreshed
+ * under the cross-process lock, one refresh and one replay after a 401), and the platform's answer streamed back as
+ * it came. The proxy adds no rule about tokens; it only decides when to open a new client: when the profile file
+ * changed (another plat signed in, out, or refreshed), or when the last one failed.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
+import type { Context } from '../context.js';
+import { AuthError, InterruptedError, NetworkError, PlatError } from '../errors.js';
+import { apiUrl, openClient, profileMark, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
+import { GC_EVERY_BYTES, minorGc } from '../terminal/stream-out.js';
+import { sanitize } from '../terminal/text.js';
+import { downstreamHeaders, upstreamHeaders, type Dropped } from './headers.js';
+
+/** A request body up to this size is kept, so a 401 can be refreshed and replayed with it; a larger one streams. */
+const REPLAYABLE_BODY_BYTES = 64 * 1024;
+/** Every exchange ends: an hour for a body to move (a 1 GiB download on a slow link), after which it is closed. */
+const EXCHANGE_DEADLINE_MS = 60 * 60_000;
+
+export interface Outcome {
+  status: number;
+  url?: URL;
+  dropped: Dropped;
+  /** Why the proxy answered in its own name (an error's code), when it did. */
+  error?: string;
+}
+
+export class Forwarder {
+  private client: Promise<ApiClient> | undefined;
+  private mark = '';
+  private sinceGc = 0;
+
+  constructor(private readonly ctx: Context) {}
+
+  /** The session's client, opened again when the profile changed since, so a login or logout is seen at once. */
+  private async currentClient(): Promise<ApiClient> {
+    const mark = await profileMark(this.ctx);
+    if (!this.client || mark !== this.mark) {
+      this.mark = mark;
+      this.client = openClient(this.ctx, { auth: 'required' });
+    }
+    const client = this.client;
+    try {
+      return await client;
+    } catch (error) {
+      // Not kept: the next request asks again (a login made meanwhile is picked up without a restart).
+      if (this.client === client) this.client = undefined;
+      throw error;
+    }
+  }
+
+  /** Sends `path` (origin-form, after the key) to the platform and streams the answer back to `res`. */
+  async forward(req: IncomingMessage, res: ServerResponse, path: string): Promise<Outcome> {
+    const dropped: Dropped = {};
+    const headers = upstreamHeaders(req.rawHeaders, dropped);
+    let url: URL | undefined;
+    let response: ApiResponse;
+    try {
+      const client = await this.currentClient();
+      url = apiUrl(path, client.baseUrl, 'sign in with plat login');
+      const request = await this.requestOf(req, url, headers);
+      response = await client.send(request);
+    } catch (error) {
+      if (error instanceof AuthError) this.client = undefined;
+      return { ...this.refuseWith(res, error), url, dropped };
+    }
+    const status = response.status;
+    try {
+      res.writeHead(status, printable(response.statusText), downstreamHeaders(response.rawHeaders, dropped, response.token?.token));
+    } catch {
+      // A header Node will not send again (a value it finds invalid): said in the proxy's words, not half-passed on.
+      response.body.destroy();
+      answer(res, 502, 'bad_response', 'The platform answered with a header the proxy cannot pass on.');
+      return { status: 502, url, dropped, error: 'bad_response' };
+    }
+    // As plat call's download (terminal/stream-out.ts): the spent 64 KiB read buffers live outside V8's heap until a GC, so a
+    // minor GC every MiB passed on (over all requests) keeps a 1 GiB download as flat as a small one.
+    response.body.on('data', (chunk: Buffer) => {
+      this.sinceGc += chunk.length;
+      if (this.sinceGc < GC_EVERY_BYTES) return;
+      this.sinceGc = 0;
+      minorGc()?.({ type: 'minor' });
+    });
+    await new Promise<void>((resolve) => {
+      // Backpressure both ways: the platform's body is read only as fast as the client takes it. A body that
+      // breaks off closes the client's connection, so a short body is never passed off as a whole one.
+      pipeline(response.body, res, () => resolve());
+    });
+    return { status, url, dropped };
+  }
+
+  private async requestOf(req: IncomingMessage, url: URL, headers: Record<string, string>): Promise<ApiRequest> {
+    const base = { method: req.method ?? 'GET', url, headers, retries: 0, timeoutMs: EXCHANGE_DEADLINE_MS };
+    const length = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+    const hasBody = length !== undefined ? length > 0 : req.headers['transfer-encoding'] !== undefined;
+    if (!hasBody) {
+      req.resume();
+      return base;
+    }
+    if (length !== undefined && length <= REPLAYABLE_BODY_BYTES) {
+      const bytes = await readAll(req);
+      return { ...base, body: () => bytes };
+    }
+    let given = false;
+    return {
+      ...base,
+      replayable: false,
+      body: () => {
+        if (given) throw new PlatError('The request body was already sent.');
+        given = true;
+        return req;
+      },
+    };
+  }
+
+  /** The proxy's own answer for a request it could not forward, in a sentence that names what to do. */
+  private refuseWith(res: ServerResponse, error: unknown): { status: number; error: string } {
+    const say = (text: string) => this.ctx.secrets.scrub(sanitize(text, 0, { multiline: true }));
+    if (error instanceof InterruptedError || this.ctx.signal.aborted) {
+      res.destroy();
+      return { status: 0, error: 'interrupted' };
+    }
+    if (error instanceof AuthError) return answer(res, 401, 'not_signed_in', say(error.message));
+    if (error instanceof NetworkError) {
+      const timedOut = /timed out/.test(error.message);
+      return answer(res, timedOut ? 504 : 502, timedOut ? 'platform_timeout' : 'platform_unreachable', say(error.message));
+    }
+    if (error instanceof PlatError) return answer(res, 502, 'proxy_error', say(error.message));
+    return answer(res, 500, 'proxy_error', `Unexpected failure in plat proxy: ${say((error as Error)?.message ?? String(error))}. Run it with --verbose for details, and report it if it repeats.`);
+  }
+}
+
+/** A JSON answer in the proxy's own name (never cached, never shared with a page). */
+export function answer(res: ServerResponse, status: number, error: string, message: string, extra: Record<string, string> = {}): { status: number; error: string } {
+  if (res.headersSent) {
+    res.destroy();
+    return { status, error };
+  }
+  const body = `${JSON.stringify({ error, message })}\n`;
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    ...extra,
+  });
+  res.end(body);
+  return { status, error };
+}
+
+function readAll(stream: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.once('end', () => resolve(Buffer.concat(chunks)));
+    stream.once('error', reject);
+    stream.once('aborted', () => reject(new PlatError('The client closed the connection before sending its whole body.')));
+  });
+}
+
+/** A reason phrase Node will send (no control characters), else Node's own for the status. */
+function printable(text: string): string | undefined {
+  return /^[\t\x20-\x7e]*$/.test(text) && text ? text : undefined;
+}

@@ -1,0 +1,80 @@
+/**
+ * Which headers cross the proxy, each way. A proxy is two connections, so the hop-by-hop headers (RFC 9110 §7.6.1:
+ * Connection and every header it names, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade, the Proxy-* family,
+ * and Host, which the platform's own URL sets) belong to one of them and are never passed on. Beyond those:
+ * - to the platform: the client's own Authorization is dropped (the session's token is the one that goes), and so
+ *   are Cookie and Origin (the proxy grants no browser anything; Origin is refused before this anyway);
+ * - to the client: Set-Cookie and every Access-Control-* header are dropped, so a platform (or anyone answering in
+ *   its name) cannot set a cookie for 127.0.0.1, which every local service shares, or open the proxy to a web page;
+ *   and so is any header that carries the token back. (A body is passed on byte for byte: a platform that echoes
+ *   the token in a body hands it over, as it would to plat call.)
+ */
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'http2-settings']);
+const NEVER_UPSTREAM = new Set(['authorization', 'cookie', 'origin']);
+const NEVER_DOWNSTREAM = new Set(['set-cookie', 'set-cookie2']);
+
+/** What the proxy dropped that a person reading the access log should know of. */
+export interface Dropped {
+  authorization?: boolean;
+  cookies?: boolean;
+  cors?: boolean;
+  /** A response header that carried the session's token back (a platform that echoes what it was sent). */
+  echoedToken?: boolean;
+}
+
+/** The header names the Connection header lists: hop-by-hop too, whatever they are called. */
+function connectionNames(raw: readonly string[]): Set<string> {
+  const names = new Set<string>();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() !== 'connection') continue;
+    for (const token of raw[i + 1]!.split(',')) names.add(token.trim().toLowerCase());
+  }
+  return names;
+}
+
+const hopByHop = (name: string, named: Set<string>) => HOP_BY_HOP.has(name) || name.startsWith('proxy-') || named.has(name);
+
+/** The client's headers to send to the platform (lower-case names, repeats joined as HTTP joins them). */
+export function upstreamHeaders(raw: readonly string[], dropped: Dropped): Record<string, string> {
+  const named = connectionNames(raw);
+  const headers: Record<string, string> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (hopByHop(name, named)) continue;
+    if (NEVER_UPSTREAM.has(name)) {
+      if (name === 'authorization') dropped.authorization = true;
+      continue;
+    }
+    const value = raw[i + 1]!;
+    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  }
+  return headers;
+}
+
+/**
+ * The platform's response headers to pass back, as a flat [name, value, …] list in the order received; a header
+ * whose value holds `token` (the one the proxy sent) is dropped, so an echo never hands the client the token.
+ */
+export function downstreamHeaders(raw: readonly string[], dropped: Dropped, token?: string): string[] {
+  const named = connectionNames(raw);
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (hopByHop(name, named)) continue;
+    if (NEVER_DOWNSTREAM.has(name)) {
+      dropped.cookies = true;
+      continue;
+    }
+    if (name.startsWith('access-control-')) {
+      dropped.cors = true;
+      continue;
+    }
+    if (token && raw[i + 1]!.includes(token)) {
+      dropped.echoedToken = true;
+      continue;
+    }
+    out.push(raw[i]!, raw[i + 1]!);
+  }
+  return out;
+}

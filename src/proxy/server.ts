@@ -1,0 +1,185 @@
+/**
+ * `plat proxy`, the library's `client.proxy()` and `plat exec --proxy`: a local HTTP server in front of the
+ * session's platform, for any HTTP tool (curl, Python's requests, an SDK), which never sees a token. An adapter
+ * like the library: the gate (gate.ts) decides who may use it, the forwarder (forward.ts) sends through the
+ * session's front door, and this file listens, logs and closes.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, unlinkSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Context } from '../context.js';
+import { PlatError, UsageError } from '../errors.js';
+import { redactUrl } from '../redact.js';
+import { sanitize, shellQuote } from '../terminal/text.js';
+import { answer, Forwarder, type Outcome } from './forward.js';
+import { judge, type GateOptions } from './gate.js';
+
+export interface ProxyOptions {
+  /** A TCP port on 127.0.0.1 (0: any free one); ignored with `socket`. */
+  port?: number;
+  /** A unix socket path instead of TCP, made 0600. */
+  socket?: string;
+  allowWrite?: boolean;
+  /** One redacted line per request on stderr. */
+  log?: boolean;
+}
+
+export interface RunningProxy {
+  /** `http://127.0.0.1:PORT/KEY/` over TCP; `http://localhost/` on a socket (with `socket` set). */
+  readonly url: string;
+  readonly socket: string | undefined;
+  /** What `plat proxy` prints: one line of shell assignments, for eval. */
+  readonly assignments: string;
+  /**
+   * Stops taking connections; requests in flight may finish for `graceMs` (default 2 s), then every connection is
+   * closed. Resolves once none is left.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
+}
+
+export async function startProxy(ctx: Context, options: ProxyOptions = {}): Promise<RunningProxy> {
+  const forwarder = new Forwarder(ctx);
+  const gate: GateOptions = { key: undefined, hosts: undefined, allowWrite: options.allowWrite === true };
+  const notedOnce = new Set<string>();
+  const noteOnce = (text: string) => {
+    if (notedOnce.has(text)) return;
+    notedOnce.add(text);
+    ctx.io.note(text);
+  };
+
+  const server = createServer({ keepAliveTimeout: 5_000, requestTimeout: 0 }, (req, res) => {
+    const started = process.hrtime.bigint();
+    void handle(req, res).then((outcome) => {
+      if (outcome.dropped.authorization) noteOnce('A client sent its own Authorization header: the proxy dropped it and sent the session\'s token.');
+      if (options.log) ctx.io.err(accessLine(req, outcome, started));
+    });
+  });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<Outcome> => {
+    const verdict = judge(req, gate);
+    if (!verdict.ok) {
+      req.resume();
+      const extra = verdict.allow ? { allow: verdict.allow } : undefined;
+      return { ...answer(res, verdict.status, verdict.error, verdict.message, extra), dropped: {} };
+    }
+    try {
+      return await forwarder.forward(req, res, verdict.path);
+    } catch (error) {
+      return { ...answer(res, 500, 'proxy_error', `Unexpected failure in plat proxy: ${sanitize((error as Error)?.message, 200)}.`), dropped: {} };
+    }
+  };
+
+  // CONNECT would make the proxy a tunnel to wherever the client names; an Upgrade (WebSocket) is no HTTP exchange
+  // the session's path can carry. Both are refused on the raw socket, nothing forwarded.
+  const refuseRaw = (status: string, error: string, message: string) => (req: IncomingMessage, socket: Socket) => {
+    const body = `${JSON.stringify({ error, message })}\n`;
+    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    if (options.log) ctx.io.err(`proxy: ${sanitize(req.method, 20)} refused: ${error}`);
+  };
+  server.on('connect', refuseRaw('405 Method Not Allowed', 'connect_refused', 'plat proxy is no tunnel: CONNECT is refused. Send requests to the PLAT_PROXY_URL it printed.'));
+  server.on('upgrade', refuseRaw('501 Not Implemented', 'upgrade_refused', 'plat proxy does not carry protocol upgrades (WebSocket).'));
+  server.on('clientError', (_error, socket: Socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
+  let url: string;
+  let assignments: string;
+  if (options.socket !== undefined) {
+    await listenOnSocket(server, options.socket);
+    url = 'http://localhost/';
+    assignments = `PLAT_PROXY_SOCKET=${shellQuote(options.socket)} PLAT_PROXY_URL=${shellQuote(url)}`;
+  } else {
+    await listenOnLoopback(server, options.port ?? 0);
+    const { port } = server.address() as { port: number };
+    gate.key = randomBytes(24).toString('base64url');
+    gate.hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+    url = `http://127.0.0.1:${port}/${gate.key}/`;
+    assignments = `PLAT_PROXY_URL=${shellQuote(url)}`;
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = (closeOptions: { graceMs?: number } = {}) =>
+    (closing ??= new Promise<void>((resolve) => {
+      server.close(() => {
+        clearTimeout(timer);
+        if (options.socket !== undefined) removeSocket(options.socket);
+        resolve();
+      });
+      server.closeIdleConnections();
+      // A request that finishes within the grace period is answered whole; what is left then is closed.
+      const timer = setTimeout(() => server.closeAllConnections(), closeOptions.graceMs ?? 2_000);
+      timer.unref();
+    }));
+
+  return { url, socket: options.socket, assignments, close };
+}
+
+/** `proxy: GET https://platform/api/courses → 200 (3 ms)`, the query's secrets redacted, the key never shown. */
+function accessLine(req: IncomingMessage, outcome: Outcome, started: bigint): string {
+  const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
+  const target = outcome.url ? sanitize(redactUrl(outcome.url), 300) : '(not forwarded)';
+  const notes = [
+    outcome.error ? `proxy's own answer: ${outcome.error}` : '',
+    outcome.dropped.authorization ? "the client's Authorization header dropped" : '',
+    outcome.dropped.cookies ? 'Set-Cookie dropped' : '',
+    outcome.dropped.cors ? 'Access-Control-* dropped' : '',
+    outcome.dropped.echoedToken ? 'a header that echoed the token dropped' : '',
+  ].filter(Boolean);
+  const status = outcome.status === 0 ? 'closed' : String(outcome.status);
+  return `proxy: ${sanitize(req.method, 20)} ${target} → ${status} (${ms.toFixed(1)} ms)${notes.length ? `; ${notes.join('; ')}` : ''}`;
+}
+
+function listenOnLoopback(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new PlatError(`Port ${port} on 127.0.0.1 is in use: choose another with --port, or --port 0 for any free one.`)
+          : new PlatError(`plat proxy could not listen on 127.0.0.1:${port} (${error.code ?? error.message}).`),
+      ),
+    );
+    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => resolve());
+  });
+}
+
+/**
+ * A unix socket only its owner can connect to: made under a umask that leaves no access for others, so there is no
+ * moment when it exists with wider rights, then set to 0600 explicitly (the umask may have been stricter).
+ */
+function listenOnSocket(server: Server, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new PlatError(`${path} already exists: remove it (if no proxy is using it) or choose another --socket path.`)
+          : new UsageError(`plat proxy could not make the socket ${path} (${error.code ?? error.message}): check that its directory exists and is yours.`),
+      ),
+    );
+    const previous = process.umask(0o177);
+    try {
+      server.listen({ path, exclusive: true }, () => {
+        try {
+          chmodSync(path, 0o600);
+          resolve();
+        } catch (error) {
+          server.close();
+          reject(new PlatError(`plat proxy could not make ${path} private (${(error as NodeJS.ErrnoException).code}).`));
+        }
+      });
+    } finally {
+      process.umask(previous);
+    }
+  });
+}
+
+function removeSocket(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // gone already (Node removes it on close)
+  }
+}
+
+

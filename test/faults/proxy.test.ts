@@ -1,0 +1,189 @@
+/**
+ * `plat proxy` when things go wrong: the token expires under load (8 clients, one refresh at the server)
+ * and in the middle of a streamed body, Ctrl-C with requests in flight, and a platform answer that tries to set
+ * cookies or CORS for the proxy's origin.
+ */
+import { spawn } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { signIn } from '../helpers/consent.js';
+import { useHome, usePlatform } from '../helpers/platform.js';
+import { curl, startPlatProxy, stopAllProxies } from '../helpers/proxy.js';
+import { readProfile, readStoredSession } from '../helpers/state.js';
+
+const platform = usePlatform();
+const home = useHome();
+
+afterEach(stopAllProxies);
+
+const login = () => signIn(home, platform, ['--scope', 'courses:read']);
+
+/**
+ * From now on the platform refuses the stored access token as expired (401 invalid_token, as for a token past its
+ * time), and takes every other: what a proxy sees when its token expires, at a moment the test chooses.
+ */
+async function expireAccessToken(): Promise<string> {
+  const { accessToken } = await readStoredSession(home);
+  platform.override('/api/', (req, res) => {
+    if (req.headers.authorization !== `Bearer ${accessToken}`) return false;
+    req.resume();
+    res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token", error_description="access token expired"' });
+    res.end('{"error":"invalid_token"}');
+    return true;
+  });
+  return accessToken;
+}
+
+/** curl with several URLs: each answered in turn on one connection; every status, in order. */
+function curlMany(urls: string[]): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const args = ['-s', '-w', ' %{http_code}', ...urls.flatMap((url) => ['-o', '/dev/null', url])];
+    const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', reject);
+    child.on('close', () => resolve(out.trim().split(/\s+/).map(Number)));
+  });
+}
+
+describe('plat proxy: the token stops being valid', () => {
+  it('under load from 8 clients: every request answered as the user, exactly one refresh at the server', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    expect((await curl(`${proxy.url}api/courses`)).status).toBe(200);
+    const refused = await expireAccessToken();
+    platform.stats.reset();
+    const statuses = await Promise.all(Array.from({ length: 8 }, () => curlMany(Array.from({ length: 5 }, () => `${proxy.url}api/courses`))));
+    expect(statuses.flat()).toEqual(Array(40).fill(200));
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+    expect(platform.stats.count('refresh-replay')).toBe(0);
+    expect((await readStoredSession(home)).accessToken).not.toBe(refused);
+    // A plat beside the proxy uses the one refresh too.
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+  });
+
+  it('in the middle of a streamed body: the body goes on whole, and the next request refreshes once', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    const bytes = 32 * 1024 * 1024;
+    const child = spawn('curl', ['-sS', '-f', `${proxy.url}api/download?bytes=${bytes}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let received = 0;
+    let patternOk = true;
+    let revoked: Promise<string> | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      for (let i = 0; i < chunk.length; i += 4099) if (chunk[i] !== (received + i) % 256) patternOk = false;
+      received += chunk.length;
+      if (!revoked) {
+        // Held still while the token is revoked: curl, the proxy and the platform wait on backpressure meanwhile.
+        child.stdout.pause();
+        revoked = expireAccessToken().finally(() => child.stdout.resume());
+      }
+    });
+    const exit = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    await revoked;
+    expect(exit).toBe(0);
+    expect(received).toBe(bytes);
+    expect(patternOk).toBe(true);
+    platform.stats.reset();
+    const next = await curl(`${proxy.url}api/courses`);
+    expect(next.status).toBe(200);
+    expect(JSON.parse(next.body)).toMatchObject({ anonymous: false, sub: 'user-ada' });
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+  });
+
+  it('for good (the refresh token refused too): 401 naming plat login, and the proxy goes on serving after a login', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    const { refreshToken } = await readStoredSession(home);
+    const { client } = await readProfile(home);
+    await fetch(`${platform.baseUrl}/api/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: refreshToken, token_type_hint: 'refresh_token', client_id: client.clientId }),
+    });
+    const ended = await curl(`${proxy.url}api/courses`);
+    expect(ended.status).toBe(401);
+    expect(JSON.parse(ended.body)).toMatchObject({ error: 'not_signed_in' });
+    expect(JSON.parse(ended.body).message).toMatch(/plat login/);
+    await login();
+    expect((await curl(`${proxy.url}api/courses`)).status).toBe(200);
+  });
+});
+
+describe('plat proxy: Ctrl-C', () => {
+  it('with requests in flight: it exits 130 and closes them, none left hanging', async () => {
+    await login();
+    const proxy = await startPlatProxy(home, ['--verbose']);
+    let arrived!: () => void;
+    const atPlatform = new Promise<void>((resolve) => (arrived = resolve));
+    // A platform that takes the request and never answers it.
+    platform.override('/api/hang', (req) => {
+      req.resume();
+      arrived();
+      return true;
+    });
+    const started = Date.now();
+    const hanging = curl(`${proxy.url}api/hang`);
+    await atPlatform;
+    const ended = await proxy.stop('SIGINT');
+    const client = await hanging;
+    expect(ended.code).toBe(130);
+    expect(ended.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(client.exit).not.toBe(0); // the connection was closed: curl says so instead of waiting
+    expect(client.exit).not.toBe(28); // curl's own --max-time: it was never left to time out
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});
+
+describe('plat proxy: a hostile platform answer', () => {
+  it('that sets cookies and CORS for the proxy\'s origin changes nothing the proxy grants', async () => {
+    await login();
+    const proxy = await startPlatProxy(home, ['--verbose']);
+    platform.override('/api/hostile', (req, res) => {
+      req.resume();
+      res.writeHead(200, [
+        'content-type', 'application/json',
+        'set-cookie', 'session=stolen; Domain=127.0.0.1; Path=/',
+        'set-cookie', 'other=1',
+        'access-control-allow-origin', '*',
+        'access-control-allow-credentials', 'true',
+        'access-control-allow-methods', 'GET, POST, DELETE',
+        'access-control-allow-headers', 'authorization',
+        'connection', 'x-hop',
+        'x-hop', 'hop',
+        'x-kept', 'yes',
+      ]);
+      res.end('{"ok":true}');
+      return true;
+    });
+    const answer = await curl(`${proxy.url}api/hostile`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toBe('{"ok":true}');
+    expect(answer.headers['x-kept']).toEqual(['yes']);
+    const names = Object.keys(answer.headers);
+    expect(names.filter((n) => n.startsWith('access-control-') || n === 'set-cookie' || n === 'x-hop')).toEqual([]);
+    const stderr = await proxy.stderrContains('/api/hostile');
+    expect(stderr).toContain('Set-Cookie dropped; Access-Control-* dropped');
+    // And what a web page would need is still refused.
+    const fromPage = await curl(`${proxy.url}api/hostile`, ['-H', 'Origin: http://127.0.0.1']);
+    expect(fromPage.status).toBe(403);
+    const preflight = await curl(`${proxy.url}api/hostile`, ['-X', 'OPTIONS', '-H', 'Origin: http://evil.example', '-H', 'Access-Control-Request-Method: DELETE']);
+    expect(preflight.status).toBe(403);
+    expect(Object.keys(preflight.headers).filter((n) => n.startsWith('access-control-'))).toEqual([]);
+    // A platform that echoes the Authorization it was sent in a header does not hand the client the token.
+    platform.override('/api/echo-auth', (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain', 'x-you-sent': String(req.headers.authorization), 'x-other': 'kept' });
+      res.end('ok');
+      return true;
+    });
+    const echo = await curl(`${proxy.url}api/echo-auth`);
+    expect(echo.status).toBe(200);
+    expect(echo.headers['x-you-sent']).toBeUndefined();
+    expect(echo.headers['x-other']).toEqual(['kept']);
+    expect(JSON.stringify(echo)).not.toContain((await readStoredSession(home)).accessToken);
+    expect(await proxy.stderrContains('/api/echo-auth')).toContain('a header that echoed the token dropped');
+    const withCookie = await curl(`${proxy.url}api/echo`, ['-H', 'Cookie: session=stolen']);
+    expect(JSON.parse(withCookie.body).headers.cookie).toBeUndefined();
+  });
+});
