@@ -11,7 +11,9 @@
  */
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'http2-settings']);
-const NEVER_UPSTREAM = new Set(['authorization', 'cookie', 'origin']);
+import { refusedHeader } from '../http/header-rule.js';
+
+const NEVER_UPSTREAM = new Set(['origin']);
 const NEVER_DOWNSTREAM = new Set(['set-cookie', 'set-cookie2']);
 
 /** What the proxy dropped that a person reading the access log should know of. */
@@ -41,8 +43,8 @@ export function upstreamHeaders(raw: readonly string[], dropped: Dropped): Recor
   const headers: Record<string, string> = {};
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (hopByHop(name, named)) continue;
-    if (NEVER_UPSTREAM.has(name)) {
+    if (hopByHop(name, named) || NEVER_UPSTREAM.has(name)) continue;
+    if (refusedHeader(name, true)) {
       if (name === 'authorization') dropped.authorization = true;
       continue;
     }
