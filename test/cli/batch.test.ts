@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectCleanError, platBin, type PlatResult } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -264,7 +265,7 @@ describe('plat batch --journal: resumable, exactly once', () => {
     const doneFirst = book2.counts.size;
     expect(doneFirst).toBeLessThan(students);
 
-    const second = await home.run(args, { timeoutMs: 60_000 });
+    const second = await home.run(args, { timeoutMs: scaled(60_000) });
     expect(second.code, second.stderr).toBe(0);
     // Every student exactly once, though some requests were sent in both runs.
     expect([...book2.counts.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: students }, (_, i) => i + 1));
@@ -288,7 +289,7 @@ describe('plat batch --journal: resumable, exactly once', () => {
     const args = ['batch', file, '--journal', journal, '--concurrency', '8'];
     expect((await runUntilKilled(args, book)).signal).toBe('SIGKILL');
 
-    const second = await home.run(args, { timeoutMs: 60_000 });
+    const second = await home.run(args, { timeoutMs: scaled(60_000) });
     expect(second.code).toBe(1);
     expectCleanError(second);
     const unknown = results(second).filter((r) => r.status === null);
@@ -330,7 +331,7 @@ describe('plat batch: how a run ends', () => {
     expect(first.stderr).toMatch(/Interrupted\./);
     const recorded = (await readFile(journal, 'utf8')).trim().split('\n').slice(1).map((l) => JSON.parse(l) as { ok?: boolean });
     expect(recorded.filter((r) => r.ok === true).length).toBe(results(first as PlatResult).filter((r) => r.ok).length);
-    const second = await home.run(args, { timeoutMs: 60_000 });
+    const second = await home.run(args, { timeoutMs: scaled(60_000) });
     expect(second.code, second.stderr).toBe(0);
     expect(seen.counts.size).toBe(100);
     expect([...seen.counts.values()].every((n) => n === 1)).toBe(true);
@@ -348,7 +349,7 @@ describe('plat batch: how a run ends', () => {
     const file = path.join(home.dir, 'in.ndjson');
     const journal = path.join(home.dir, 'in.journal');
     await writeFile(file, lines(400));
-    const result = await home.run(['batch', file, '--journal', journal, '--concurrency', '1'], { timeoutMs: 60_000 });
+    const result = await home.run(['batch', file, '--journal', journal, '--concurrency', '1'], { timeoutMs: scaled(60_000) });
     expect(result.code, result.stderr).toBe(4);
     expectCleanError(result);
     expect(result.stderr).toMatch(/records where it stopped/);

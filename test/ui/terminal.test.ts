@@ -11,6 +11,7 @@ import { signIn } from '../helpers/consent.js';
 import { readProfile } from '../helpers/state.js';
 import { pty } from './shells.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -37,7 +38,7 @@ function onPty(
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`did not finish in time:\n${output}`));
-    }, 30_000);
+    }, scaled(30_000));
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ output, code });

@@ -11,6 +11,7 @@ import { expectCleanError } from '../../helpers/cli.js';
 import { readProfile, readStoredSession, sessionFiles } from '../../helpers/state.js';
 import { useHome, usePlatform } from '../../helpers/platform.js';
 import { startPlatform } from '../../platform/index.mjs';
+import { scaled } from '../../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -27,7 +28,7 @@ function deviceLogin(args: string[], act: (shown: { uri: string; code: string },
   let acted = false;
   const outcome: { error?: Error; shown?: { uri: string; code: string } } = {};
   const run = home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl, ...args], {
-    timeoutMs: options.timeoutMs ?? 30_000,
+    timeoutMs: options.timeoutMs ?? scaled(30_000),
     onStderr: (stderr, child) => {
       const seen = shown(stderr);
       if (!seen || acted) return;
@@ -199,7 +200,7 @@ describe('plat login --device', () => {
     expect(gaps[0]).toBeGreaterThanOrEqual(5_500);
     expect(gaps[1]).toBeGreaterThanOrEqual(5_500);
     expect(platform.stats.count('token:urn:ietf:params:oauth:grant-type:device_code')).toBe(3);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('denied on the platform: exit 4 with its own sentence, nothing stored', async () => {
     const { result } = await deviceLogin([], (s) => platform.approveDevice(s.uri, { userCode: s.code, deny: true }));
@@ -222,7 +223,7 @@ describe('plat login --device', () => {
     const { result } = await deviceLogin(['--timeout', '2'], () => {});
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/No approval within 2 s\. Run plat login .*--device again/);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(scaled(10_000));
 
     let signalled = 0;
     const interrupted = await deviceLogin([], (_s, child) => {
@@ -230,7 +231,7 @@ describe('plat login --device', () => {
       child.kill('SIGINT');
     });
     expect(interrupted.result.code).toBe(130);
-    expect(Date.now() - signalled).toBeLessThan(2_000);
+    expect(Date.now() - signalled).toBeLessThan(scaled(2_000, { under: 3_000 }));
   });
 
   it('a server that refuses the default resource (invalid_target) in the device flow: one more code without it, said once, and remembered', async () => {
@@ -267,7 +268,7 @@ describe('plat login --device', () => {
       expect(browser.result.code, browser.result.stderr).toBe(0);
       let acted = false;
       const device = await home.run(['login', '--device', '--no-browser', '--base-url', other.baseUrl, '--client-id', 'both-app'], {
-        timeoutMs: 30_000,
+        timeoutMs: scaled(30_000),
         onStderr: (stderr) => {
           const seen = shown(stderr);
           if (!seen || acted) return;
@@ -292,7 +293,7 @@ describe('plat login --device', () => {
       other.knobs.refuseResources = true;
       let acted = false;
       const result = await home.run(['login', '--device', '--no-browser', '--base-url', other.baseUrl, '--client-id', 'device-app'], {
-        timeoutMs: 30_000,
+        timeoutMs: scaled(30_000),
         onStderr: (stderr) => {
           const seen = shown(stderr);
           if (!seen || acted) return;

@@ -7,6 +7,7 @@ import { PlatError } from '../../../src/errors.js';
 import { withProfileLock } from '../../../src/store/lock.js';
 import { bundleScript, nodeEnv } from '../../helpers/bundle.js';
 import { tempDirs } from '../../helpers/tmp.js';
+import { scaled } from '../../helpers/time.js';
 
 const tmp = tempDirs('plat-lock-');
 afterAll(() => tmp.cleanup());
@@ -82,7 +83,7 @@ describe('withProfileLock in one process', () => {
         'or delete the lock if no plat is running.',
     );
     expect(waited).toBeGreaterThanOrEqual(250);
-    expect(waited).toBeLessThan(2_000);
+    expect(waited).toBeLessThan(scaled(2_000));
   });
 
   it('takes over a stale lock left behind (old mtime) without waiting for the timeout', async () => {
@@ -93,7 +94,7 @@ describe('withProfileLock in one process', () => {
     await utimes(lockDir, old, old);
     const started = Date.now();
     expect(await withProfileLock(config, 'default', async () => 'mine', { timeoutMs: 5_000 })).toBe('mine');
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(scaled(1_000, { under: 5_000 }));
   });
 
   it('waits for a fresh lock instead of taking it over', async () => {
@@ -224,6 +225,6 @@ describe('withProfileLock across processes', () => {
     });
     expect(result).toBe('taken over');
     const waited = Date.now() - started;
-    expect(waited).toBeLessThan(5_000);
+    expect(waited).toBeLessThan(scaled(5_000, { under: 10_000 }));
   });
 });
