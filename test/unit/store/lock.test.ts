@@ -66,8 +66,15 @@ describe('withProfileLock in one process', () => {
   it('gives up after the timeout with a message naming the profile and the lock', async () => {
     const config = await tmp.make();
     let release!: () => void;
-    const held = withProfileLock(config, 'work', () => new Promise<void>((resolve) => (release = resolve)));
-    await sleep(50);
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const held = withProfileLock(config, 'work', () =>
+      new Promise<void>((resolve) => {
+        release = resolve;
+        entered();
+      }),
+    );
+    await inside;
     const started = Date.now();
     const error = await withProfileLock(config, 'work', async () => 'never', { timeoutMs: 300 }).catch(
       (e: unknown) => e,
@@ -113,11 +120,12 @@ describe('withProfileLock in one process', () => {
       config,
       'default',
       async (signal) => {
-        signal.addEventListener('abort', () => (aborted = true));
+        const abort = new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        void abort.then(() => (aborted = true));
         // Someone removes the lock: the next periodic update (every staleMs / 2 = 1 s) notices.
         const { rm } = await import('node:fs/promises');
         await rm(lockDir, { recursive: true });
-        await sleep(1_600);
+        await abort;
         return 'done';
       },
       { staleMs: 2_000 },
@@ -144,6 +152,7 @@ describe('withProfileLock across processes', () => {
         const [mode, configDir, arg1, arg2, arg3] = process.argv.slice(2);
         if (mode === 'append') {
           const [logFile, id, go] = [arg1!, arg2!, arg3!];
+          process.stdout.write('ready\\n');
           while (!existsSync(go)) await sleep(5);
           for (let i = 0; i < 15; i++) {
             await withProfileLock(configDir!, 'shared', async () => {
@@ -190,7 +199,14 @@ describe('withProfileLock across processes', () => {
     const go = path.join(dir, 'go');
     const a = run(['append', config, log, 'A', go]);
     const b = run(['append', config, log, 'B', go]);
-    await sleep(200); // both children loaded and polling for the go file
+    // both children loaded and polling for the go file
+    await Promise.all([a, b].map(({ child }) => new Promise<void>((resolve) => {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('ready\n')) resolve();
+      });
+    })));
     await writeFile(go, '');
     const results = await Promise.all([a.done, b.done]);
     expect(results.map((r) => r.code), results.map((r) => r.stderr).join('\n')).toEqual([0, 0]);
