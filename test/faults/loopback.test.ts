@@ -15,6 +15,14 @@ import { expectConsistent, expectNoSecret, expectSuccess, portOpen, sleep, until
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
 
+/** Once every socket has connected, or been refused (the slow clients are at the listener before the callback). */
+const connected = (sockets: net.Socket[]) =>
+  Promise.all(
+    sockets.map((socket) =>
+      socket.connecting ? new Promise((resolve) => ['connect', 'error', 'close'].forEach((event) => socket.once(event, resolve))) : undefined,
+    ),
+  );
+
 const platform = usePlatform();
 const home = useHome();
 
@@ -169,7 +177,7 @@ describe('the callback listener of a running plat login', () => {
         }
       })();
     }
-    await sleep(300);
+    await connected(slow);
     try {
       const callback = await login.approve();
       const started = Date.now();
@@ -200,7 +208,7 @@ describe('the callback listener of a running plat login', () => {
       for (const socket of slow) if (!socket.destroyed && socket.writable) socket.write('a');
     }, 500);
     try {
-      await sleep(300);
+      await connected(slow);
       const callback = await login.approve();
       const started = Date.now();
       // A browser retries a refused connection; so does this one, for up to 15 s.
