@@ -150,6 +150,8 @@ async function main() {
     env.PLAT_TEST_SHARED_DIR = shared;
     // `npm run coverage` (test/coverage.mjs): where each plat the tests spawn writes its V8 coverage.
     if (process.env.PLAT_TEST_V8_COVERAGE) env.PLAT_TEST_V8_COVERAGE = process.env.PLAT_TEST_V8_COVERAGE;
+    // The time factor a person chose for a busy machine (test/helpers/time.ts).
+    if (process.env.PLAT_TEST_TIME_SCALE) env.PLAT_TEST_TIME_SCALE = process.env.PLAT_TEST_TIME_SCALE;
     // An inherited NODE_EXTRA_CA_CERTS (machines here export the system bundle) makes every Node process read and
     // parse that file before its first line: `node -e 0` takes ~80 ms with it and ~30 ms without (medians on a
     // 2-core machine), and the suite starts thousands of Node processes (each plat it spawns, each worker). No plat
