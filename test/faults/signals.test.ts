@@ -48,7 +48,7 @@ function stall(path: string): () => boolean {
 
 /** Interrupts `run` once `ready` holds (plus a moment, so plat is really waiting), and checks how it ended. */
 async function interrupt(run: Running, ready: () => boolean | Promise<boolean>, what: string): Promise<PlatResult> {
-  await until(ready, what, 15_000);
+  await until(ready, what, scaled(15_000));
   await sleep(150);
   const sent = Date.now();
   run.child.kill('SIGINT');
