@@ -186,9 +186,11 @@ describe('plat batch: one session, one governor', () => {
     expect(result.code, result.stderr).toBe(0);
     const arrivals = apiRequests().map((e) => e.at);
     expect(arrivals).toHaveLength(11);
-    // 11 requests at 20/s span at least 10 intervals of 50 ms.
-    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(450);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    // 11 requests at 20/s are sent 10 intervals of 50 ms apart or more; they arrive that far apart less what a busy
+    // machine delays the first one by more than the last (438 ms was seen under load): a tolerance that grows with
+    // the load, but never so far that 11 requests sent 8 at a time without --rate would pass.
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(500 - scaled(50, { under: 250 }));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
   });
 
   it('a usage error for a bad --concurrency or --rate, before anything is read', async () => {
