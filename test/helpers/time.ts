@@ -4,8 +4,8 @@
  * PLAT_TEST_TIME_SCALE when set, else one worked out when the run starts (test/vitest.config.ts) from the load the
  * machine already carries, at least 2 (a second run may start beside this one after it measured), more under CI.
  * Bounds that catch a hang (Ctrl-C that does not end plat, a wait that never returns) still catch it when scaled:
- * a hang is forever, not twice as long. Lower bounds ("slow_down waits five seconds more") are never scaled: a busy
- * machine makes waits longer, not shorter.
+ * a hang is forever, not twice as long. Lower bounds ("slow_down waits five seconds more") are not scaled: a busy
+ * machine makes waits longer, not shorter (only a tolerance for jitter in what a server measures is).
  */
 import os from 'node:os';
 
