@@ -8,6 +8,7 @@
  * - HOME, the XDG dirs and TMPDIR point into a throwaway directory, removed afterwards.
  * - NODE_EXTRA_CA_CERTS is not inherited: it costs each Node process ~50 ms of start-up (see below).
  * - Extra arguments go to vitest: `npm test -- test/unit/store`, `node test/run.mjs -t lock`.
+ * - `--changed [ref]`: only the tests the change touches (test/changed.mjs says how they are found).
  * - The last line printed is `N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
  */
 import { spawn } from 'node:child_process';
@@ -17,6 +18,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { vitestCommand } from './changed.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(path.join(root, 'package.json'));
@@ -118,6 +120,12 @@ function countResults(report) {
 
 async function main() {
   const userArgs = process.argv.slice(2);
+  const selected = vitestCommand(userArgs, root);
+  if (!selected) {
+    process.stderr.write('test.mjs: --changed: no file changed, so no test to run.\n');
+    process.stdout.write('0 passed, 0 failed, 0 skipped\n');
+    return;
+  }
   const home = await mkdtemp(path.join(os.tmpdir(), 'plat-test-home-'));
   // Where tests put a world-readable copy of the CLI for runs as another user (test/helpers/readable-copy.ts):
   // outside the private home, and removed with it.
@@ -142,6 +150,8 @@ async function main() {
     env.PLAT_TEST_SHARED_DIR = shared;
     // `npm run coverage` (test/coverage.mjs): where each plat the tests spawn writes its V8 coverage.
     if (process.env.PLAT_TEST_V8_COVERAGE) env.PLAT_TEST_V8_COVERAGE = process.env.PLAT_TEST_V8_COVERAGE;
+    // The time factor a person chose for a busy machine (test/helpers/time.ts).
+    if (process.env.PLAT_TEST_TIME_SCALE) env.PLAT_TEST_TIME_SCALE = process.env.PLAT_TEST_TIME_SCALE;
     // An inherited NODE_EXTRA_CA_CERTS (machines here export the system bundle) makes every Node process read and
     // parse that file before its first line: `node -e 0` takes ~80 ms with it and ~30 ms without (medians on a
     // 2-core machine), and the suite starts thousands of Node processes (each plat it spawns, each worker). No plat
@@ -157,13 +167,12 @@ async function main() {
     const vitest = path.join(path.dirname(require.resolve('vitest/package.json')), 'vitest.mjs');
     const vitestArgs = [
       vitest,
-      'run',
+      ...selected,
       '--config',
       path.join(root, 'test', 'vitest.config.ts'),
       '--reporter=default',
       '--reporter=json',
       `--outputFile.json=${reportFile}`,
-      ...userArgs,
     ];
 
     let command;

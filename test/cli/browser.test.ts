@@ -8,6 +8,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/cli.js';
 import { chromium } from '../helpers/components.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const outputDir = path.join(repoRoot, 'test-output');
 const browserScript = path.join(repoRoot, 'test', 'platform', 'chromium-browser.mjs');
@@ -30,7 +31,7 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
         PLAT_TEST_SCREENSHOT: screenshot,
         PLAT_TEST_PAGE_TEXT: pageText,
       },
-      timeoutMs: 60_000,
+      timeoutMs: scaled(60_000),
     });
     // the browser process outlives plat briefly while it saves the screenshot
     for (let i = 0; i < 100; i++) {
@@ -48,13 +49,13 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
     for (const secret of platform.secrets()) expect(page).not.toContain(secret);
     expect((await stat(screenshot)).size).toBeGreaterThan(1000);
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('the device flow: plat opens the verification page with the code in it; Chromium confirms and approves; plat signs in', async () => {
     const pageText = path.join(home.dir, 'device-page.txt');
     const result = await home.run(['login', '--device', '--base-url', platform.baseUrl, '--scope', 'courses:read'], {
       env: { PLAT_BROWSER: `"${process.execPath}" "${browserScript}"`, PLAT_TEST_CONSENT: 'approve', PLAT_TEST_PAGE_TEXT: pageText },
-      timeoutMs: 60_000,
+      timeoutMs: scaled(60_000),
     });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/Opened the sign-in page in your browser/);
@@ -62,7 +63,7 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
     for (let i = 0; i < 100 && !(await stat(pageText).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
     expect(await readFile(pageText, 'utf8')).toContain('Device signed in');
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('clicks Deny, lands on plat\'s failure page, and plat exits 4', async () => {
     const { result, page } = await loginWithChromium('deny');
@@ -70,5 +71,5 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
     expect(result.stderr).toMatch(/denied/i);
     expect(page).toContain('Access denied');
     expect((await home.run(['token'])).code).toBe(4);
-  }, 60_000);
+  }, scaled(60_000));
 });

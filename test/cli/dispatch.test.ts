@@ -12,6 +12,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PlatResult } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome(() => ({ PLAT_BASE_URL: platform.baseUrl }));
@@ -65,12 +66,12 @@ describe('the plain forms main.ts runs without commander, and commander, given t
     // The forms reach the platform and fail there as well as succeed: both paths are compared on both.
     expect(codes).toContain(0);
     expect(codes.some((code) => code !== 0)).toBe(true);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('signed out: the same anonymous calls, and the same refusals (exit 4)', async () => {
     const results = [];
     for (const words of FORMS()) results.push(await expectParity(words));
     expect(results.at(-1)!.code).toBe(4);
     expect(results[0]!.requests).toEqual([expect.stringMatching(/^GET \/api\/courses anonymous$/)]);
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, platBin, repoRoot, type Home } from '../helpers/cli.js';
 import { usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 let home: Home;
@@ -75,5 +76,5 @@ describe('plat call streams large bodies', () => {
     expect(small.peakKiB).toBeLessThanOrEqual(64 * 1024);
     expect(large.peakKiB).toBeLessThanOrEqual(64 * 1024);
     expect(large.peakKiB).toBeLessThanOrEqual(small.peakKiB + 4 * 1024);
-  }, 120_000);
+  }, scaled(120_000));
 });

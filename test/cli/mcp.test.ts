@@ -294,6 +294,30 @@ describe('tools/call', () => {
     expect(JSON.stringify(served.transcript)).not.toContain(accessToken);
   });
 
+  it('a failure plat reports in its own words (a refresh refused, quoting the refresh token back) reaches the agent scrubbed', async () => {
+    await login();
+    const { refreshToken } = await readStoredSession(home);
+    // The API refuses the access token, so plat refreshes once; the token endpoint quotes the refresh token back.
+    platform.override('/api/courses', (_req, res) => {
+      res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
+      return true;
+    });
+    platform.override('/api/oauth/token', (req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (d: string) => (body += d));
+      req.on('end', () => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'invalid_request', error_description: `rejected refresh token ${new URLSearchParams(body).get('refresh_token')}` }));
+      });
+      return true;
+    });
+    const served = await serve();
+    const result = await call(served, 'call', { method: 'GET', path: '/api/courses' });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toContain('rejected refresh token [redacted]');
+    expect(JSON.stringify(served.transcript)).not.toContain(refreshToken);
+  });
+
   describe('a token the platform echoes in another spelling reaches neither the text nor the structured content', () => {
     // PLAT_TOKEN, so the token holds a slash (JSON's \/) and characters percent-encoding changes.
     const token = 'plat-test/echoed+token/0123456789';
@@ -306,6 +330,7 @@ describe('tools/call', () => {
       ['percent-encoded inside a JSON string', 200, JSON.stringify({ next: `/api/x?token=${percent(token)}` })],
       ['as a key of the parsed value', 200, `{"${unicode(token)}":true}`],
       ['in an error response, \\u-escaped', 400, `{"error":"bad token ${unicode(token)}"}`],
+      ['in an error response, as it is', 500, JSON.stringify({ error: `bad token ${token}` })],
     ])('%s', async (_name, status, body) => {
       platform.override('/api/echo-token', (_req, res) => {
         res.writeHead(status, { 'content-type': 'application/json' });

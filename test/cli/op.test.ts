@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectCleanError } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome({ PLAT_BASE_URL: undefined });
@@ -210,7 +211,7 @@ describe('plat op lists, and describes an operation from the document', () => {
       const result = await op(...words(example!).slice(1), '--anonymous');
       expect(result.code, `${example}: ${result.stderr}`).not.toBe(2);
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   it('plat op [filter] lists operationIds (plat api is gh api\'s shape now, not a listing)', async () => {
     const listed = await op('enrol');

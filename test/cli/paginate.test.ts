@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCleanError, platBin, type Home, type PlatResult } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome(() => ({ PLAT_BASE_URL: platform.baseUrl }));
@@ -222,7 +223,7 @@ describe('--paginate memory', () => {
     // Without the forced minor GCs of call-json.ts's output, 1,000 pages peak ~16 MiB above 10, and longer runs
     // keep climbing (40,000 pages of 25 items: 82 MiB); with them ~10 MiB above.
     expect(large.peakMiB - small.peakMiB).toBeLessThanOrEqual(20);
-  }, 60_000);
+  }, scaled(60_000));
 });
 
 describe('--paginate failure paths', () => {
@@ -335,7 +336,7 @@ describe('--paginate failure paths', () => {
       stallingList();
       const started = Date.now();
       const result = await call(['/api/stalling-list', '--paginate', '--ndjson', '--timeout', '1']);
-      expect(Date.now() - started).toBeLessThan(8_000);
+      expect(Date.now() - started).toBeLessThan(scaled(8_000));
       expect(result.code).toBe(3);
       expect(result.stderr).toMatch(/page 3 of GET \/api\/stalling-list broke off before it was complete.* stopped after 20 items and is incomplete/);
       expect(result.stdout.trimEnd().split('\n').map((l) => JSON.parse(l).id)).toEqual(ids(1, 20));
@@ -356,7 +357,7 @@ describe('--paginate failure paths', () => {
       const sent = Date.now();
       child.kill('SIGINT');
       const result = await done;
-      expect(Date.now() - sent, 'plat must end promptly after Ctrl-C').toBeLessThan(1_500);
+      expect(Date.now() - sent, 'plat must end promptly after Ctrl-C').toBeLessThan(scaled(1_500, { under: 3_000 }));
       expect(result.code, result.stderr).toBe(130);
       expect(result.stderr).toMatch(/Interrupted\./);
       expect(result.stdout.trimEnd().split('\n').map((l) => JSON.parse(l).id)).toEqual(ids(1, 20));
@@ -387,7 +388,7 @@ describe('--paginate and the session', () => {
     await loggedIn();
     // 16 pages 250 ms apart: about 4 s, past the 3 s token (refreshed when half its lifetime is left).
     const started = Date.now();
-    const result = await call(['/api/lists/cursor', '--paginate', '--slurp', '-F', 'per_page=6', '-F', 'delay_ms=250'], { timeoutMs: 30_000 });
+    const result = await call(['/api/lists/cursor', '--paginate', '--slurp', '-F', 'per_page=6', '-F', 'delay_ms=250'], { timeoutMs: scaled(30_000) });
     const elapsed = Date.now() - started;
     expect(result.code, result.stderr).toBe(0);
     const pages = JSON.parse(result.stdout) as Array<{ viewer: string | null; data: unknown[] }>;

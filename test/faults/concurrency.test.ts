@@ -13,6 +13,7 @@ import { approving, signIn } from '../helpers/consent.js';
 import { exists, lockPath, readState } from '../helpers/state.js';
 import { expectConsistent, expectFailure, expectSuccess, sleep, until, type Consistency } from './helpers.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -28,7 +29,7 @@ async function expiredSession(h: Home, env: Record<string, string | undefined> =
 }
 
 async function parallelCalls(h: Home, n: number, env: Record<string, string | undefined> = {}): Promise<PlatResult[]> {
-  return Promise.all(Array.from({ length: n }, () => h.run(['call', 'GET', '/api/courses'], { env, timeoutMs: 60_000 })));
+  return Promise.all(Array.from({ length: n }, () => h.run(['call', 'GET', '/api/courses'], { env, timeoutMs: scaled(60_000) })));
 }
 
 describe('N parallel plat call with an expired token and single-use refresh tokens', () => {
@@ -99,11 +100,11 @@ describe('parallel login, logout, refresh and call on one profile', () => {
         let result: PlatResult;
         if (op === 'login') {
           const approval = approving(platform, { firstOnly: true });
-          result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], { onStderr: approval.onStderr, timeoutMs: 60_000 });
+          result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], { onStderr: approval.onStderr, timeoutMs: scaled(60_000) });
         } else if (op === 'call') {
-          result = await home.run(['call', 'GET', '/api/courses'], { timeoutMs: 60_000 });
+          result = await home.run(['call', 'GET', '/api/courses'], { timeoutMs: scaled(60_000) });
         } else {
-          result = await home.run([op], { timeoutMs: 60_000 });
+          result = await home.run([op], { timeoutMs: scaled(60_000) });
         }
         outcomes.push({ op, result });
       });
@@ -133,7 +134,7 @@ describe('parallel login, logout, refresh and call on one profile', () => {
     const token = await home.run(['token']);
     if (final === 'logged-in') expectSuccess(token);
     else expectFailure(token, 4, /Not logged in/);
-  }, 120_000);
+  }, scaled(120_000));
 });
 
 describe('the profile lock', () => {
@@ -155,7 +156,7 @@ describe('the profile lock', () => {
     expect(await exists(lockPath(home))).toBe(true); // left behind: nobody released it
 
     const started = Date.now();
-    const result = await home.run(['refresh'], { timeoutMs: 40_000 });
+    const result = await home.run(['refresh'], { timeoutMs: scaled(40_000) });
     const waited = Date.now() - started;
     expectSuccess(result);
     // It waited for the lock to go stale instead of ignoring it, and took it over well before its own 30 s limit.
@@ -164,7 +165,7 @@ describe('the profile lock', () => {
     expect(await expectConsistent(home)).toBe('logged-in');
     expect(await exists(lockPath(home))).toBe(false);
     expect(platform.stats.count('refresh-replay')).toBe(0);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('a lock left by a process that died long ago is taken over at once', async () => {
     await signIn(home, platform);
@@ -173,7 +174,7 @@ describe('the profile lock', () => {
     await utimes(lockPath(home), old, old);
     const started = Date.now();
     expectSuccess(await home.run(['refresh']));
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(scaled(3_000, { under: 9_000 }));
     expect(await exists(lockPath(home))).toBe(false);
   });
 
@@ -182,7 +183,7 @@ describe('the profile lock', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const holding = withProfileLock(home.configDir, 'default', () => held);
-    const second = home.run(['refresh'], { timeoutMs: 40_000 });
+    const second = home.run(['refresh'], { timeoutMs: scaled(40_000) });
     await sleep(1_500);
     expect(platform.stats.count('token:refresh_token')).toBe(0);
     release();

@@ -9,11 +9,12 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { expectCleanError, makeHome, type Home, type PlatResult } from '../helpers/cli.js';
 import { filesWithText, listFiles, readState, type SessionState } from '../helpers/state.js';
+import { scaled } from '../helpers/time.js';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Polls until `check` is truthy (or fails the test after `timeoutMs`). */
-export async function until<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
+/** Polls until `check` is truthy (or fails the test after `timeoutMs`, scaled to the machine: helpers/time.ts). */
+export async function until<T>(check: () => T | Promise<T>, what: string, timeoutMs = scaled(10_000)): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

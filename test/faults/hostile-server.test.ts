@@ -11,6 +11,7 @@ import { expectCleanError } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { expectFailure } from './helpers.js';
 import { startHostile, type Hostile } from './hostile.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome(() => ({ PLAT_BASE_URL: platform.baseUrl }));
@@ -80,16 +81,16 @@ describe('headers the user gave stay with their origin', () => {
 describe('waits are inside --timeout, and Ctrl-C ends them', () => {
   it('Retry-After: 60 under --timeout 2: the server’s answer at the deadline, not a minute later', async () => {
     platform.override('/api/busy', (_req, res) => json(res, 503, '{"error":"busy"}', { 'retry-after': '60' }));
-    const result = await home.run(['call', 'GET', '/api/busy', '--timeout', '2', '--retry', '3'], { measure: true, timeoutMs: 15_000 });
-    expect(result.ms).toBeLessThan(3_000);
+    const result = await home.run(['call', 'GET', '/api/busy', '--timeout', '2', '--retry', '3'], { measure: true, timeoutMs: scaled(15_000) });
+    expect(result.ms).toBeLessThan(scaled(3_000, { under: 30_000 }));
     expectFailure(result, 1, /HTTP 503/, { stdout: true });
     expect(result.stderr).toContain("a retry in 60 s would end past the request's deadline (--timeout): not retrying");
   });
 
   it('Ctrl-C during a Retry-After wait ends the command within a second (exit 130)', async () => {
     platform.override('/api/busy', (_req, res) => json(res, 503, '{"error":"busy"}', { 'retry-after': '30' }));
-    const result = await home.run(['call', 'GET', '/api/busy', '--retry', '3'], { interruptAfterMs: 1_000, timeoutMs: 15_000 });
-    expect(result.afterInterruptMs).toBeLessThan(1_000);
+    const result = await home.run(['call', 'GET', '/api/busy', '--retry', '3'], { interruptAfterMs: 1_000, timeoutMs: scaled(15_000) });
+    expect(result.afterInterruptMs).toBeLessThan(scaled(1_000, { under: 3_000 }));
     expectFailure(result, 130, /Interrupted/, { stdout: true });
   });
 
@@ -112,11 +113,11 @@ describe('memory stays bounded whatever the server sends', () => {
       const n = Number(/cursor=(\d+)/.exec(req.url ?? '')?.[1] ?? 0);
       json(res, 200, JSON.stringify({ items: [n], next_cursor: n < 99 ? `${n + 1}${pad}` : null }));
     });
-    const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/cursors`, '--paginate', '--ndjson'], { measure: true, timeoutMs: 60_000 });
+    const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/cursors`, '--paginate', '--ndjson'], { measure: true, timeoutMs: scaled(60_000) });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim().split('\n')).toHaveLength(100);
     expect(result.peakKiB).toBeLessThan(200 * 1024);
-  }, 70_000);
+  }, scaled(70_000));
 
   // Measured 137 MiB (70 MiB for a 2 MiB page): the page's bytes are held (twice while they are joined), nothing per
   // item. Parsed whole, the same page took about 800 MiB (1.6 GiB for 32 MiB, issue 23).
@@ -128,12 +129,12 @@ describe('memory stays bounded whatever the server sends', () => {
     const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/huge-page`, '--paginate', '--ndjson'], {
       measure: true,
       discardStdout: true,
-      timeoutMs: 60_000,
+      timeoutMs: scaled(60_000),
     });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdoutBytes).toBe(count * (item.length + 1));
     expect(result.peakKiB).toBeLessThan(180 * 1024);
-  }, 70_000);
+  }, scaled(70_000));
 
   it('the same page as one JSON array (the default output) is streamed too, and stays valid JSON', async () => {
     const count = 100_000;
@@ -159,11 +160,11 @@ describe('memory stays bounded whatever the server sends', () => {
     hostile.on('/api/slow-jq', (_req, res) => json(res, 200, body));
     const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/slow-jq`, '--jq', '[.items[] | tostring | ascii_downcase] | sort | length'], {
       interruptAfterMs: 2_500,
-      timeoutMs: 30_000,
+      timeoutMs: scaled(30_000),
     });
-    expect(result.afterInterruptMs, 'ended within a second of Ctrl-C').toBeLessThan(1_000);
+    expect(result.afterInterruptMs, 'ended within a second of Ctrl-C').toBeLessThan(scaled(1_000, { under: 3_000 }));
     expectFailure(result, 130, /Interrupted/, { stdout: true });
-  }, 40_000);
+  }, scaled(40_000));
 
   it('--paginate --jq over merged items past 8 MiB: refused by the page where it passes', async () => {
     const page = (n: number) => JSON.stringify({ items: Array(150_000).fill({ i: n }), next: n < 9 ? `/api/pages-${n + 1}` : null });
@@ -175,10 +176,10 @@ describe('memory stays bounded whatever the server sends', () => {
   it('--paginate --ndjson --jq on a large page: filtered in batches', async () => {
     const count = 600_000;
     hostile.on('/api/many', (_req, res) => json(res, 200, `[${Array(count).fill('{"i":1}').join(',')}]`));
-    const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/many`, '--paginate', '--ndjson', '--jq', '.i'], { discardStdout: true, timeoutMs: 60_000 });
+    const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/many`, '--paginate', '--ndjson', '--jq', '.i'], { discardStdout: true, timeoutMs: scaled(60_000) });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdoutBytes).toBe(count * 2);
-  }, 70_000);
+  }, scaled(70_000));
 });
 
 describe('a server’s numbers and shapes never crash a command', () => {
@@ -229,7 +230,7 @@ describe('the terminal', () => {
     expect(code).toBe(0);
     // Compact as sent (a pretty print would have indented every item); the terminal turns \n into \r\n.
     expect(out.replace(/\r\n/g, '\n').trimEnd()).toBe(body);
-  }, 30_000);
+  }, scaled(30_000));
 
   it('JSON that plat pretty-prints or pages on a terminal shows a server’s C1 and bidirectional controls as \\u escapes', async () => {
     hostile.on('/api/controls', (_req, res) => json(res, 200, JSON.stringify([{ t: 'a\u009b31mb\u202ec\u2028d' }])));

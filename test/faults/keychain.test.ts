@@ -14,6 +14,7 @@ import { listFiles, readState, sessionBytes } from '../helpers/state.js';
 import { expectFailure, expectNoSecretInFiles, expectSuccess } from './helpers.js';
 import { startPrivateKeyring, type PrivateKeyring } from './keyring.js';
 import { usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 let home: Home;
 let kr: PrivateKeyring;
@@ -142,7 +143,7 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
       const started = Date.now();
       try {
         const result = await home.run(['token'], {
-          timeoutMs: 60_000,
+          timeoutMs: scaled(60_000),
           onStderr: (stderr) => {
             if (!reportedAfter && /error:/.test(stderr)) {
               reportedAfter = Date.now() - started;
@@ -157,7 +158,7 @@ describe.skipIf(keyring.skip)(keyring.title('a keychain that is locked, missing,
         kr.thaw();
       }
       expect((await home.run(['token'])).stdout).toBe(token);
-    }, 60_000);
+    }, scaled(60_000));
   });
 
   describe('dying mid-run (the bus is killed right after the token response)', () => {

@@ -9,6 +9,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { scaled } from '../helpers/time.js';
 
 const PASSWORD = 'plat-faults';
 
@@ -60,7 +61,8 @@ export async function startPrivateKeyring(): Promise<PrivateKeyring> {
   const startDaemon = async () => {
     daemon = spawn('gnome-keyring-daemon', ['--foreground', '--unlock', '--components=secrets'], { env: busEnv, stdio: ['pipe', 'ignore', 'ignore'] });
     daemon.stdin!.end(PASSWORD);
-    for (let i = 0; i < 200 && !hasOwner(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    const deadline = Date.now() + scaled(5_000);
+    while (!hasOwner() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
     if (!hasOwner()) throw new Error('gnome-keyring-daemon did not take org.freedesktop.secrets');
   };
   const stopDaemon = async () => {

@@ -17,6 +17,7 @@ import { approving, AUTHORIZE_URL, signIn } from '../helpers/consent.js';
 import { exists, listFiles, lockPath, profilePath, readState } from '../helpers/state.js';
 import { classifyRaw, expectConsistent, expectFailure, expectSuccess, makeUnprivilegedHome, sleep, type Consistency, type RawState } from './helpers.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -166,7 +167,7 @@ describe('SIGKILL during plat login', () => {
     // The spread reaches both sides of the commit point.
     expect(states).toContain('logged-in');
     expect(states.some((s) => s !== 'logged-in')).toBe(true);
-  }, 90_000);
+  }, scaled(90_000));
 
   it('a step-up login killed at 10 moments after its token response leaves the old session or the new one', async () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
@@ -206,7 +207,7 @@ describe('SIGKILL during plat login', () => {
       }
     }
     expect(scopesSeen.size).toBeGreaterThan(0);
-  }, 60_000);
+  }, scaled(60_000));
 });
 
 describe('SIGKILL during plat refresh', () => {
@@ -254,7 +255,7 @@ describe('SIGKILL during plat refresh', () => {
     }
     expect(outcomes.some((o) => o.killed)).toBe(true);
     expect(outcomes.some((o) => o.rotated)).toBe(true);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('plat call refreshing an expired token, killed at 5 moments after the token response', async () => {
     platform.knobs.accessTokenTtl = 1;
@@ -263,7 +264,7 @@ describe('SIGKILL during plat refresh', () => {
       await sleep(1_100);
       await killedRefresh(['call', 'GET', '/api/courses'], delay * 3);
     }
-  }, 60_000);
+  }, scaled(60_000));
 
   it('plat refresh killed at 8 moments from its start (before and while taking the lock and reading)', async () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
@@ -282,7 +283,7 @@ describe('SIGKILL during plat refresh', () => {
         await signIn(home, platform, ['--scope', 'courses:read']);
       }
     }
-  }, 60_000);
+  }, scaled(60_000));
 });
 
 describe('what a killed write leaves behind, made on purpose', () => {

@@ -13,6 +13,15 @@ import { platBin, type PlatResult } from '../helpers/cli.js';
 import { AUTHORIZE_URL, redirectPort } from '../helpers/consent.js';
 import { expectConsistent, expectNoSecret, expectSuccess, portOpen, sleep, until } from './helpers.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
+
+/** Once every socket has connected, or been refused (the slow clients are at the listener before the callback). */
+const connected = (sockets: net.Socket[]) =>
+  Promise.all(
+    sockets.map((socket) =>
+      socket.connecting ? new Promise((resolve) => ['connect', 'error', 'close'].forEach((event) => socket.once(event, resolve))) : undefined,
+    ),
+  );
 
 const platform = usePlatform();
 const home = useHome();
@@ -168,7 +177,7 @@ describe('the callback listener of a running plat login', () => {
         }
       })();
     }
-    await sleep(300);
+    await connected(slow);
     try {
       const callback = await login.approve();
       const started = Date.now();
@@ -176,7 +185,7 @@ describe('the callback listener of a running plat login', () => {
       expect(page.status).toBe(200);
       await page.text();
       const result = await login.done;
-      expect(Date.now() - started, 'the slow clients did not hold plat').toBeLessThan(3_000);
+      expect(Date.now() - started, 'the slow clients did not hold plat').toBeLessThan(scaled(3_000));
       expectSuccess(result);
       expect(await expectConsistent(home)).toBe('logged-in');
     } finally {
@@ -199,13 +208,13 @@ describe('the callback listener of a running plat login', () => {
       for (const socket of slow) if (!socket.destroyed && socket.writable) socket.write('a');
     }, 500);
     try {
-      await sleep(300);
+      await connected(slow);
       const callback = await login.approve();
       const started = Date.now();
       // A browser retries a refused connection; so does this one, for up to 15 s.
       let status: number | undefined;
       while (status === undefined && Date.now() - started < 15_000) {
-        const answer = await raw(login.port, get(new URL(callback).pathname + new URL(callback).search), { timeoutMs: 15_000 });
+        const answer = await raw(login.port, get(new URL(callback).pathname + new URL(callback).search), { timeoutMs: scaled(15_000) });
         status = answer.status;
         if (status === undefined) await sleep(250);
       }
@@ -217,7 +226,7 @@ describe('the callback listener of a running plat login', () => {
       clearInterval(keepTrickling);
       for (const socket of slow) socket.destroy();
     }
-  }, 30_000);
+  }, scaled(30_000));
 
   it('survives a flood of 400 forged requests (at most 32 connections at a time, loopback only), then completes', async () => {
     const login = await waitingLogin();
@@ -252,7 +261,7 @@ describe('the callback listener of a running plat login', () => {
     const second = await raw(login.port, get(new URL(callback).pathname + new URL(callback).search));
     expect([409, undefined]).toContain(second.status);
     const result = await login.done;
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(scaled(3_000));
     expectSuccess(result);
     expect(await portOpen(login.port)).toBe(false);
     idle.destroy();

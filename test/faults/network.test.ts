@@ -11,6 +11,7 @@ import { approving, signIn } from '../helpers/consent.js';
 import { listFiles, readState, sessionBytes } from '../helpers/state.js';
 import { expectConsistent, expectFailure, expectSuccess } from './helpers.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -251,7 +252,7 @@ describe('slow answers and --timeout', () => {
     });
     const started = Date.now();
     const result = await home.run(['call', 'GET', '/api/stall', '--timeout', '1']);
-    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(Date.now() - started).toBeLessThan(scaled(8_000));
     expectFailure(result, 3, /timed out|broke off/, { stdout: true });
     expect(result.stdout).toBe('first part;');
   });

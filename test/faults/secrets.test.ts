@@ -13,6 +13,7 @@ import { approving } from '../helpers/consent.js';
 import { listFiles } from '../helpers/state.js';
 import { expectNoSecret, expectNoSecretInFiles } from './helpers.js';
 import { usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 let home: Home;
@@ -135,7 +136,7 @@ describe('the secret sweep', () => {
     expect(outputs).toBeGreaterThan(50);
     expect(files).toBeGreaterThan(4);
     console.log(`secrets.test.ts: ${secrets.length} secrets, ${outputs} outputs and ${files} files swept (file store)`);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('while logged in, the token file is the only file that holds a secret, and after a refresh not the spent one', async () => {
     home = await makeHome();
@@ -207,7 +208,7 @@ describe('the secret sweep', () => {
       out.sweep(secrets);
       await expectNoSecretInFiles(home.dir, secrets);
       expect(await listFiles(path.join(home.configDir, 'tokens'))).toEqual([]);
-    }, 60_000);
+    }, scaled(60_000));
 
     it('keychain, while logged in: no file holds any secret', async () => {
       home = await makeHome({ PLAT_TOKEN_STORE: undefined });

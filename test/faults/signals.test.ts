@@ -13,6 +13,7 @@ import { AUTHORIZE_URL, redirectPort, signIn } from '../helpers/consent.js';
 import { exists, listFiles, lockPath, profilePath, sessionBytes, tokenPath } from '../helpers/state.js';
 import { expectFailure, portOpen, sleep, until } from './helpers.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -47,13 +48,13 @@ function stall(path: string): () => boolean {
 
 /** Interrupts `run` once `ready` holds (plus a moment, so plat is really waiting), and checks how it ended. */
 async function interrupt(run: Running, ready: () => boolean | Promise<boolean>, what: string): Promise<PlatResult> {
-  await until(ready, what, 15_000);
+  await until(ready, what, scaled(15_000));
   await sleep(150);
   const sent = Date.now();
   run.child.kill('SIGINT');
   const result = await run.done;
   // main.ts ends a flow that ignores the abort after 3 s, silently: every wait here must notice it sooner.
-  expect(Date.now() - sent, 'plat must end promptly after Ctrl-C').toBeLessThan(1_500);
+  expect(Date.now() - sent, 'plat must end promptly after Ctrl-C').toBeLessThan(scaled(1_500, { under: 3_000 }));
   expectFailure(result, 130, /Interrupted\.|Login cancelled\./, { stdout: true });
   expect(await exists(lockPath(home)), 'the lock is released').toBe(false);
   expect((await listFiles(home.configDir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
@@ -179,7 +180,7 @@ describe('Ctrl-C with a session', () => {
       const sent = Date.now();
       run.child.kill('SIGINT');
       const result = await run.done;
-      expect(Date.now() - sent, 'the wait for the lock ends at once').toBeLessThan(1_500);
+      expect(Date.now() - sent, 'the wait for the lock ends at once').toBeLessThan(scaled(1_500, { under: 3_000 }));
       expectFailure(result, 130, /Interrupted\./);
       expect(await sessionBytes(home)).toEqual(before);
       expect(await exists(lockPath(home)), 'the holder still holds it').toBe(true);

@@ -18,6 +18,7 @@ import { KnownSecrets } from '../../src/redact.js';
 import { makeHome, type Home } from '../helpers/cli.js';
 import { listFiles } from '../helpers/state.js';
 import { expectFailure } from './helpers.js';
+import { scaled } from '../helpers/time.js';
 
 /**
  * A port on 127.0.0.1 that accepts no more connections: a child process listens with a backlog of one and then
@@ -133,7 +134,7 @@ describe('createHttp deadlines (injected short)', () => {
     expect(error.exitCode).toBe(ExitCode.network);
     expect(error.message).toMatch(/Could not reach http:\/\/127\.0\.0\.1:\d+: the connection timed out/);
     expect(ms).toBeGreaterThanOrEqual(250);
-    expect(ms).toBeLessThan(3_000);
+    expect(ms).toBeLessThan(scaled(3_000, { under: 9_000 }));
   });
 
   it('headers: a server that accepts and never answers fails after the headers deadline (exit 3)', async () => {
@@ -141,7 +142,7 @@ describe('createHttp deadlines (injected short)', () => {
     expect(error.exitCode).toBe(ExitCode.network);
     expect(error.message).toMatch(/the server did not answer in time/);
     expect(ms).toBeGreaterThanOrEqual(250);
-    expect(ms).toBeLessThan(3_000);
+    expect(ms).toBeLessThan(scaled(3_000, { under: 9_000 }));
   });
 
   it('body: a body that stops fails after the idle deadline; the part that came is delivered first', async () => {
@@ -156,7 +157,7 @@ describe('createHttp deadlines (injected short)', () => {
     });
     expect(chunks.join('')).toBe('first part;');
     expect((error as { code?: string }).code).toBe('UND_ERR_BODY_TIMEOUT');
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(scaled(3_000, { under: 9_000 }));
   });
 
   it('body, on the OAuth path: metadata that stops mid-document is a network failure (exit 3), not "not JSON"', async () => {
@@ -178,7 +179,7 @@ describe('createHttp deadlines (injected short)', () => {
     setTimeout(() => controller.abort(), 200);
     const { error, ms } = await failure(http({}, controller.signal).request({ method: 'GET', url: new URL(`${silentUrl}/`) }));
     expect(error.exitCode).toBe(ExitCode.interrupted);
-    expect(ms).toBeLessThan(2_000);
+    expect(ms).toBeLessThan(scaled(2_000, { under: 9_000 }));
   });
 
   it('without injected deadlines nothing gives up early: 1 s into a silent server, only the request timeout ends the wait', async () => {
@@ -208,7 +209,7 @@ describe('one deadline per request (timeoutMs), one timer', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect(error.message).toMatch(/^The request to http:\/\/127\.0\.0\.1:\d+ timed out\. Check the network, or raise --timeout\.$/);
     expect(ms).toBeGreaterThanOrEqual(250);
-    expect(ms).toBeLessThan(3_000);
+    expect(ms).toBeLessThan(scaled(3_000, { under: 9_000 }));
   });
 
   it('after the headers: a body that stops fails with a TimeoutError at the deadline (the part that came delivered first)', async () => {
@@ -219,7 +220,7 @@ describe('one deadline per request (timeoutMs), one timer', () => {
     expect(text).toBe('first part;');
     expect((error as Error).name).toBe('TimeoutError');
     expect(Date.now() - started).toBeGreaterThanOrEqual(350);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(scaled(3_000, { under: 9_000 }));
   });
 
   it('a deadline later than the headers deadline still ends the body: the timer is re-armed for it', async () => {
@@ -230,7 +231,7 @@ describe('one deadline per request (timeoutMs), one timer', () => {
     const { error } = await bodyOutcome(response.body);
     expect((error as Error).name).toBe('TimeoutError');
     expect(Date.now() - started).toBeGreaterThanOrEqual(650);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(scaled(3_000, { under: 9_000 }));
   });
 
   it('a body that keeps arriving within the deadline is not cut', async () => {
@@ -253,7 +254,7 @@ describe('the body-idle deadline past the keep-alive timer', () => {
     expect(text).toBe('first part;');
     expect((error as { code?: string }).code).toBe('UND_ERR_BODY_TIMEOUT');
     expect(ms).toBeGreaterThanOrEqual(450);
-    expect(ms).toBeLessThan(3_000);
+    expect(ms).toBeLessThan(scaled(3_000, { under: 9_000 }));
   });
 
   it('a body silent longer than the keep-alive timer, but never for the idle deadline, arrives whole', async () => {
@@ -281,7 +282,7 @@ describe('Ctrl-C (the client\'s signal) and requests in flight', () => {
     const { text, error, ms } = await bodyOutcome(response.body);
     expect(text).toBe('first part;');
     expect((error as Error).name).toBe('AbortError');
-    expect(ms).toBeLessThan(2_000);
+    expect(ms).toBeLessThan(scaled(2_000, { under: 9_000 }));
   });
 
   it('listens on the signal once while requests are in flight, and lets go of it once they are done', async () => {
@@ -308,7 +309,7 @@ describe('Ctrl-C (the client\'s signal) and requests in flight', () => {
     controller.abort();
     const { error, ms } = await failure(http({}, controller.signal).request({ method: 'GET', url: new URL(`${tricklingUrl}/`) }));
     expect(error.exitCode).toBe(ExitCode.interrupted);
-    expect(ms).toBeLessThan(1_000);
+    expect(ms).toBeLessThan(scaled(1_000, { under: 9_000 }));
   });
 });
 
@@ -321,13 +322,13 @@ describe('the built CLI', () => {
   it('gives up connecting after the real 10 s deadline (exit 3, a sentence), storing nothing', async () => {
     home = await makeHome();
     const started = Date.now();
-    const result = await home.run(['discover', '--base-url', `http://127.0.0.1:${hole.port}`], { timeoutMs: 30_000 });
+    const result = await home.run(['discover', '--base-url', `http://127.0.0.1:${hole.port}`], { timeoutMs: scaled(30_000) });
     const ms = Date.now() - started;
     expectFailure(result, 3, /Could not reach http:\/\/127\.0\.0\.1:\d+: the connection timed out\. Check the base URL and your network/);
     expect(ms).toBeGreaterThanOrEqual(9_500);
     expect(ms).toBeLessThan(20_000);
     expect(await listFiles(home.configDir)).toEqual([]);
-  }, 40_000);
+  }, scaled(40_000));
 
   it.each([
     ['a host that never completes the handshake', () => `http://127.0.0.1:${hole.port}/api/x`],
@@ -337,7 +338,7 @@ describe('the built CLI', () => {
     const started = Date.now();
     const result = await home.run(['call', 'GET', url(), '--timeout', '1']);
     expectFailure(result, 3, /timed out/);
-    expect(Date.now() - started).toBeLessThan(6_000);
+    expect(Date.now() - started).toBeLessThan(scaled(6_000, { under: 9_500 }));
     expect(await listFiles(home.configDir)).toEqual([]);
   });
 });

@@ -18,6 +18,7 @@ import { readState, readStoredSession, sessionBytes } from '../helpers/state.js'
 import { expectFailure, expectSuccess } from './helpers.js';
 import { sendJson, startHostile, type Hostile } from './hostile.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -304,7 +305,7 @@ describe('every wait has an end; -F takes regular files only', () => {
     const fifo = path.join(home.dir, 'fifo');
     execFileSync('mkfifo', [fifo]);
     for (const file of [fifo, '/dev/zero']) {
-      const result = await home.run(['call', 'POST', '/api/echo', '--base-url', platform.baseUrl, '-F', `data=@${file}`], { timeoutMs: 10_000 });
+      const result = await home.run(['call', 'POST', '/api/echo', '--base-url', platform.baseUrl, '-F', `data=@${file}`], { timeoutMs: scaled(10_000) });
       expectFailure(result, 2, /not a regular file/);
     }
   });
@@ -316,10 +317,10 @@ describe('every wait has an end; -F takes regular files only', () => {
       res.on('close', () => clearInterval(timer));
     });
     const started = Date.now();
-    const result = await home.run(['discover', '--base-url', hostile.baseUrl], { timeoutMs: 60_000 });
+    const result = await home.run(['discover', '--base-url', hostile.baseUrl], { timeoutMs: scaled(60_000) });
     expectFailure(result, 3, /timed out/);
     expect(Date.now() - started).toBeLessThan(45_000);
-  }, 60_000);
+  }, scaled(60_000));
 });
 
 describe('the machine: other users, loose modes', () => {

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Platform } from '../platform/index.mjs';
 import { readablePlatBin } from './readable-copy.js';
 import { approving } from './consent.js';
+import { scaled } from './time.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const platBin = path.join(repoRoot, 'bin', 'plat.js');
@@ -178,7 +179,7 @@ export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatR
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`plat ${args.join(' ')} did not finish in time.\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, options.timeoutMs ?? 20_000);
+    }, options.timeoutMs ?? scaled(20_000));
     child.on('error', reject);
     child.on('exit', () => {
       if (poll) readPeak();

@@ -14,6 +14,7 @@ import { expectCleanError, makeHome, type Home, type RunOptions } from '../helpe
 import { readProfile, readStoredSession } from '../helpers/state.js';
 import { addClient, approveOnGlewlwyd, GLEWLWYD_INSTALL, glewlwydInstalled, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
 import { freePort, requireInstalled, skipUnless } from './servers.js';
+import { scaled } from '../helpers/time.js';
 
 const installed = glewlwydInstalled();
 const skip = skipUnless(installed, GLEWLWYD_INSTALL);
@@ -23,7 +24,7 @@ async function login(home: Home, server: Glewlwyd, args: string[] = [], options:
   let authorizeUrl: URL | undefined;
   const escaped = server.authorizationEndpoint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const result = await home.run(['login', '--no-browser', '--base-url', server.baseUrl, ...args], {
-    timeoutMs: 30_000,
+    timeoutMs: scaled(30_000),
     ...options,
     onStderr: (stderr, child) => {
       const match = new RegExp(`(${escaped}\\?\\S+)`).exec(stderr);

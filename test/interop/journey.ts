@@ -5,6 +5,7 @@
  */
 import type { Home, PlatResult, RunOptions } from '../helpers/cli.js';
 import { approveOnForms } from './consent.js';
+import { scaled } from '../helpers/time.js';
 
 export interface InteropLogin {
   result: PlatResult;
@@ -24,7 +25,7 @@ export async function loginAt(
   const escaped = authorizationEndpoint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const pattern = new RegExp(`(${escaped}\\?\\S+)`);
   const result = await home.run(['login', '--no-browser', '--base-url', baseUrl, ...args], {
-    timeoutMs: 30_000,
+    timeoutMs: scaled(30_000),
     ...options,
     onStderr: (stderr, child) => {
       const match = pattern.exec(stderr);

@@ -98,6 +98,28 @@ describe('nonce (OIDC Core §3.1.2.1, §15.5.2)', () => {
     expect((await readProfile(home).catch(() => ({}) as Record<string, any>)).loggedIn).not.toBe(true);
     await expect(readStoredSession(home)).rejects.toThrow(/ENOENT/);
   });
+
+  it('an ID token without a nonce, when plat sent one, is refused (exit 4) and nothing is stored', async () => {
+    let seen: string | undefined;
+    const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], {
+      onStderr: (stderr) => {
+        const match = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(stderr);
+        if (!match || seen) return;
+        seen = match[1]!;
+        // The server is asked without plat's nonce, so its ID token carries none: the nonce is required, not just
+        // compared when present (OIDC Core §3.1.3.7).
+        const stripped = new URL(seen);
+        stripped.searchParams.delete('nonce');
+        void platform.approve(stripped.href).then((callback) => fetch(callback).then((r) => r.text()));
+      },
+    });
+    expect(param(seen!, 'nonce')).toBeTruthy();
+    expect(result.code).toBe(4);
+    expectCleanError(result);
+    expect(result.stderr).toMatch(/The ID token lacks the nonce plat sent with this login/);
+    expect((await readProfile(home).catch(() => ({}) as Record<string, any>)).loggedIn).not.toBe(true);
+    await expect(readStoredSession(home)).rejects.toThrow(/ENOENT/);
+  });
 });
 
 describe('registration (RFC 7591)', () => {

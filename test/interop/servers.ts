@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isCI } from '../helpers/components.js';
+import { scaled } from '../helpers/time.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const PYTHON = '/usr/bin/python3';
@@ -77,8 +78,8 @@ async function startServer(command: string, args: string[], options: StartOption
     let stdout = '';
     const timer = setTimeout(() => {
       void stop(child);
-      reject(new Error(`${name} did not start within 20 s:\n${stderr}`));
-    }, 20_000);
+      reject(new Error(`${name} did not start within ${scaled(20_000) / 1000} s:\n${stderr}`));
+    }, scaled(20_000));
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
       const line = /^(\{"port": ?\d+.*\})$/m.exec(stdout);

@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { npmEnv, packageJson, packPackage, type PackedPackage } from '../helpers/package.js';
+import { scaled } from '../helpers/time.js';
 
 const exec = promisify(execFile);
 let pack: PackedPackage;
@@ -29,7 +30,7 @@ beforeAll(async () => {
     timeout: 170_000,
   });
   installed = path.join(prefix, 'lib', 'node_modules', pack.name);
-}, 180_000);
+}, scaled(180_000));
 afterAll(async () => {
   await pack?.cleanup();
 });

@@ -11,6 +11,7 @@ import { makeHome, type Home } from '../helpers/cli.js';
 import { startPlatform } from '../platform/index.mjs';
 import { bash, bashCandidates, bashKeys, fish, fishCandidates, platOnPath, zsh, zshCandidates } from './shells.js';
 import { usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 let home: Home;
@@ -38,7 +39,7 @@ beforeAll(async () => {
   await writeFile(path.join(home.configDir, 'profiles', 'staging.json'), JSON.stringify({}));
   files = await mkdtemp(path.join(os.tmpdir(), 'plat-completion-files-'));
   await writeFile(path.join(files, 'body.json'), '{}');
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await home?.cleanup();

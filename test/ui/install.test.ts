@@ -12,6 +12,7 @@ import { makeHome, repoRoot, type Home } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
 import { APPROVING_BROWSER } from '../helpers/login.js';
 import { usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 let home: Home;
 beforeEach(async () => {
@@ -36,7 +37,7 @@ function sh(script: string, options: { env?: Record<string, string | undefined>;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`did not finish in time\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 60_000);
+    }, scaled(60_000));
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr, kill });

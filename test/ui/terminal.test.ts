@@ -11,6 +11,7 @@ import { signIn } from '../helpers/consent.js';
 import { readProfile } from '../helpers/state.js';
 import { pty } from './shells.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -37,7 +38,7 @@ function onPty(
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`did not finish in time:\n${output}`));
-    }, 30_000);
+    }, scaled(30_000));
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ output, code });
@@ -196,6 +197,27 @@ describe.skipIf(pty.skip)(pty.title('step-up that asks, on a terminal'), () => {
     expect(result.output).toMatch(/Page 2 of this list needs analytics:read\. Sign in again adding it\?/);
     const piped = await home.run(['call', 'GET', '/api/lists/cursor', '--paginate', '--ndjson']);
     expect(result.output.match(/"title"/g)?.length).toBe(piped.stdout.trim().split('\n').length);
+  });
+
+  it('status --check: another profile\'s UserInfo refusal naming a missing scope asks nothing, and no profile gains it', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing'; // tokens UserInfo takes
+    await signIn(home, platform, ['--scope', 'openid courses:read']);
+    await signIn(home, platform, ['--profile', 'other', '--scope', 'openid courses:read']);
+    const others = (await home.run(['token', '--profile', 'other'])).stdout.trim();
+    platform.override('/api/oauth/userinfo', (req, res) => {
+      if (req.headers.authorization !== `Bearer ${others}`) return false;
+      res.writeHead(403, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="analytics:read"' }).end();
+      return true;
+    });
+    const result = await onPty(plat('status --check'), person(), answer('y\r'));
+    const plain = result.output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    expect(plain).not.toMatch(/\[y\/N\]|Sign in again/);
+    expect(result.code, plain).toBe(0); // the current profile's token works; another's refusal is shown, not the exit code
+    expect(plain).toMatch(/^other\r?\n[\s\S]*Problem +not checked: The UserInfo endpoint does not accept this session's token/m);
+    expect(platform.stats.count('token:authorization_code')).toBe(2); // no sign-in beyond the two above
+    expect((await readProfile(home)).scopes).not.toContain('analytics:read');
+    const other = JSON.parse((await home.run(['status', 'other', '--json'])).stdout);
+    expect(JSON.stringify(other)).not.toContain('analytics:read');
   });
 
   it('whoami: a UserInfo refusal naming a missing scope asks too', async () => {

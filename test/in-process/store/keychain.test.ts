@@ -13,6 +13,7 @@ import { keyring } from '../../helpers/components.js';
 import { failingKeytar, hangingKeytar, MemoryKeytar } from '../../helpers/fake-keytar.js';
 import { sampleSession } from '../../helpers/sessions.js';
 import { tempDirs } from '../../helpers/tmp.js';
+import { scaled } from '../../helpers/time.js';
 
 const tmp = tempDirs('plat-keychain-');
 afterAll(() => tmp.cleanup());
@@ -43,7 +44,7 @@ describe('KeychainTokenStore over a stand-in API', () => {
     for (const operation of [() => store.get('default'), () => store.set('default', sampleSession())]) {
       const started = Date.now();
       const error = await operation().catch((e: unknown) => e);
-      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(Date.now() - started).toBeLessThan(scaled(1_000));
       expect(error).toBeInstanceOf(KeychainUnavailableError);
       expect((error as KeychainUnavailableError).timedOut).toBe(true);
       expect((error as PlatError).exitCode).toBe(1);

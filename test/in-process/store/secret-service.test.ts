@@ -22,6 +22,7 @@ import { keyring } from '../../helpers/components.js';
 import { MemoryKeytar } from '../../helpers/fake-keytar.js';
 import { sampleSession } from '../../helpers/sessions.js';
 import { tempDirs } from '../../helpers/tmp.js';
+import { scaled } from '../../helpers/time.js';
 
 const tmp = tempDirs('plat-secret-service-');
 afterAll(() => tmp.cleanup());
@@ -163,7 +164,7 @@ describe('KeychainTokenStore with a direct reader', () => {
     const loader = countingLoader(new MemoryKeytar());
     const started = Date.now();
     const error = await new KeychainTokenStore(loader, { readSecret: hanging, timeoutMs: 150 }).get('default').catch((e: unknown) => e);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(scaled(1_000));
     expect(error).toBeInstanceOf(KeychainUnavailableError);
     expect((error as KeychainUnavailableError).timedOut).toBe(true);
     expect((error as Error).message).toMatch(/^The OS keychain is not available \(no answer to a read within 0\.2 s; it may be locked/);
@@ -338,7 +339,7 @@ describe.skipIf(keyring.skip)(keyring.title('direct reads from a locked or froze
     kr.freeze();
     const started = Date.now();
     await expect(read(service, 'default', AbortSignal.timeout(200))).rejects.toThrow(/stopped waiting for the bus/);
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(scaled(2_000));
   });
 
   it('is what openTokenStore reads with on Linux, through the bus its env names', async () => {

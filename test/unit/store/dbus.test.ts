@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DBusConnection, DBusError, encodeMessage, MAX_MESSAGE, splitSignature, type DBusValue } from '../../../src/store/dbus.js';
 import { repoRoot } from '../../helpers/cli.js';
 import { tempDirs } from '../../helpers/tmp.js';
+import { scaled } from '../../helpers/time.js';
 
 const tmp = tempDirs('plat-dbus-');
 afterAll(() => tmp.cleanup());
@@ -226,7 +227,7 @@ describe('peers plat does not follow', () => {
     const error = await oneCall(bus);
     expect(error).toBeInstanceOf(DBusError);
     expect((error as Error).message).toBe('the bus sent an oversized message');
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(scaled(2_000));
   });
 
   it('a message in neither byte order, or of another protocol version, fails the call', async () => {
@@ -258,7 +259,7 @@ describe('peers plat does not follow', () => {
     const error = await oneCall(bus);
     expect(error).toBeInstanceOf(DBusError);
     expect((error as Error).message).toMatch(/^the bus sent a malformed signature/);
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - started).toBeLessThan(scaled(2_000));
   });
 
   it('a reply of more values than any Secret Service answer holds fails its call: element counts are bounded', async () => {
@@ -393,6 +394,6 @@ describe('the decoder, on its own', () => {
     expect(others, 'every failure is a DBusError').toEqual([]);
     // some of them still decode: the fuzz exercises the decoder, not just its first check
     expect(results.filter((r) => r === 'ok').length).toBeGreaterThan(100);
-    expect(elapsed).toBeLessThan(15_000);
-  }, 30_000);
+    expect(elapsed).toBeLessThan(scaled(15_000));
+  }, scaled(30_000));
 });

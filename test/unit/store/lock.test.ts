@@ -7,6 +7,7 @@ import { PlatError } from '../../../src/errors.js';
 import { withProfileLock } from '../../../src/store/lock.js';
 import { bundleScript, nodeEnv } from '../../helpers/bundle.js';
 import { tempDirs } from '../../helpers/tmp.js';
+import { scaled } from '../../helpers/time.js';
 
 const tmp = tempDirs('plat-lock-');
 afterAll(() => tmp.cleanup());
@@ -65,8 +66,15 @@ describe('withProfileLock in one process', () => {
   it('gives up after the timeout with a message naming the profile and the lock', async () => {
     const config = await tmp.make();
     let release!: () => void;
-    const held = withProfileLock(config, 'work', () => new Promise<void>((resolve) => (release = resolve)));
-    await sleep(50);
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const held = withProfileLock(config, 'work', () =>
+      new Promise<void>((resolve) => {
+        release = resolve;
+        entered();
+      }),
+    );
+    await inside;
     const started = Date.now();
     const error = await withProfileLock(config, 'work', async () => 'never', { timeoutMs: 300 }).catch(
       (e: unknown) => e,
@@ -82,7 +90,7 @@ describe('withProfileLock in one process', () => {
         'or delete the lock if no plat is running.',
     );
     expect(waited).toBeGreaterThanOrEqual(250);
-    expect(waited).toBeLessThan(2_000);
+    expect(waited).toBeLessThan(scaled(2_000));
   });
 
   it('takes over a stale lock left behind (old mtime) without waiting for the timeout', async () => {
@@ -93,7 +101,7 @@ describe('withProfileLock in one process', () => {
     await utimes(lockDir, old, old);
     const started = Date.now();
     expect(await withProfileLock(config, 'default', async () => 'mine', { timeoutMs: 5_000 })).toBe('mine');
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(scaled(1_000, { under: 5_000 }));
   });
 
   it('waits for a fresh lock instead of taking it over', async () => {
@@ -112,11 +120,12 @@ describe('withProfileLock in one process', () => {
       config,
       'default',
       async (signal) => {
-        signal.addEventListener('abort', () => (aborted = true));
+        const abort = new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        void abort.then(() => (aborted = true));
         // Someone removes the lock: the next periodic update (every staleMs / 2 = 1 s) notices.
         const { rm } = await import('node:fs/promises');
         await rm(lockDir, { recursive: true });
-        await sleep(1_600);
+        await abort;
         return 'done';
       },
       { staleMs: 2_000 },
@@ -143,6 +152,7 @@ describe('withProfileLock across processes', () => {
         const [mode, configDir, arg1, arg2, arg3] = process.argv.slice(2);
         if (mode === 'append') {
           const [logFile, id, go] = [arg1!, arg2!, arg3!];
+          process.stdout.write('ready\\n');
           while (!existsSync(go)) await sleep(5);
           for (let i = 0; i < 15; i++) {
             await withProfileLock(configDir!, 'shared', async () => {
@@ -189,7 +199,14 @@ describe('withProfileLock across processes', () => {
     const go = path.join(dir, 'go');
     const a = run(['append', config, log, 'A', go]);
     const b = run(['append', config, log, 'B', go]);
-    await sleep(200); // both children loaded and polling for the go file
+    // both children loaded and polling for the go file
+    await Promise.all([a, b].map(({ child }) => new Promise<void>((resolve) => {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('ready\n')) resolve();
+      });
+    })));
     await writeFile(go, '');
     const results = await Promise.all([a.done, b.done]);
     expect(results.map((r) => r.code), results.map((r) => r.stderr).join('\n')).toEqual([0, 0]);
@@ -224,6 +241,6 @@ describe('withProfileLock across processes', () => {
     });
     expect(result).toBe('taken over');
     const waited = Date.now() - started;
-    expect(waited).toBeLessThan(5_000);
+    expect(waited).toBeLessThan(scaled(5_000, { under: 10_000 }));
   });
 });
