@@ -27,6 +27,11 @@ interface Served {
   /** Every JSON-RPC message, both ways, in order; and what the server wrote to stderr. */
   transcript: JSONRPCMessage[];
   stderr(): string;
+  /**
+   * Waits until stderr holds `text`: stderr is another pipe than the answers on stdout, so a line the server wrote
+   * before its answer can reach the test after it (seen on a busy machine). Bounded by the test's timeout.
+   */
+  stderrHas(text: string): Promise<string>;
   /** Problems the client's transport saw (a line on stdout that is not JSON-RPC). */
   transportErrors: Error[];
   exited: Promise<number | null>;
@@ -39,7 +44,18 @@ async function serve(args: string[] = [], env: Record<string, string | undefined
   const merged = Object.fromEntries(Object.entries({ ...home.env, ...env }).filter(([, v]) => v !== undefined)) as Record<string, string>;
   const transport = new StdioClientTransport({ command: process.execPath, args: [platBin, 'mcp', ...args], env: merged, stderr: 'pipe' });
   let stderr = '';
-  (transport.stderr as Readable).setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const stream = (transport.stderr as Readable).setEncoding('utf8');
+  stream.on('data', (chunk: string) => (stderr += chunk));
+  const stderrHas = (text: string) =>
+    new Promise<string>((resolve) => {
+      if (stderr.includes(text)) return resolve(stderr);
+      const look = () => {
+        if (!stderr.includes(text)) return;
+        stream.off('data', look);
+        resolve(stderr);
+      };
+      stream.on('data', look);
+    });
   const transcript: JSONRPCMessage[] = [];
   const transportErrors: Error[] = [];
   const client = new Client({ name: 'plat-test', version: '1.0.0' });
@@ -62,7 +78,7 @@ async function serve(args: string[] = [], env: Record<string, string | undefined
   };
   const child = (transport as unknown as { _process: import('node:child_process').ChildProcess })._process;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const served = { client, transcript, stderr: () => stderr, transportErrors, exited, transport };
+  const served = { client, transcript, stderr: () => stderr, stderrHas, transportErrors, exited, transport };
   running.push(served);
   return served;
 }
@@ -443,7 +459,7 @@ describe('a hostile API description', () => {
     const { tools } = await served.client.listTools();
     expect(tools.length).toBe(302);
     await served.client.listTools();
-    expect(served.stderr().split('lists 401 operations; plat mcp offers the first 300. Name the ones you need with --for.')).toHaveLength(2);
+    expect((await served.stderrHas('lists 401 operations')).split('lists 401 operations; plat mcp offers the first 300. Name the ones you need with --for.')).toHaveLength(2);
     for (const tool of tools) {
       expect(tool.name).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
       expect(tool.description!.length).toBeLessThanOrEqual(1201);
@@ -562,8 +578,8 @@ describe('before a login', () => {
     expect(whoami.isError).toBe(true);
     expect(text(whoami)).toBe('Not logged in. Run: plat login --base-url <url>');
     // The host's log says it too, for the person reading it.
-    expect(served.stderr()).toContain('plat mcp: profile default is not signed in; tools that need a session answer with what to run until the person runs plat login --base-url <url>');
-    expect(served.stderr()).toContain('plat mcp: Not logged in. Run: plat login --base-url <url>');
+    expect(await served.stderrHas('plat mcp: profile default is not signed in; tools that need a session answer with what to run until the person runs plat login --base-url <url>')).toBeTruthy();
+    expect(await served.stderrHas('plat mcp: Not logged in. Run: plat login --base-url <url>')).toBeTruthy();
 
     await login();
     const { tools } = await served.client.listTools();
@@ -703,7 +719,7 @@ describe('cancellation and bounds', () => {
     await expect(huge).rejects.toMatchObject({ code: -32600, message: expect.stringContaining("The message is 16.0 MiB, over plat mcp's bound of 8.0 MiB, so it was not read") });
     expect(platform.stats.events).toEqual([]);
     expect((await call(served, 'getCourse', { courseId: 'course-101' })).isError).toBeFalsy();
-    expect(served.stderr()).toContain("plat mcp: The message is 16.0 MiB, over plat mcp's bound");
+    expect(await served.stderrHas("plat mcp: The message is 16.0 MiB, over plat mcp's bound")).toBeTruthy();
   });
 
   it('stdin failing is a sentence on stderr and a non-zero exit, not a quiet end', async () => {
