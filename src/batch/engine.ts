@@ -242,6 +242,8 @@ async function sendOne(ctx: Context, client: ApiClient, item: BatchItem, governo
     // 429/503 are retried under the governor for every method (the server says it did not act); 502/504 and resets
     // only for idempotent methods, as request.ts decides.
     retries: item.request.retries ?? BATCH_RETRIES,
+    // No { stepUp }: a batch never asks (its lines run unattended, many at once); a 403 insufficient_scope is that
+    // line's result, and --fail-fast stops there.
   });
   const body = await readBody(response);
   const ok = response.status >= 200 && response.status < 300;

@@ -32,7 +32,6 @@ import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
 import { assertProfileExists, unknownProfile } from './profile-names.js';
 import { header, IDEMPOTENT_METHODS, openApiClient, resolveApiUrl } from './request.js';
 import { responseError } from './response-error.js';
-import { mayAsk, offerStepUp, scopesToStepUp } from './login/step-up.js';
 import { suggestCommand, type SuggestOptions } from './suggest.js';
 import { whoAmI } from './userinfo.js';
 // Types only, erased from the bundles: the shapes below are the steps' own, named here for the callers.
@@ -151,20 +150,6 @@ export function itemsPath(text: string, flag: string) {
 /** `--next` / `next`: where a page keeps its cursor and the query parameter that sends it back (`meta.next=cursor`). */
 export function nextPageHint(text: string) {
   return parseNextHint(text);
-}
-
-/**
- * The scopes a 403 insufficient_scope names that the response's session lacks, when plat may ask a person to add
- * them (a terminal, no --no-prompt, not CI); undefined otherwise.
- */
-export function stepUpScopes(ctx: Context, response: ApiResponse): string[] | undefined {
-  const missing = scopesToStepUp(response);
-  return missing && mayAsk(ctx) ? missing : undefined;
-}
-
-/** Asks the person, and on yes signs in again adding `scopes`; whether the session now holds them. */
-export async function askToStepUp(ctx: Context, profile: Profile, scopes: string[]): Promise<boolean> {
-  return offerStepUp(ctx, profile, scopes);
 }
 
 /** `plat batch` and the library's `batch()`: items sent N at a time through the client, one governor for all. */

@@ -6,17 +6,23 @@
  * - a token about to expire is refreshed first (under the cross-process lock), and on 401 invalid_token once more,
  *   with the request replayed once;
  * - retries: 429 and 503 honour Retry-After (bounded by MAX_RETRY_AFTER_MS), otherwise exponential backoff with
- *   jitter; 502, 504 and connection resets only for idempotent methods; each retry is one line on stderr.
+ *   jitter; 502, 504 and connection resets only for idempotent methods; each retry is one line on stderr;
+ * - step-up, where the caller asks for it (`send(request, { stepUp })`): a 403 insufficient_scope naming scopes the
+ *   session lacks, at a terminal, asks the person to sign in again adding them (login/step-up.ts), and the request
+ *   is sent once more with the new session.
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Context } from '../context.js';
 import { NetworkError, UsageError } from '../errors.js';
 import { headerKey, refusedHeader } from '../http/header-rule.js';
+import { readBodyUpTo } from '../http/read-body.js';
 import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
 import { rememberResourceMetadata } from './resource-hint.js';
 import { anonymousNote, bindSession, freshToken, noSessionError, type Binding, type TokenSource } from './binding.js';
+import type { ActiveSession } from './access.js';
+import { offerStepUp, scopesToAsk } from './login/step-up.js';
 
 export type AuthMode = 'auto' | 'anonymous' | 'required';
 
@@ -67,8 +73,22 @@ export interface ApiResponse extends HttpResponse {
 export interface ApiClient {
   /** --base-url / PLAT_BASE_URL / the profile's. */
   readonly baseUrl: string | undefined;
+  /** The invocation's profile (as it is after a step-up, when one signed in again). */
   readonly profile: Profile;
-  send(request: ApiRequest): Promise<ApiResponse>;
+  send(request: ApiRequest, options?: SendOptions): Promise<ApiResponse>;
+}
+
+interface SendOptions {
+  /**
+   * Offer a step-up on a 403 insufficient_scope (a person at a terminal only: login/step-up.ts decides), and after
+   * a yes send the request once more with the session the sign-in made. Only where a person waits on the answer
+   * (plat call, its --jq and --paginate): plat batch, the library and plat mcp never pass it, so they never ask.
+   * A request whose body cannot be sent again (stdin) is not offered one: it would go without its body.
+   */
+  stepUp?: {
+    /** How the question names the request: "This call" (the default), "Page 3 of this list". */
+    what?: string;
+  };
 }
 
 export const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
@@ -79,6 +99,8 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 const DEFAULT_DEADLINE_MS = 10 * 60_000;
 /** Failures where the request most likely never reached the application: safe to repeat an idempotent one. */
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+/** The most of a 403 plat holds while it asks whether to step up. */
+const STEP_UP_REFUSAL_BYTES = 1024 * 1024;
 
 /**
  * A path resolved against the base URL (`/api/courses`, or `api/courses`), or an absolute http(s) URL as is, for
@@ -98,15 +120,20 @@ export function resolveApiUrl(target: string | URL, baseUrl: string | undefined,
 }
 
 export async function openApiClient(ctx: Context, options: { auth: AuthMode }): Promise<ApiClient> {
-  const binding: Binding = await bindSession(ctx);
+  let binding: Binding = await bindSession(ctx);
   if (options.auth !== 'anonymous' && binding.kind === 'none') {
     // A session that ended on its own, or one that belongs to another platform, is never silently swapped for
     // anonymous access when a command needs it.
     if (options.auth === 'required' || binding.reason === 'ended') throw noSessionError(ctx, binding);
   }
-  let source: TokenSource | undefined =
-    options.auth === 'anonymous' ? undefined : binding.kind === 'env' ? { kind: 'env', token: binding.token, profile: binding.profile, baseUrl: binding.baseUrl } : undefined;
-  let active = binding.kind === 'session' && options.auth !== 'anonymous' ? binding.active : undefined;
+  let source: TokenSource | undefined;
+  let active: ActiveSession | undefined;
+  /** The binding's tokens: at the start, and again after a step-up signed in anew. */
+  const useBinding = () => {
+    source = options.auth === 'anonymous' ? undefined : binding.kind === 'env' ? { kind: 'env', token: binding.token, profile: binding.profile, baseUrl: binding.baseUrl } : undefined;
+    active = binding.kind === 'session' && options.auth !== 'anonymous' ? binding.active : undefined;
+  };
+  useBinding();
   const origin = binding.baseUrl ? new URL(binding.baseUrl).origin : undefined;
   const notes = new Set<string>();
   const noteOnce = (text: string) => {
@@ -143,7 +170,7 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
     return source;
   };
 
-  const send = async (request: ApiRequest): Promise<ApiResponse> => {
+  const send = async (request: ApiRequest, sendOptions: SendOptions = {}): Promise<ApiResponse> => {
     const method = request.method.toUpperCase();
     const replayable = request.replayable !== false;
     // One deadline for the whole request: the refresh, every attempt, the waits between them and a replay after 401.
@@ -165,10 +192,36 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode }): 
     if (response.status === 401 && !token && binding.kind === 'none' && options.auth !== 'anonymous' && binding.baseUrl && request.url.origin === origin) {
       result.signIn = await rememberChallenge(ctx, binding.baseUrl, response);
     }
+    if (sendOptions.stepUp && replayable && result.status === 403 && token?.kind === 'session') return stepUp(request, result, token, sendOptions.stepUp.what);
     return result;
   };
 
-  return { baseUrl: binding.baseUrl, profile: binding.profile, send };
+  /**
+   * The one step-up path: asks (where step-up.ts says plat may, and only about scopes the session lacks), and on a
+   * yes binds the session the sign-in made and sends the request once more, with a deadline of its own (the
+   * sign-in took the person's time, not the server's). The token went only to the platform's origin, so a 403 from
+   * anywhere else never gets here.
+   */
+  const stepUp = async (request: ApiRequest, refused: ApiResponse, token: TokenSource & { kind: 'session' }, what?: string): Promise<ApiResponse> => {
+    const missing = scopesToAsk(ctx, parseBearerChallenge(header(refused, 'www-authenticate')), token.session.scopes);
+    if (!missing) return refused;
+    // The refusal is kept (a 403 is small; a hostile one is cut at 1 MiB) so that a "no" still has it to print.
+    const { bytes } = await readBodyUpTo(refused.body as Readable, STEP_UP_REFUSAL_BYTES);
+    if (!(await offerStepUp(ctx, binding.profile, missing, what))) return { ...refused, body: Readable.from([bytes]) };
+    binding = await bindSession(ctx);
+    useBinding();
+    return send(request);
+  };
+
+  return {
+    get baseUrl() {
+      return binding.baseUrl;
+    },
+    get profile() {
+      return binding.profile;
+    },
+    send,
+  };
 }
 
 /**

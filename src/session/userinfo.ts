@@ -13,7 +13,7 @@ import { assertSameIssuer } from './access.js';
 import { bindSession, freshToken, getAccessToken, noSessionError, type TokenSource } from './binding.js';
 import { getDiscovery } from './discovery-cache.js';
 import { suggestCommand } from './suggest.js';
-import { mayAsk, missingFromChallenge, offerStepUp } from './login/step-up.js';
+import { offerStepUp, scopesToAsk } from './login/step-up.js';
 
 export interface WhoAmI {
   /** The claims as the server sent them (UserInfo), those plat kept from the ID token, or none. */
@@ -74,11 +74,11 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
   try {
     info = await fetchUserInfo(http, discovery.as, source.token, expected);
   } catch (error) {
-    // Step-up that asks: UserInfo names a scope the session lacks, and a person at a terminal may add it.
-    const missing = error instanceof UserInfoRefusedError && source.kind === 'session' ? missingFromChallenge(error.challenge, source.session.scopes) : undefined;
-    // Only for the invocation's own profile: a sign-in adds scopes to that one, never to another that plat status
-    // --check asks about.
-    if (missing && !options.profile && mayAsk(ctx) && (await offerStepUp(ctx, profile, missing, 'whoami'))) {
+    // Step-up that asks, as the ApiClient's (request.ts) but for the issuer's UserInfo, which the ApiClient does not
+    // send a token to: UserInfo names a scope the session lacks, and a person at a terminal may add it. Only for the
+    // invocation's own profile: a sign-in adds scopes to that one, never to another that plat status --check asks about.
+    const missing = error instanceof UserInfoRefusedError && source.kind === 'session' && !options.profile ? scopesToAsk(ctx, error.challenge, source.session.scopes) : undefined;
+    if (missing && (await offerStepUp(ctx, profile, missing, 'whoami'))) {
       source = await getAccessToken(ctx, { binding: await bindSession(ctx, options.profile) });
       const again = await fetchUserInfo(http, discovery.as, source.token, expected);
       return { claims: again, user: toProfileUser(again), from: 'userinfo', baseUrl, profile: source.profile, source };

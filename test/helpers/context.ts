@@ -35,6 +35,8 @@ export interface TestContextOptions {
   globals?: Partial<Globals>;
   /** What stdin holds (then it ends). */
   stdin?: string;
+  /** stdin and stderr are a terminal's, as a person's are (where plat may ask a question: a step-up). */
+  terminal?: boolean;
   /** Where the clock starts, epoch ms (default: now). */
   now?: number;
 }
@@ -54,7 +56,12 @@ export function testContext(home: Home, options: TestContextOptions = {}): TestC
   };
   // One set per context, as main.ts makes one per process: the IO scrubs what the session layer remembers into it.
   const secrets = new KnownSecrets();
-  const io = createIO({ stdout: capture('stdout'), stderr: capture('stderr'), stdin: Readable.from(options.stdin ? [options.stdin] : []), env, secrets });
+  const [stderr, stdin] = [capture('stderr'), Readable.from(options.stdin ? [options.stdin] : [])];
+  if (options.terminal) {
+    Object.assign(stderr, { isTTY: true });
+    Object.assign(stdin, { isTTY: true });
+  }
+  const io = createIO({ stdout: capture('stdout'), stderr, stdin, env, secrets });
   let time = options.now ?? Date.now();
   const controller = new AbortController();
   // The product's own resolution (option, PLAT_PROFILE, plat switch, default), on the home's config dir.

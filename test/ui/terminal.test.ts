@@ -124,6 +124,27 @@ describe.skipIf(pty.skip)(pty.title('step-up that asks, on a terminal'), () => {
     expect(platform.stats.count('GET /api/analytics')).toBe(2);
   });
 
+  it('--jq without --paginate: the question comes too, and the answer after the sign-in is filtered', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    const result = await onPty(plat('call GET /api/analytics --jq keys'), person(), answer('y\r'));
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/This call needs analytics:read\. Sign in again adding it\? \[y\/N\]/);
+    expect(result.output).toMatch(/Signed in again with analytics:read; making the request once more/);
+    expect(result.output).not.toMatch(/error:/);
+    expect((await readProfile(home)).scopes).toEqual(expect.arrayContaining(['courses:read', 'analytics:read']));
+    expect(platform.stats.count('GET /api/analytics')).toBe(2);
+  });
+
+  it('--jq without --paginate, no: the refusal as before, its body printed, exit 5', async () => {
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    const result = await onPty(plat('call GET /api/analytics --jq keys'), person(), answer('n\r'));
+    expect(result.code, result.output).toBe(5);
+    expect(result.output).toMatch(/\[y\/N\]/);
+    expect(result.output).toMatch(/insufficient_scope/); // the 403 body, as plat call --jq prints it
+    expect(result.output).toMatch(/Run: plat login --add-scope analytics:read/);
+    expect(platform.stats.count('token:authorization_code')).toBe(1);
+  });
+
   it('no: the refusal as before, its body printed, exit 5 with the command that fixes it', async () => {
     await signIn(home, platform, ['--scope', 'courses:read']);
     const result = await onPty(plat('call GET /api/analytics'), person(), answer('n\r'));

@@ -7,15 +7,12 @@ import { Readable } from 'node:stream';
 import type { Context } from '../../context.js';
 import { ScopeError } from '../../errors.js';
 import { bodyReadError } from '../../http/body-error.js';
-import { askToStepUp, openClient, responseFailure, stepUpScopes, suggest, type ApiClient, type ApiResponse } from '../../session/index.js';
-import { readBodyUpTo } from '../../http/read-body.js';
+import { openClient, responseFailure, suggest, type ApiClient, type ApiResponse } from '../../session/index.js';
 import { escapeJsonForTerminal, sanitize } from '../../terminal/text.js';
 import { assertRegularFile, prepareRequest, toApiRequest, type CallFlags, type PreparedRequest } from '../../requests/prepare.js';
 
 
 const PRETTY_LIMIT = 8 * 1024 * 1024;
-/** The most of a 403 plat holds while it asks whether to step up. */
-const STEP_UP_REFUSAL_BYTES = 1024 * 1024;
 
 /** Flags that read the response as JSON instead of streaming it (call-json.ts). */
 const JSON_OUTPUT_FLAGS = ['paginate', 'ndjson', 'slurp', 'maxPages', 'maxItems', 'items', 'next', 'jq'] as const;
@@ -48,21 +45,10 @@ export async function runPrepared(ctx: Context, client: ApiClient, request: Prep
     const { checkCall } = await import('../../catalogue/call-check.js');
     shortfall = await checkCall(ctx, { ...request, baseUrl, profile: flags.anonymous ? undefined : client.profile });
   }
-  let apiRequest = toApiRequest(ctx, request, flags);
-  let response = await client.send(apiRequest);
-  // A body read from stdin is spent: the request cannot go again after a step-up, so the refusal stands (exit 5).
-  const missing = apiRequest.replayable === false ? undefined : stepUpScopes(ctx, response);
-  if (missing) {
-    // The refusal is kept (a 403 is small; a hostile one is cut at 1 MiB) so that a "no" still prints it.
-    const { bytes: refusal } = await readBodyUpTo(response.body, STEP_UP_REFUSAL_BYTES);
-    if (await askToStepUp(ctx, client.profile, missing)) {
-      const again = await openClient(ctx, { auth: 'auto' });
-      apiRequest = toApiRequest(ctx, request, flags);
-      response = await again.send(apiRequest);
-    } else {
-      response = { ...response, body: Readable.from([refusal]) };
-    }
-  }
+  const apiRequest = toApiRequest(ctx, request, flags);
+  // At a terminal, a 403 for a scope the session lacks may be stepped up (a body read from stdin is spent: that
+  // refusal stands, exit 5); a "no" leaves the refusal, its body printed as it came.
+  const response = await client.send(apiRequest, { stepUp: {} });
   await render(ctx, request, response, Boolean(flags.include), Boolean(flags.silent));
   const outcome = responseFailure(ctx, apiRequest, response);
   // One message per fact: the scope the description names is said only when the refusal did not name one.

@@ -135,9 +135,12 @@ function validate(method: string, flags: CallFlags) {
 }
 
 
-/** --jq without --paginate: the response, filtered. An HTTP error's body is printed as it came (the contract). */
+/**
+ * --jq without --paginate: the response, filtered. An HTTP error's body is printed as it came (the contract); a 403
+ * for a scope the session lacks may be stepped up at a terminal first, as plat call without --jq.
+ */
 async function filterOne(ctx: Context, client: ApiClient, request: ApiRequest, jq: JqProgram, out: Output) {
-  const response = await client.send(request);
+  const response = await client.send(request, { stepUp: {} });
   const failure = responseFailure(ctx, request, response);
   if (failure) {
     await pipeline(response.body, ctx.io.stdout, { end: false }).catch(() => {});

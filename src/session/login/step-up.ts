@@ -7,23 +7,24 @@
 import type { Context } from '../../context.js';
 import { InterruptedError } from '../../errors.js';
 import { isCI } from '../../terminal/io.js';
-import { parseBearerChallenge } from '../../oauth/www-authenticate.js';
+import type { BearerChallenge } from '../../oauth/www-authenticate.js';
 import { sanitize } from '../../terminal/text.js';
 import type { Profile } from '../../store/types.js';
-import type { ApiResponse } from '../request.js';
-import { header } from '../request.js';
 
 /** RFC 6749 §3.3 scope-token: only such names are offered (they go into a login request). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
-/** The scopes a 403 insufficient_scope names that the response's session lacks; undefined when it is not that. */
-export function scopesToStepUp(response: ApiResponse): string[] | undefined {
-  if (response.status !== 403 || response.token?.kind !== 'session') return undefined;
-  const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
-  return missingFromChallenge(challenge, response.token.session.scopes);
+/**
+ * What the one step-up path asks for: the scopes a refusal's insufficient_scope challenge names that the session
+ * (holding `held`) lacks, when plat may ask a person here (mayAsk); undefined otherwise. The API's refusals come
+ * here from the ApiClient (request.ts, `send(request, { stepUp })`), UserInfo's from whoami (userinfo.ts).
+ */
+export function scopesToAsk(ctx: Context, challenge: BearerChallenge | undefined, held: readonly string[]): string[] | undefined {
+  const missing = missingFromChallenge(challenge, held);
+  return missing && mayAsk(ctx) ? missing : undefined;
 }
 
-export function missingFromChallenge(challenge: { error?: string; scope?: string } | undefined, held: readonly string[]): string[] | undefined {
+function missingFromChallenge(challenge: BearerChallenge | undefined, held: readonly string[]): string[] | undefined {
   if (challenge?.error !== 'insufficient_scope') return undefined;
   const named = (challenge.scope ?? '').trim().split(/\s+/).filter(Boolean);
   if (named.length === 0 || !named.every((s) => SCOPE_TOKEN.test(s))) return undefined;
@@ -66,7 +67,7 @@ declare const PLAT_PLAIN_BUNDLE: boolean;
  * the scripts' bundle, which carries no login: bin/plat.js does not choose it where a question could be asked
  * (main.ts runsPlainly), and this constant lets esbuild leave the login out of it.
  */
-export function mayAsk(ctx: Context): boolean {
+function mayAsk(ctx: Context): boolean {
   if (typeof PLAT_PLAIN_BUNDLE === 'boolean' && PLAT_PLAIN_BUNDLE) return false;
   return ctx.globals.prompt === true && ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && !isCI(ctx.env);
 }

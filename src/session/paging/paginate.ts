@@ -7,8 +7,7 @@ import { InterruptedError, PlatError, UsageError } from '../../errors.js';
 import type { Readable } from 'node:stream';
 import type { Context } from '../../context.js';
 import { detectShape, itemsOf, nextPage, type PageShape, type ShapeHints } from './detect.js';
-import { header, openApiClient, type ApiClient, type ApiRequest, type ApiResponse } from '../request.js';
-import { mayAsk, offerStepUp, scopesToStepUp } from '../login/step-up.js';
+import { header, type ApiClient, type ApiRequest, type ApiResponse } from '../request.js';
 import { readWholeBody } from '../../http/read-body.js';
 import { responseError } from '../response-error.js';
 import { sanitize } from '../../terminal/text.js';
@@ -49,7 +48,7 @@ const DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024;
 export class Pages implements AsyncIterable<Page> {
   limited = false;
   private readonly ctx: Context;
-  private client: ApiClient;
+  private readonly client: ApiClient;
   private readonly first: ApiRequest;
   private readonly options: PaginateOptions;
 
@@ -83,16 +82,9 @@ export class Pages implements AsyncIterable<Page> {
         }
       }
       const request: ApiRequest = { ...this.first, url, headers, body: undefined };
-      let response = await this.client.send(request);
-      const missing = scopesToStepUp(response);
-      if (missing && mayAsk(this.ctx)) {
-        // Step-up that asks: from the page that failed, the pages before it already printed.
-        response.body.resume();
-        if (await offerStepUp(this.ctx, this.client.profile, missing, `Page ${number} of this list`)) {
-          this.client = await openApiClient(this.ctx, { auth: 'auto' });
-          response = await this.client.send(request);
-        }
-      }
+      // Step-up that asks: from the page that failed, the pages before it already printed; the client then holds
+      // the new session for the pages after it.
+      const response = await this.client.send(request, { stepUp: { what: `Page ${number} of this list` } });
       const failure = responseError(this.ctx, request, response);
       if (failure) {
         response.body.resume();
