@@ -4,8 +4,8 @@
  * parallel plat processes cause exactly one refresh (and never replay a rotated refresh token).
  *
  * These steps know nothing of PLAT_TOKEN or of which platform an invocation names, so nothing outside the session
- * calls them: a token is handed out only by binding.ts (which credentials an invocation may use), through the verbs
- * of the session's front door, session/index.ts.
+ * calls them: a token is handed out (freshToken) only for a session binding.ts bound (which credentials an
+ * invocation may use), through the verbs of the session's front door, session/index.ts.
  */
 import type { Context } from '../context.js';
 import { withIdentityScopes } from '../oauth/scopes.js';
@@ -14,14 +14,13 @@ import type { ClientCredentials } from '../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../store/types.js';
 import { loadProfile, notLoggedIn } from './profile.js';
 import { loginAgainCommand, suggestCommand } from './suggest.js';
-import { noRefreshTokenError } from './no-refresh-token.js';
+import { noRefreshTokenError, usableUntilExpiry } from './no-refresh-token.js';
 
 export interface ActiveSession {
   profile: Profile;
   session: StoredSession;
   store: TokenStore;
 }
-
 
 /** Refresh when the token expires within min(60 s, half its lifetime). */
 export function needsRefresh(session: StoredSession, now: number): boolean {
@@ -32,7 +31,18 @@ export function needsRefresh(session: StoredSession, now: number): boolean {
 }
 
 /**
- * The stored session of the current profile, or undefined when there is none (no error: callers decide).
+ * Whether the session's token must be refreshed before use: it is about to expire (a session without a refresh
+ * token, see no-refresh-token.ts, uses its token to its end instead of refreshing early), or it would not last
+ * `minTtlMs` more. One question, asked once per token handed out.
+ */
+function refreshDue(session: StoredSession, now: number, minTtlMs = 0): boolean {
+  if (!lastsAtLeast(session, minTtlMs, now)) return true;
+  return needsRefresh(session, now) && !usableUntilExpiry(session, now);
+}
+
+/**
+ * The stored session of `profile` (binding.ts passes the one it resolved; the current one when undefined), or
+ * undefined when there is none (no error: callers decide).
  *
  * The session (token store) and the profile (config file) are two writes. A plat killed between them leaves the
  * profile's copies of expiry and scopes behind the session, or a profile that says logged in over a session that
@@ -110,8 +120,22 @@ export function credentialsOf(ctx: Context, active: ActiveSession): ClientCreden
 }
 
 /** The token is good for at least `minTtlMs` more (a token of unknown expiry counts as good: nothing says otherwise). */
-export function lastsAtLeast(session: StoredSession, minTtlMs: number, now: number): boolean {
+function lastsAtLeast(session: StoredSession, minTtlMs: number, now: number): boolean {
   return session.expiresAt === undefined || session.expiresAt - now >= minTtlMs;
+}
+
+/** The session's token, refreshed (under the cross-process lock) when it is about to expire or `force` says so. */
+export async function freshToken(ctx: Context, active: ActiveSession, force = false, minTtlMs = 0): Promise<{ kind: 'session'; token: string } & ActiveSession> {
+  if (!force && !refreshDue(active.session, ctx.now(), minTtlMs)) return { kind: 'session', token: active.session.accessToken, ...active };
+  const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true, minTtlMs });
+  if (!lastsAtLeast(refreshed.session, minTtlMs, ctx.now())) {
+    const left = Math.max(0, Math.floor((refreshed.session.expiresAt! - ctx.now()) / 1000));
+    throw new AuthError(
+      `The server gave a token that lasts ${left} s, less than the ${Math.ceil(minTtlMs / 1000)} s asked for: ` +
+        'it issues no longer-lived tokens. Ask for a shorter minimum lifetime.',
+    );
+  }
+  return { kind: 'session', token: refreshed.session.accessToken, ...refreshed };
 }
 
 /**

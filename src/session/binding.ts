@@ -5,17 +5,24 @@
  * without the user's word (refresh token rejected) is not silently replaced by anonymous access.
  *
  * The one way to a token for a request: every verb of the front door (session/index.ts) that yields a token or
- * sends one to the API starts at bindSession, and only a session bound here is refreshed for it (freshToken).
+ * sends one to the API starts at bindSession, and only a session bound here is refreshed for it (access.ts's
+ * freshToken).
  * The login, logout and refresh flows read the stored session themselves too, to rotate or revoke it at its issuer.
  */
 import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import type { Profile } from '../store/types.js';
-import { lastsAtLeast, loadSession, needsRefresh, refreshSession, type ActiveSession } from './access.js';
-import { usableUntilExpiry } from './no-refresh-token.js';
-import { explicitBaseUrl, loadProfile, notLoggedIn } from './profile.js';
+import { freshToken, loadSession, type ActiveSession } from './access.js';
+import { explicitBaseUrl, notLoggedIn, resolveProfile } from './profile.js';
 import { loginAgainCommand, suggestCommand } from './suggest.js';
 
+/**
+ * The invocation's resolved target: the profile it acts on, the platform (base URL) it talks to, and the
+ * credentials it may use there (PLAT_TOKEN; the stored session with the store that holds it; or none, and why).
+ * The front door (index.ts) works it out once per verb and passes it down, so the client, the token and identity
+ * steps below never go back to the profile file or the token store to work it out again. A long-lived server
+ * (plat mcp, plat proxy, a library client) calls a verb per request, so a login made meanwhile is picked up.
+ */
 export type Binding =
   | { kind: 'env'; token: string; baseUrl: string | undefined; profile: Profile }
   | { kind: 'session'; baseUrl: string; profile: Profile; active: ActiveSession }
@@ -34,8 +41,7 @@ interface PlatformProfiles {
 type NoSession = 'not-logged-in' | 'other-platform' | 'ended';
 
 export async function bindSession(ctx: Context, given?: Profile): Promise<Binding> {
-  const profile = given ?? (await loadProfile(ctx));
-  const named = explicitBaseUrl(ctx);
+  const { profile, named } = given ? { profile: given, named: explicitBaseUrl(ctx) } : await resolveProfile(ctx);
   const baseUrl = named ?? profile.baseUrl;
   const fromEnv = ctx.env.PLAT_TOKEN?.trim();
   if (fromEnv) {
@@ -119,21 +125,4 @@ export async function getAccessToken(ctx: Context, options: { force?: boolean; b
   }
   if (binding.kind === 'none') throw noSessionError(ctx, binding);
   return freshToken(ctx, binding.active, options.force, options.minTtlMs);
-}
-
-/** The session's token, refreshed (under the cross-process lock) when it is about to expire or `force` says so. */
-export async function freshToken(ctx: Context, active: ActiveSession, force = false, minTtlMs = 0): Promise<TokenSource & { kind: 'session' }> {
-  const lastsEnough = lastsAtLeast(active.session, minTtlMs, ctx.now());
-  // A session without a refresh token (see no-refresh-token.ts) uses its token to its end instead of refreshing early.
-  const due = needsRefresh(active.session, ctx.now()) && !usableUntilExpiry(active.session, ctx.now());
-  if (!force && !due && lastsEnough) return { kind: 'session', token: active.session.accessToken, ...active };
-  const refreshed = await refreshSession(ctx, active, { onlyIfUnchanged: true, minTtlMs });
-  if (!lastsAtLeast(refreshed.session, minTtlMs, ctx.now())) {
-    const left = Math.max(0, Math.floor((refreshed.session.expiresAt! - ctx.now()) / 1000));
-    throw new AuthError(
-      `The server gave a token that lasts ${left} s, less than the ${Math.ceil(minTtlMs / 1000)} s asked for: ` +
-        'it issues no longer-lived tokens. Ask for a shorter minimum lifetime.',
-    );
-  }
-  return { kind: 'session', token: refreshed.session.accessToken, ...refreshed };
 }

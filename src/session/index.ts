@@ -9,7 +9,9 @@
  * that step does not know of. Every verb here that yields or sends a token goes one way, binding.ts's bindSession:
  * PLAT_TOKEN wins; a stored session is used only for the platform (origin) it was issued for; an ended session is
  * not swapped for anonymous access; and only then is the stored token loaded and, under the cross-process lock,
- * refreshed (access.ts). What stays inside: loading a stored session (loadSession), refreshing or binding one by
+ * refreshed (access.ts). bindSession works out the invocation's target (profile, platform, credentials with their
+ * store) in one go, and the verb hands it down to the client or the token step instead of each step working out
+ * its part again. What stays inside: loading a stored session (loadSession), refreshing or binding one by
  * hand, the login and logout flows' steps, the token store.
  *
  * Start-up: the commands scripts run most (call, token, whoami) load this module, and dist/plain.cjs carries only
@@ -23,7 +25,7 @@ import { validateProfileName } from '../store/paths.js';
 import type { Profile, StoredSession, TokenStoreKind } from '../store/types.js';
 import { loadSession, refreshSession } from './access.js';
 import { parseBaseUrl } from './base-url.js';
-import { getAccessToken, requireSession } from './binding.js';
+import { bindSession, getAccessToken, requireSession } from './binding.js';
 import { getDiscovery, readCachedDiscovery } from './discovery-cache.js';
 import { resolveInvocation } from './invocation.js';
 import { cappedLifetimeNote, noRefreshTokenNote } from './no-refresh-token.js';
@@ -97,17 +99,18 @@ export interface StoredSessionView {
  * is about to expire or would not last `minTtlMs` (an AuthError when even a fresh one would not).
  */
 export async function accessToken(ctx: Context, options: { minTtlMs?: number } = {}): Promise<TokenSource> {
-  return getAccessToken(ctx, { minTtlMs: options.minTtlMs });
+  return getAccessToken(ctx, { binding: await bindSession(ctx), minTtlMs: options.minTtlMs });
 }
 
 /**
  * The one authenticated-request path (plat call, op, batch, mcp and the library's fetch, paginate and batch): the
  * session's token goes only to its own origin, is refreshed before expiry and once more on a 401, and retries
  * follow Retry-After. `anonymous`: no token at all; `required`: exit 4 without a session; `auto`: anonymous with a
- * note when there is none, but never in place of a session that ended or belongs to another platform.
+ * note when there is none, but never in place of a session that ended or belongs to another platform. `profile`:
+ * the invocation's profile as currentProfile() gave it, when the command has it already (not read again).
  */
-export async function openClient(ctx: Context, options: { auth: 'auto' | 'anonymous' | 'required' }): Promise<ApiClient> {
-  return openApiClient(ctx, { auth: options.auth });
+export async function openClient(ctx: Context, options: { auth: 'auto' | 'anonymous' | 'required'; profile?: Profile }): Promise<ApiClient> {
+  return openApiClient(ctx, { auth: options.auth, binding: await bindSession(ctx, options.profile) });
 }
 
 /** A path resolved against the platform's base URL, or an absolute http(s) URL as is; `whatToDo` ends the error. */

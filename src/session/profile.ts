@@ -12,14 +12,25 @@ import { suggestCommand } from './suggest.js';
  * instead of stopping it. `mayBeNew` (login, completion): a name with no profile yet is fine.
  */
 export async function loadProfile(ctx: Context, options: { replaceDamaged?: boolean; mayBeNew?: boolean } = {}): Promise<Profile> {
+  return (await resolveProfile(ctx, options)).profile;
+}
+
+/**
+ * The profile this invocation acts on and the platform it names (--base-url, then PLAT_BASE_URL; undefined when
+ * none), worked out together: binding.ts needs both, and reading them in one go parses the base URL once.
+ */
+export async function resolveProfile(
+  ctx: Context,
+  options: { replaceDamaged?: boolean; mayBeNew?: boolean } = {},
+): Promise<{ profile: Profile; named: string | undefined }> {
   const profile = await loadNamedProfile(ctx, options);
   const named = explicitBaseUrl(ctx);
-  if (!named) return profile;
+  if (!named) return { profile, named };
   // login and completion (mayBeNew) act on the profile named, whatever platform it belongs to: login says so itself.
-  if (options.mayBeNew) return profile;
+  if (options.mayBeNew) return { profile, named };
   const { assertProfileAgreesWithEnv, profileForPlatform } = await import('./platform-profile.js');
   assertProfileAgreesWithEnv(ctx, profile, named);
-  return profileForPlatform(ctx, profile, named);
+  return { profile: await profileForPlatform(ctx, profile, named), named };
 }
 
 async function loadNamedProfile(ctx: Context, options: { replaceDamaged?: boolean; mayBeNew?: boolean }): Promise<Profile> {

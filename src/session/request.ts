@@ -20,8 +20,8 @@ import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
 import { rememberResourceMetadata } from './resource-hint.js';
-import { anonymousNote, bindSession, freshToken, noSessionError, type Binding, type TokenSource } from './binding.js';
-import type { ActiveSession } from './access.js';
+import { freshToken, type ActiveSession } from './access.js';
+import { anonymousNote, bindSession, noSessionError, type Binding, type TokenSource } from './binding.js';
 import { offerStepUp, scopesToAsk } from './login/step-up.js';
 
 export type AuthMode = 'auto' | 'anonymous' | 'required';
@@ -119,8 +119,9 @@ export function resolveApiUrl(target: string | URL, baseUrl: string | undefined,
   return new URL(`${baseUrl}${target.startsWith('/') ? target : `/${target}`}`);
 }
 
-export async function openApiClient(ctx: Context, options: { auth: AuthMode }): Promise<ApiClient> {
-  let binding: Binding = await bindSession(ctx);
+/** `binding`: the invocation's target, when the front door has worked it out already. */
+export async function openApiClient(ctx: Context, options: { auth: AuthMode; binding?: Binding }): Promise<ApiClient> {
+  let binding: Binding = options.binding ?? (await bindSession(ctx));
   if (options.auth !== 'anonymous' && binding.kind === 'none') {
     // A session that ended on its own, or one that belongs to another platform, is never silently swapped for
     // anonymous access when a command needs it.

@@ -61,7 +61,7 @@ export async function run(ctx: Context, command: Command, words: string[]): Prom
   // Checked: from here on it is plat call's request, sent through the session's one authenticated path.
   // A public operation (every alternative needs nothing, as `security: []` says) runs without a token: it needs no
   // session, and an ended or absent one is no reason to stop it.
-  const client = await openClient(ctx, { auth: flags.anonymous || isPublicOperation(op) ? 'anonymous' : 'auto' });
+  const client = await openClient(ctx, { auth: flags.anonymous || isPublicOperation(op) ? 'anonymous' : 'auto', profile });
   await runPrepared(ctx, client, request, flags);
 }
 

@@ -4,10 +4,13 @@
  * was issued for. Run in-process (testContext) over a session a real `plat login` stored on the reference platform,
  * with a second server beside it that records every Authorization header it is sent. Among the callers: the
  * library's fetch, and `plat status --check`, which read the stored session by hand (loadSession) before the door.
+ * Last, the door works the target (profile, platform, session) out once per command: counted in what it reads.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../../../src/cli.js';
+import { run as call } from '../../../src/commands/call/call.js';
 import { run as status } from '../../../src/commands/auth/status.js';
 import { libraryFetch } from '../../../src/library/fetch.js';
 import { accessToken, apiUrl, currentProfile, describeSession, heldScopes, identify, openClient, pageItems, refreshNow, responseFailure } from '../../../src/session/index.js';
@@ -200,5 +203,49 @@ describe('heldScopes: what plat scopes and plat scopes plan count as held, from 
     expect(heldScopes(here.ctx, profile, elsewhere.url)).toEqual({ session: false, scopes: [] });
     const withEnvToken = open({ env: { PLAT_TOKEN: NOT_ISSUED } });
     expect(heldScopes(withEnvToken.ctx, profile, platform.baseUrl)).toEqual({ session: false, scopes: [] });
+  });
+});
+
+describe('the target (profile, platform, session) is worked out once per command', () => {
+  /** Counts what the invocation reads to work it out: profile files, and the token store's sessions. */
+  async function counted(t: TestContext): Promise<{ profileLoads: number; storeReads: number }> {
+    const counts = { profileLoads: 0, storeReads: 0 };
+    const profiles = await t.ctx.profiles();
+    const load = profiles.load.bind(profiles);
+    profiles.load = (name) => {
+      counts.profileLoads++;
+      return load(name);
+    };
+    const tokenStore = t.ctx.tokenStore;
+    Object.assign(t.ctx, {
+      tokenStore: async (...args: Parameters<typeof tokenStore>) => {
+        const store = await tokenStore(...args);
+        const get = store.get.bind(store);
+        store.get = (name) => {
+          counts.storeReads++;
+          return get(name);
+        };
+        return store;
+      },
+    });
+    return counts;
+  }
+
+  it('plat call reads the profile once and the stored session once', async () => {
+    await signedIn();
+    const t = open();
+    const counts = await counted(t);
+    await call(t.ctx, 'GET', '/api/courses', {});
+    expect(JSON.parse(t.stdout())).toBeTruthy();
+    expect(counts).toEqual({ profileLoads: 1, storeReads: 1 });
+  });
+
+  it('plat op reads the profile once, for the API description and the request alike', async () => {
+    await signedIn();
+    const t = open();
+    const counts = await counted(t);
+    await buildProgram('0.0.0-test', () => t.ctx).parseAsync(['node', 'plat', 'op', 'listCourses']);
+    expect(JSON.parse(t.stdout())).toBeTruthy();
+    expect(counts).toEqual({ profileLoads: 1, storeReads: 1 });
   });
 });
