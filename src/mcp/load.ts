@@ -26,7 +26,7 @@ import {
   responseHeader,
   suggest,
 } from '../session/index.js';
-import { editDistance, sanitize } from '../terminal/text.js';
+import { didYouMean, sanitize } from '../terminal/text.js';
 import { buildRawRequest, givenParams, opRequest, problemPhrase } from '../requests/request-object.js';
 
 declare const PLAT_MCP_BUNDLE: string | undefined;
@@ -48,7 +48,7 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/http/body-error.ts': { bodyReadError },
     'src/http/read-body.ts': { readBodyUpTo },
     'src/session/index.ts': { currentProfile, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },
-    'src/terminal/text.ts': { editDistance, sanitize },
+    'src/terminal/text.ts': { didYouMean, sanitize },
     'src/requests/request-object.ts': { buildRawRequest, givenParams, opRequest, problemPhrase },
   };
 }
