@@ -120,7 +120,8 @@ export async function buildRequest(object: unknown, rules: ObjectRules): Promise
   if (typeof given.op !== 'string' || given.op === '') throw say({ kind: 'op' });
   const op = await rules.operation!(given.op);
   if (!op) throw say({ kind: 'no-operation', op: given.op });
-  return buildOpRequest(op, given, rules);
+  // A string body is the body's text (read as --input would read it); anything else is sent as JSON.
+  return opRequest(op, givenParams(op, given.params, rules), given.body, rules);
 }
 
 /** `{method, path, query?, headers?, body?}` as a request: members other than these are the caller's to check. */
@@ -191,15 +192,6 @@ function headerRecord(headers: Record<string, unknown>, sameOrigin: boolean, say
   return sent;
 }
 
-/**
- * `{params?, body?}` for an operation as plat op's request (requests/operation.ts): every parameter and the body
- * checked against the description. A string body is the body's text (read as --input would read it), anything
- * else is sent as JSON.
- */
-async function buildOpRequest(op: Operation, given: { params?: unknown; body?: unknown }, rules: OpRules): Promise<PreparedRequest> {
-  return opRequest(op, givenParams(op, given.params, rules), given.body, rules);
-}
-
 /** An operation's parameters by name, each one it takes and none it refuses (header parameters the rule keeps). */
 export function givenParams(op: Operation, params: unknown, rules: OpRules): GivenParam[] {
   const { say } = rules;
@@ -219,7 +211,10 @@ export function givenParams(op: Operation, params: unknown, rules: OpRules): Giv
   return list;
 }
 
-/** The request of an operation with these parameters and body, as plat op checks and builds it. */
+/**
+ * The request of an operation with these parameters and body, as plat op checks and builds it (requests/operation.ts):
+ * every parameter and the body checked against the description.
+ */
 export async function opRequest(op: Operation, given: GivenParam[], body: unknown, rules: Pick<OpRules, 'baseUrl' | 'say'>): Promise<PreparedRequest> {
   const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   const { prepareOpRequest } = await import('./operation.js');
