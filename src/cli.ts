@@ -51,6 +51,11 @@ function withHints(output: OutputConfiguration): OutputConfiguration {
   };
 }
 
+/** --for <operationId>, as login and mcp take it: operations named, repeated or in one list, completed from plat op. */
+function forOperations(what: string): Option {
+  return completes(new Option('--for <operationId>', `${what}; repeat, or separate with spaces or commas`).argParser(collect), 'operations');
+}
+
 /**
  * Help text with examples, one `$ plat …` line each; a trailing `# …` (after two spaces) explains the line. Examples
  * stay within 80 columns, to be copied whole: the comments are aligned at a column that lets them fit, and one that
@@ -218,12 +223,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
       .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
       .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
       .option('--timeout <seconds>', 'how long to wait for approval in the browser (default: 300)')
-      .addOption(
-        completes(
-          new Option('--for <operationId>', 'ask for exactly the scopes these operations need (plat scopes plan); repeat, or separate with spaces or commas').argParser(collect),
-          'operations',
-        ),
-      )
+      .addOption(forOperations('ask for exactly the scopes these operations need (plat scopes plan)'))
       .addHelpText(
         'after',
         examples(
@@ -548,12 +548,7 @@ lines or a journal of another platform (nothing sent), 4 when the session ended,
 
   lazily(program.command('mcp').description('serve the API to AI agents: a Model Context Protocol server on stdin/stdout, as you and within your scopes'), (cmd) =>
     cmd
-      .addOption(
-        completes(
-          new Option('--for <operationId>', 'offer exactly these operations as tools (whoami only if named, no call tool); repeat, or separate with spaces or commas').argParser(collect),
-          'operations',
-        ),
-      )
+      .addOption(forOperations('offer exactly these operations as tools (whoami only if named, no call tool)'))
       .option('--allow-write', 'also offer operations that change data (POST, PUT, PATCH, DELETE); default: reading only')
       .addHelpText(
         'after',

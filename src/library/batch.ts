@@ -5,9 +5,8 @@
  */
 import type * as Public from './public.js';
 import { UsageError } from '../errors.js';
-import { headerKey, refusedHeader } from '../http/header-rule.js';
-import { appendQuery, type FieldTree } from '../requests/fields.js';
-import { apiUrl, openClient, startBatch, type BatchItem } from '../session/index.js';
+import { buildRequest, problemPhrase, type RequestProblem } from '../requests/request-object.js';
+import { openClient, startBatch, type BatchItem } from '../session/index.js';
 import { libraryContext, type LibrarySettings } from './context.js';
 
 export async function* batch(
@@ -26,7 +25,7 @@ export async function* batch(
     let position = 0;
     for await (const request of requests) {
       position++;
-      yield toItem(request, position, api.baseUrl);
+      yield await toItem(request, position, api.baseUrl);
     }
   }
 
@@ -36,30 +35,42 @@ export async function* batch(
   if (run.sessionEnded) throw run.sessionEnded;
 }
 
-function toItem(request: Public.BatchRequest, position: number, baseUrl: string | undefined): BatchItem {
+/** A request as plat batch's request line is built (requests/request-object.ts), its problems in the library's words. */
+async function toItem(request: Public.BatchRequest, position: number, baseUrl: string | undefined): Promise<BatchItem> {
   const where = `request ${position}`;
-  if (request === null || typeof request !== 'object') throw new UsageError(`${where} is not an object.`);
-  const { method, path, query, headers, body, id } = request;
-  if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method)) throw new UsageError(`${where}: method must be an HTTP method such as "GET".`);
-  if (typeof path !== 'string' || path === '') throw new UsageError(`${where}: path must be a string such as "/api/courses".`);
-  const url = apiUrl(path, baseUrl, 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)');
-  if (query !== undefined && query !== null && (typeof query !== 'object' || Array.isArray(query))) {
-    throw new UsageError(`${where}: query must be an object of names and values.`);
+  const prepared = await buildRequest(request, {
+    baseUrl,
+    noBaseUrl: 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)',
+    say: (problem) => new UsageError(libraryWords(problem, where)),
+  });
+  const text = prepared.jsonBody;
+  return { line: position, id: request.id ?? position, request: { method: prepared.method, url: prepared.url, headers: prepared.headers, body: text === undefined ? undefined : () => text } };
+}
+
+function libraryWords(problem: RequestProblem, where: string): string {
+  switch (problem.kind) {
+    case 'not-object':
+      return `${where} is not an object.`;
+    case 'members': {
+      const { extra } = problem;
+      return `${where}: unknown member${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k)).join(', ')} (a request takes id, method, path, query, headers, body).`;
+    }
+    case 'method':
+      return `${where}: method must be an HTTP method such as "GET".`;
+    case 'path':
+      return `${where}: path must be a string such as "/api/courses".`;
+    case 'query':
+      return `${where}: query must be an object of names and values.`;
+    case 'headers':
+      return `${where}: headers must be an object of header names and values.`;
+    case 'header-value':
+      return `${where}: headers[${JSON.stringify(problem.name)}] must be a string.`;
+    case 'header-refused':
+      return `${where}: headers cannot set ${problem.name}: ${problem.reason}.`;
+    case 'url':
+      // No platform to resolve against is the client's, not this request's.
+      return problem.message;
+    default:
+      return `${where}: ${problemPhrase(problem)}.`;
   }
-  // As plat batch's lines: a list repeats its name, an object's members are name[member], anything else is refused.
-  appendQuery(url.searchParams, (query ?? {}) as FieldTree, 'repeat', (name) => `${where}: query ${JSON.stringify(name)}`);
-  const sent: Record<string, string> = Object.create(null);
-  const towardPlatform = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    const refused = refusedHeader(name, towardPlatform);
-    if (refused) throw new UsageError(`${where}: headers cannot set ${headerKey(name)}: ${refused}.`);
-    sent[headerKey(name)] = String(value);
-  }
-  sent.accept ??= 'application/json, */*;q=0.8';
-  let text: string | undefined;
-  if (body !== undefined) {
-    text = typeof body === 'string' && sent['content-type'] !== undefined && !/\bjson\b/i.test(sent['content-type']) ? body : JSON.stringify(body);
-    sent['content-type'] ??= 'application/json';
-  }
-  return { line: position, id: id ?? position, request: { method: method.toUpperCase(), url, headers: sent, body: text === undefined ? undefined : () => text } };
 }

@@ -10,11 +10,11 @@ import { isPublicOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
 import { readBodyUpTo } from '../http/read-body.js';
-import { apiUrl, identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
+import { identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
 import { sanitize } from '../terminal/text.js';
 import { nestsDeeperThan, MAX_STRUCTURED_DEPTH } from './bounds.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './tools.js';
-import type { GivenParam } from '../requests/operation.js';
+import { buildRawRequest, givenParams, opRequest, problemPhrase, type OpRules, type RequestProblem } from '../requests/request-object.js';
 
 /** The most of a body a tool result carries; an agent's context is the limit, not memory. */
 const MAX_RESULT_BYTES = 256 * 1024;
@@ -73,43 +73,31 @@ async function whoami(ctx: Context): Promise<ToolResult> {
 async function callOperation(ctx: Context, tool: OperationTool, args: Args, signal: AbortSignal | undefined): Promise<ToolResult> {
   const { op } = tool;
   if (tool.missing.length > 0) throw new ToolError(lacking(ctx, op.operationId, tool.missing, tool.device));
-  const given: GivenParam[] = [];
+  const params: Args = {};
   let body: string | undefined;
   let paginate = false;
   for (const [key, value] of Object.entries(args)) {
-    if (key === tool.bodyKey) {
-      body = JSON.stringify(value);
-      continue;
-    }
-    if (key === tool.paginateKey) {
-      paginate = value === true;
-      continue;
-    }
-    const param = tool.params.get(key);
-    const refused = op.refusedHeaders?.find((r) => r.name.toLowerCase() === key.trim().toLowerCase());
-    if (!param && refused) throw new ToolError(`${tool.name}'s header parameter ${sanitize(refused.name, 100)} is not taken from arguments: ${refused.reason}.`);
-    if (!param) {
-      const known = [...tool.params.keys(), ...(tool.bodyKey ? [tool.bodyKey] : []), ...(tool.paginateKey ? [tool.paginateKey] : [])];
-      throw new ToolError(`${tool.name} takes no argument "${sanitize(key, 64)}"${known.length ? `; it takes ${known.join(', ')}` : '; it takes none'}.`);
-    }
-    if (value === undefined || value === null) continue;
-    given.push({ param, flag: key, values: (Array.isArray(value) ? value : [value]).map((v) => argText(key, v)) });
+    if (key === tool.bodyKey) body = JSON.stringify(value);
+    else if (key === tool.paginateKey) paginate = value === true;
+    else params[key] = value;
   }
+  const rules: OpRules = {
+    baseUrl: undefined,
+    say: (problem) => new ToolError(toolWords(tool, problem)),
+    param: (key) => tool.params.get(key),
+    // null is an argument not given, as an agent's JSON often says it.
+    values: (key, value) => (value === undefined || value === null ? undefined : (Array.isArray(value) ? value : [value]).map((v) => argText(key, v))),
+    flag: (key) => key,
+  };
+  const given = givenParams(op, params, rules);
   const missing = [...tool.params].filter(([, p]) => p.required && !given.some((g) => g.param === p)).map(([key]) => key);
   if (op.body?.required && body === undefined) missing.push(tool.bodyKey!);
   if (missing.length > 0) throw new ToolError(`${tool.name} needs ${missing.join(', ')}; the tool's input schema says what each is.`);
   if (body !== undefined && op.body && !/\bjson\b/i.test(op.body.contentType)) {
     throw new ToolError(`${tool.name} takes ${sanitize(op.body.contentType, 80)}, and plat mcp sends JSON bodies only: use plat op ${op.operationId} --input <file> from a terminal.`);
   }
-  const { prepareOpRequest } = await import('../requests/operation.js');
   const client = await operationClient(ctx, op);
-  const prepared = await prepareOpRequest(
-    op,
-    given,
-    { headers: [], fields: [], typedFields: [], input: body === undefined ? undefined : '-' },
-    client.baseUrl,
-    async () => body ?? '',
-  );
+  const prepared = await opRequest(op, given, body, { ...rules, baseUrl: client.baseUrl });
   // A JSON body was read from the argument above; nothing may ever read plat's stdin, the agent host's pipe.
   if (prepared.inputFrom !== undefined || !prepared.sameOrigin) throw new ToolError(`${tool.name}: plat mcp could not build its request.`);
   const request: ApiRequest = {
@@ -150,21 +138,15 @@ async function callAnyPath(ctx: Context, tool: CallTool, args: Args, signal: Abo
   if (!path.startsWith('/') || path.startsWith('//') || /[\\\s]/.test(path.slice(0, 2)) || /[\u0000-\u001f\u007f]/.test(path)) {
     throw new ToolError(`call takes a path on the platform starting with / (got "${sanitize(path, 100)}"); nothing off the platform's origin is called.`);
   }
+  if (args.body !== undefined && (READ_METHODS.has(method) || method === 'DELETE')) throw new ToolError(`call: a ${method} request takes no body here; use query.`);
   const client = await openClient(ctx, { auth: 'required' });
-  const url = apiUrl(path, client.baseUrl, 'the profile has no platform');
+  const { url, headers, jsonBody: body } = buildRawRequest(
+    // No headers: the body is always sent as JSON.
+    { method, path, query: args.query, body: args.body },
+    { baseUrl: client.baseUrl, noBaseUrl: 'the profile has no platform', say: (problem) => new ToolError(callWords(problem)) },
+  );
   if (!client.baseUrl || url.origin !== new URL(client.baseUrl).origin) {
     throw new ToolError(`${sanitize(path, 100)} is not on the platform's origin; nothing else is called.`);
-  }
-  if (args.query !== undefined) {
-    if (typeof args.query !== 'object' || args.query === null || Array.isArray(args.query)) throw new ToolError('call: query must be an object of names and values.');
-    for (const [name, value] of Object.entries(args.query)) url.searchParams.append(name, argText(name, value));
-  }
-  const headers: Record<string, string> = { accept: 'application/json, */*;q=0.8' };
-  let body: string | undefined;
-  if (args.body !== undefined) {
-    if (READ_METHODS.has(method) || method === 'DELETE') throw new ToolError(`call: a ${method} request takes no body here; use query.`);
-    body = JSON.stringify(args.body);
-    headers['content-type'] = 'application/json';
   }
   const request: ApiRequest = { method, url, headers, body: () => body, timeoutMs: TOOL_DEADLINE_MS, signal };
   if (args.paginate === true) {
@@ -172,6 +154,30 @@ async function callAnyPath(ctx: Context, tool: CallTool, args: Args, signal: Abo
     return pages(ctx, client, request);
   }
   return send(ctx, client, request);
+}
+
+/** An operation tool's problems in plat mcp's words: an agent names arguments, not a line's members. */
+function toolWords(tool: OperationTool, problem: RequestProblem): string {
+  switch (problem.kind) {
+    case 'param-refused':
+      return `${tool.name}'s header parameter ${sanitize(problem.name, 100)} is not taken from arguments: ${problem.reason}.`;
+    case 'param-unknown': {
+      const known = [...tool.params.keys(), ...(tool.bodyKey ? [tool.bodyKey] : []), ...(tool.paginateKey ? [tool.paginateKey] : [])];
+      return `${tool.name} takes no argument "${sanitize(problem.name, 64)}"${known.length ? `; it takes ${known.join(', ')}` : '; it takes none'}.`;
+    }
+    case 'rule':
+    case 'url':
+      return problem.message;
+    default:
+      return `${tool.name}: ${problemPhrase(problem)}.`;
+  }
+}
+
+/** The call tool's problems: its own words for the query, the shared rule's otherwise. */
+function callWords(problem: RequestProblem): string {
+  if (problem.kind === 'query') return 'call: query must be an object of names and values.';
+  if (problem.kind === 'url') return problem.message;
+  return `call: ${problemPhrase(problem)}.`;
 }
 
 /** An argument as the text a query, path or header parameter carries. */

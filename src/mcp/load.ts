@@ -16,7 +16,6 @@ import { AuthError, PlatError, UsageError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
 import { readBodyUpTo } from '../http/read-body.js';
 import {
-  apiUrl,
   currentProfile,
   heldScopes,
   identify,
@@ -27,8 +26,8 @@ import {
   responseHeader,
   suggest,
 } from '../session/index.js';
-import { editDistance, sanitize } from '../terminal/text.js';
-import { prepareOpRequest } from '../requests/operation.js';
+import { didYouMean, sanitize } from '../terminal/text.js';
+import { buildRawRequest, givenParams, opRequest, problemPhrase } from '../requests/request-object.js';
 
 declare const PLAT_MCP_BUNDLE: string | undefined;
 
@@ -48,8 +47,8 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/errors.ts': { AuthError, PlatError, UsageError },
     'src/http/body-error.ts': { bodyReadError },
     'src/http/read-body.ts': { readBodyUpTo },
-    'src/session/index.ts': { apiUrl, currentProfile, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },
-    'src/terminal/text.ts': { editDistance, sanitize },
-    'src/requests/operation.ts': { prepareOpRequest },
+    'src/session/index.ts': { currentProfile, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },
+    'src/terminal/text.ts': { didYouMean, sanitize },
+    'src/requests/request-object.ts': { buildRawRequest, givenParams, opRequest, problemPhrase },
   };
 }

@@ -14,7 +14,7 @@ import type { ParamSpec } from '../catalogue/operation-shape.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { suggest } from '../session/index.js';
-import { editDistance, sanitize } from '../terminal/text.js';
+import { didYouMean, sanitize } from '../terminal/text.js';
 import { boundSchema, newBudget } from './schema.js';
 
 export const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -99,8 +99,7 @@ export function selectOperations(index: FullApiIndex, options: Pick<ToolOptions,
     if (id === WHOAMI) continue;
     const op = named.find((o) => o.operationId === id) ?? single(named.filter((o) => o.operationId.toLowerCase() === id.toLowerCase()));
     if (!op) {
-      const close = named.map((o) => o.operationId).filter((x) => editDistance(x.toLowerCase(), id.toLowerCase()) <= 2).slice(0, 3);
-      throw new UsageError(`--for: the platform's API has no operation "${sanitize(id, 100)}".${close.length ? ` Did you mean ${close.join(' or ')}?` : ''} plat op lists them.`);
+      throw new UsageError(`--for: the platform's API has no operation "${sanitize(id, 100)}".${didYouMean(id, named.map((o) => o.operationId), 1)} plat op lists them.`);
     }
     if (!options.allowWrite && !READ_METHODS.has(op.method)) {
       throw new UsageError(`--for ${op.operationId}: it changes data (${op.method}), so plat mcp offers it only with --allow-write.`);

@@ -244,6 +244,18 @@ describe('tools/call', () => {
     expect(text(write)).toBe('POST changes data, and plat mcp runs read-only: the person must start it with --allow-write to allow that.');
   });
 
+  it("call's query follows the query rule plat batch and the library follow: a list repeats its name, an object is name[member], a list of objects is refused", async () => {
+    await login();
+    const served = await serve();
+    const echoed = await call(served, 'call', { method: 'GET', path: '/api/echo', query: { ids: [1, 2], filter: { year: 2 }, q: 'x' } });
+    expect(echoed.isError, text(echoed)).toBeFalsy();
+    expect(echoed.structuredContent.query).toEqual({ ids: ['1', '2'], 'filter[year]': '2', q: 'x' });
+    platform.stats.reset();
+    const refused = await call(served, 'call', { method: 'GET', path: '/api/echo', query: { filter: [{ year: 2 }] } });
+    expect(text(refused)).toBe('call: query "filter": an object inside a list has no query form.');
+    expect(platform.stats.events).toEqual([]);
+  });
+
   it('with --allow-write, a POST operation sends its body checked against the schema; PUT, PATCH, DELETE and call with a body', async () => {
     await login('courses:read courses:write');
     const served = await serve(['--allow-write']);

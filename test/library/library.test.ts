@@ -494,6 +494,34 @@ describe('client.batch', () => {
     expect(platform.stats.count('GET /api/echo')).toBe(1);
   });
 
+  it("refuses the shapes plat batch refuses (one builder for both): a member neither takes, a header that is not text, an op line", async () => {
+    await loggedIn();
+    const run = await program(`
+      const client = createClient();
+      const shapes = [
+        { method: 'GET', path: '/api/echo', qeury: { a: 1 } },
+        { method: 'GET', path: '/api/echo', headers: { 'x-count': 1 } },
+        { op: 'listCourses' },
+      ];
+      const out = [];
+      for (const shape of shapes) {
+        try {
+          for await (const _ of client.batch([shape])) {}
+          out.push('sent');
+        } catch (error) {
+          out.push(describe(error));
+        }
+      }
+      return out;
+    `);
+    expect(run.json?.result, run.stderr + run.stdout).toEqual([
+      expect.objectContaining({ isUsageError: true, message: 'request 1: unknown member "qeury" (a request takes id, method, path, query, headers, body).' }),
+      expect.objectContaining({ isUsageError: true, message: 'request 1: headers["x-count"] must be a string.' }),
+      expect.objectContaining({ isUsageError: true, message: 'request 1: unknown member "op" (a request takes id, method, path, query, headers, body).' }),
+    ]);
+    expect(platform.stats.events.filter((e) => e.path.startsWith('/api/echo'))).toEqual([]);
+  });
+
   it('a bad request is a UsageError', async () => {
     await loggedIn();
     const run = await program(`

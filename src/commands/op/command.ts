@@ -11,7 +11,7 @@ import type { OperationDetail } from '../../catalogue/openapi.js';
 import type { ParamSpec } from '../../catalogue/operation-shape.js';
 import { typeOf } from '../../catalogue/param-check.js';
 import { UsageError } from '../../errors.js';
-import { editDistance, sanitize } from '../../terminal/text.js';
+import { didYouMean, sanitize } from '../../terminal/text.js';
 import { fitHelp } from '../../help/fit.js';
 import { renderOpHelp } from './help.js';
 import type { GivenParam } from '../../requests/operation.js';
@@ -209,7 +209,7 @@ const JSON_HINT = 'For machine-readable output, plat takes --json (as in plat st
 function unknownParam(operationId: string, params: ParamSpec[], flag: string): UsageError {
   if (params.length === 0) return new UsageError(`${operationId} takes no parameters, so ${flag} means nothing to it.`);
   const name = flag.replace(/^(--|-p )/, '').toLowerCase();
-  const close = params.filter((p) => p.name.toLowerCase().startsWith(name) || editDistance(p.name.toLowerCase(), name) <= Math.max(1, Math.floor(p.name.length / 4)));
-  const hint = close.length > 0 ? ` Did you mean ${close.map((p) => `--${p.name}`).join(' or ')}?` : '';
+  // Compared as flags, --name to --name, so the suggestion is the flag to type.
+  const hint = didYouMean(`--${name}`, params.map((p) => `--${p.name}`));
   return new UsageError(`${operationId} has no parameter ${flag}.${hint} Its parameters: ${params.map((p) => `--${p.name}`).join(', ')}.`);
 }
