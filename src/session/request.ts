@@ -15,6 +15,7 @@ import { headerKey, refusedHeader } from '../http/header-rule.js';
 import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
+import { sleep } from '../sleep.js';
 import { rememberResourceMetadata } from './resource-hint.js';
 import { anonymousNote, bindSession, freshToken, noSessionError, type Binding, type TokenSource } from './binding.js';
 
@@ -288,16 +289,3 @@ export function backoff(attempt: number, random = Math.random): number {
 }
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
-
-/** Ends early on Ctrl-C; the abort listener is removed when the timer fires, so ten retries leave none behind. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
