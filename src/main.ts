@@ -7,7 +7,6 @@ import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, isCI, safe, type IO } from './terminal/io.js';
 import { plainForm, plainInvocation } from './dispatch.js';
-import { KnownSecrets } from './redact.js';
 import { resolveInvocation } from './session/invocation.js';
 import type * as os from 'node:os';
 
@@ -41,8 +40,6 @@ function characterDevice(fd: number): boolean {
 export async function main(argv: string[] = process.argv): Promise<number> {
   const env = process.env;
   let epipeHandled = false;
-  // The invocation's secrets: the session layer remembers them (through the context), the IO scrubs its lines of them.
-  const secrets = new KnownSecrets();
   // Getters: Node builds each standard stream on first access, and createIO reads them only when used.
   const io = createIO({
     get stdout() {
@@ -63,7 +60,6 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     },
     env,
     colorFlag: !argv.includes('--no-color'),
-    secrets,
   });
   const verbose = argv.includes('--verbose') || env.PLAT_DEBUG === '1';
   const controller = new AbortController();
@@ -90,7 +86,6 @@ export async function main(argv: string[] = process.argv): Promise<number> {
         signal: controller.signal,
         configDir,
         defaultConfigDir,
-        secrets,
         oneShot: true,
       });
       return context;
