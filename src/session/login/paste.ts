@@ -56,8 +56,8 @@ export function readStdinLines(stdin: Readable): StdinLines {
 
 /**
  * The next line of stdin, unless `signal` aborts first (Ctrl-C while plat waits on a terminal nobody types into):
- * then InterruptedError with `message`, at once. The one race of a read against Ctrl-C, for --client-secret-stdin
- * and step-up's question; the abort listener goes either way.
+ * then InterruptedError with `message`, at once. The one race of a read against Ctrl-C, for --client-secret-stdin,
+ * login's question for a base URL and step-up's question; the abort listener goes either way.
  */
 export async function nextLineUnlessAborted(stdin: StdinLines, signal: AbortSignal, message: string): Promise<string | undefined> {
   let onAbort!: () => void;
