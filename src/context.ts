@@ -31,7 +31,7 @@ export interface Context {
   readonly version: string;
   readonly signal: AbortSignal;
   readonly configDir: string;
-  /** The secrets this invocation holds, which its IO scrubs from what it prints (the same set as the IO's). */
+  /** The secrets this invocation holds, which its IO scrubs from what it prints: the IO's own set (io.secrets). */
   readonly secrets: KnownSecrets;
   now(): number;
   hostname(): string;
@@ -56,8 +56,6 @@ export interface ContextOptions {
   version: string;
   signal: AbortSignal;
   configDir: string;
-  /** The set `io` scrubs with: the session layer remembers into it what the invocation learns. */
-  secrets: KnownSecrets;
   /** Where the config dir would be without PLAT_CONFIG_DIR: sessions there get plain keychain account names. */
   defaultConfigDir?: string;
   now?: () => number;
@@ -82,7 +80,8 @@ export function createContext(options: ContextOptions): Context {
     version: options.version,
     signal,
     configDir,
-    secrets: options.secrets,
+    // The set io scrubs with, so what the session layer remembers is scrubbed from what the invocation prints.
+    secrets: io.secrets,
     now,
     // node:os only for the one command that names this machine (login's client name).
     hostname: () => (process.getBuiltinModule('node:os') as typeof os).hostname(),

@@ -7,7 +7,6 @@ import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, isCI, safe, type IO } from './terminal/io.js';
 import { plainForm, plainInvocation } from './dispatch.js';
-import { KnownSecrets } from './redact.js';
 import { resolveInvocation } from './session/invocation.js';
 import type * as os from 'node:os';
 
@@ -26,7 +25,18 @@ export function runsPlainly(argv: string[] = process.argv, env: Record<string, s
 }
 
 function mightAsk(argv: string[], env: Record<string, string | undefined>): boolean {
-  return !argv.includes('--no-prompt') && env.PLAT_NO_PROMPT !== '1' && !isCI(env) && characterDevice(0) && characterDevice(2);
+  return promptWanted(argv, env) && !isCI(env) && characterDevice(0) && characterDevice(2);
+}
+
+/**
+ * Whether the person lets plat ask questions (Globals.prompt; step-up.ts adds a terminal and CI unset): not with
+ * --no-prompt or PLAT_NO_PROMPT=1. The one reading of both, for the bundle's choice and for the context. plat's
+ * words end at `--`: a --no-prompt after it is the other program's (`plat exec -- mytool --no-prompt`).
+ */
+export function promptWanted(argv: readonly string[], env: Record<string, string | undefined>): boolean {
+  const end = argv.indexOf('--');
+  const own = end === -1 ? argv : argv.slice(0, end);
+  return !own.includes('--no-prompt') && env.PLAT_NO_PROMPT !== '1';
 }
 
 /** A terminal, or /dev/null: node:tty costs every start a module, and the precise test comes later (step-up.ts). */
@@ -41,8 +51,6 @@ function characterDevice(fd: number): boolean {
 export async function main(argv: string[] = process.argv): Promise<number> {
   const env = process.env;
   let epipeHandled = false;
-  // The invocation's secrets: the session layer remembers them (through the context), the IO scrubs its lines of them.
-  const secrets = new KnownSecrets();
   // Getters: Node builds each standard stream on first access, and createIO reads them only when used.
   const io = createIO({
     get stdout() {
@@ -63,9 +71,9 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     },
     env,
     colorFlag: !argv.includes('--no-color'),
-    secrets,
   });
   const verbose = argv.includes('--verbose') || env.PLAT_DEBUG === '1';
+  const prompt = promptWanted(argv, env);
   const controller = new AbortController();
   const onSigint = () => {
     if (controller.signal.aborted) process.exit(ExitCode.interrupted);
@@ -85,12 +93,11 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       context = createContext({
         env,
         io,
-        globals: { ...globals, profile, currentProfile, profileSource, verbose: globals.verbose || verbose, prompt: !argv.includes('--no-prompt') && env.PLAT_NO_PROMPT !== '1' },
+        globals: { ...globals, profile, currentProfile, profileSource, verbose: globals.verbose || verbose, prompt },
         version,
         signal: controller.signal,
         configDir,
         defaultConfigDir,
-        secrets,
         oneShot: true,
       });
       return context;

@@ -4,6 +4,7 @@
  * before every attempt, retries included, so nothing goes out during a pause.
  */
 import type { RequestGovernor } from '../session/request.js';
+import { sleep } from '../sleep.js';
 
 export interface Governor extends RequestGovernor {
   /** true while a pause is in force (for the progress line). */
@@ -18,17 +19,7 @@ export function createGovernor(options: { ratePerSecond?: number; now?: () => nu
   let pausedUntil = 0;
   let nextSlot = 0;
   let pauses = 0;
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (options.signal?.aborted) return resolve();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', done);
-        resolve();
-      }
-      options.signal?.addEventListener('abort', done, { once: true });
-    });
+  const wait = (ms: number) => sleep(ms, options.signal);
   return {
     async turn() {
       for (;;) {

@@ -5,6 +5,7 @@
  * as it is. Here: the term column is capped (a longer term gets a line of its own, its description under it), and
  * any line still too wide is wrapped at spaces, prose at the margin as one paragraph.
  */
+import { wrapWords } from '../terminal/text.js';
 
 /** The description column starts at most this far across (a share of the width), so descriptions keep room. */
 const TERM_SHARE = 0.4;
@@ -40,7 +41,7 @@ export function fitHelp(text: string, width: number): string {
       const run = lines.slice(i, end);
       if (run.some((l) => [...l].length > width)) {
         const hanging = line.startsWith('Usage: ') ? ' '.repeat('Usage: '.length) : '';
-        out.push(...fill(run.join(' '), '', hanging, width));
+        out.push(...wrapWords(run.join(' '), width, '', hanging));
       } else {
         out.push(...run);
       }
@@ -55,35 +56,11 @@ export function fitHelp(text: string, width: number): string {
       const prompt = /^ *\$ /.exec(line)?.[0].length;
       const column = /^ +\S.*?\S {2,}(?=\S)/.exec(line)?.[0].length;
       const hanging = item ?? (prompt !== undefined ? prompt + 2 : column !== undefined && column <= width / 2 ? column : indent.length + 2);
-      out.push(...fill(line.slice(indent.length), indent, ' '.repeat(hanging), width));
+      out.push(...wrapWords(line.slice(indent.length), width, indent, ' '.repeat(hanging)));
     } else {
       out.push(line);
     }
     i++;
   }
   return out.join('\n');
-}
-
-/** Words filled into lines of at most `width` characters; a word longer than that gets a line of its own. */
-function wrapWords(text: string, width: number): string[] {
-  return fill(text, '', '', width);
-}
-
-function fill(text: string, first: string, rest: string, width: number): string[] {
-  const words = text.split(/\s+/).filter(Boolean);
-  if (words.length === 0) return [first.trimEnd()];
-  const lines: string[] = [];
-  let line = first;
-  let empty = true;
-  for (const word of words) {
-    if (!empty && [...line].length + 1 + [...word].length > width) {
-      lines.push(line);
-      line = rest;
-      empty = true;
-    }
-    line += empty ? word : ` ${word}`;
-    empty = false;
-  }
-  lines.push(line);
-  return lines;
 }

@@ -5,6 +5,7 @@
  * keeps its backticks, which tell a name (`none`, `scope`) from the words around it, as bold does in the man page;
  * headings and terms, set apart already, lose them.
  */
+import { wrapWords } from '../terminal/text.js';
 import { plainText, type Block, type Topic } from './markup.js';
 
 const TEXT = 2;
@@ -14,7 +15,7 @@ const HANGING = 4;
 /** `width`: the terminal's columns, or undefined (or 0) off a terminal: 80. Kept between 40 and 100 to stay readable. */
 export function renderForTerminal(topic: Topic, width?: number): string {
   const columns = width ? Math.max(40, Math.min(width, 100)) : 80;
-  const out: string[] = [...wrap(topic.title, '', '', columns), ''];
+  const out: string[] = [...wrapWords(topic.title, columns), ''];
   for (const block of topic.blocks) out.push(...renderBlock(block, columns), '');
   return `${out.join('\n').replace(/\n+$/, '')}\n`;
 }
@@ -22,18 +23,18 @@ export function renderForTerminal(topic: Topic, width?: number): string {
 function renderBlock(block: Block, columns: number): string[] {
   switch (block.type) {
     case 'heading':
-      return wrap(plainText(block.text), '', '', columns);
+      return wrapWords(plainText(block.text), columns);
     case 'paragraph':
-      return wrap(block.text, ' '.repeat(TEXT), ' '.repeat(TEXT), columns);
+      return wrapWords(block.text, columns, ' '.repeat(TEXT), ' '.repeat(TEXT));
     case 'list':
-      return block.items.flatMap((item) => wrap(item, `${' '.repeat(TEXT)}- `, ' '.repeat(HANGING), columns));
+      return block.items.flatMap((item) => wrapWords(item, columns, `${' '.repeat(TEXT)}- `, ' '.repeat(HANGING)));
     case 'definitions':
       return block.items.flatMap(({ term, definition }) => {
         const indent = ' '.repeat(TEXT + HANGING);
         const name = plainText(term);
         // A short term (an exit code) starts its definition's line, as man's tagged paragraphs do.
-        if (name.length < HANGING) return wrap(definition, `${' '.repeat(TEXT)}${name.padEnd(HANGING)}`, indent, columns);
-        return [...wrap(name, ' '.repeat(TEXT), ' '.repeat(TEXT), columns), ...wrap(definition, indent, indent, columns)];
+        if (name.length < HANGING) return wrapWords(definition, columns, `${' '.repeat(TEXT)}${name.padEnd(HANGING)}`, indent);
+        return [...wrapWords(name, columns, ' '.repeat(TEXT), ' '.repeat(TEXT)), ...wrapWords(definition, columns, indent, indent)];
       });
     case 'code':
       return block.lines.flatMap((line) => (line === '' ? [''] : codeLine(line, columns)));
@@ -51,23 +52,5 @@ function codeLine(line: string, columns: number): string[] {
   const comment = /^(\s*)(\S.*?)\s{2,}((?:#|\/\/) .*)$/.exec(line);
   if (comment) return [...codeLine(`${comment[1]}${comment[3]}`, columns), ...codeLine(`${comment[1]}${comment[2]}`, columns)];
   const own = /^\s*/.exec(line)![0];
-  return wrap(line, indent + own, `${indent}${own}  `, columns);
-}
-
-/** Words filled into lines of at most `columns` characters (a longer word gets a line of its own). */
-function wrap(text: string, first: string, rest: string, columns: number): string[] {
-  const lines: string[] = [];
-  let line = first;
-  let empty = true;
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (!empty && [...line].length + 1 + [...word].length > columns) {
-      lines.push(line);
-      line = rest;
-      empty = true;
-    }
-    line += empty ? word : ` ${word}`;
-    empty = false;
-  }
-  lines.push(line);
-  return lines;
+  return wrapWords(line, columns, indent + own, `${indent}${own}  `);
 }

@@ -55,6 +55,5 @@ export function libraryContext(settings: LibrarySettings, signal: AbortSignal = 
     signal,
     configDir: settings.configDir,
     defaultConfigDir: settings.defaultConfigDir,
-    secrets: settings.secrets,
   });
 }

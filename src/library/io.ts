@@ -38,5 +38,6 @@ export function libraryIO(secrets: KnownSecrets, onWarning?: (message: string) =
     green: plain,
     red: plain,
     spinner: async () => ({ stop() {} }),
+    secrets,
   };
 }

@@ -19,6 +19,7 @@ import { readBodyUpTo } from '../http/read-body.js';
 import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
+import { sleep } from '../sleep.js';
 import { rememberResourceMetadata } from './resource-hint.js';
 import { freshToken, type ActiveSession } from './access.js';
 import { anonymousNote, bindSession, noSessionError, type Binding, type TokenSource } from './binding.js';
@@ -342,16 +343,3 @@ export function backoff(attempt: number, random = Math.random): number {
 }
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
-
-/** Ends early on Ctrl-C; the abort listener is removed when the timer fires, so ten retries leave none behind. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

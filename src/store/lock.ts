@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import lockfile from 'proper-lockfile';
 import { ExitCode, InterruptedError, PlatError } from '../errors.js';
+import { sleep } from '../sleep.js';
 import { ensurePrivateDir, storageError } from './atomic.js';
 import { lockTargetPath, locksDir } from './paths.js';
 
@@ -92,15 +93,7 @@ async function acquire(
     }
     // Jittered exponential backoff: waiters that started together do not retry in lockstep.
     const wait = Math.min(remaining, delay + randomInt(0, delay + 1));
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, wait);
-      signal?.addEventListener('abort', done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      }
-    });
+    await sleep(wait, signal);
     delay = Math.min(delay * 2, MAX_RETRY_MS);
   }
 }

@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import { fstatSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { importPackage } from '../esm.js';
-import type { KnownSecrets } from '../redact.js';
+import { KnownSecrets } from '../redact.js';
 import { sanitize } from './text.js';
 
 /**
@@ -36,6 +36,11 @@ export interface IO {
   red(text: string): string;
   /** A spinner on stderr when it is a TTY; otherwise prints nothing. */
   spinner(text: string): Promise<Spinner>;
+  /**
+   * The secrets this IO's lines are scrubbed of: the invocation's (one IO per invocation, one set per IO). The
+   * context hands it on as ctx.secrets, where the session layer remembers what it learns.
+   */
+  readonly secrets: KnownSecrets;
 }
 
 interface Spinner {
@@ -54,8 +59,6 @@ export interface IOOptions {
   env: Record<string, string | undefined>;
   /** false when --no-color was given. */
   colorFlag?: boolean;
-  /** What every stderr line is scrubbed of: the invocation's secrets (the Context's set). */
-  secrets: KnownSecrets;
 }
 
 /** NO_COLOR (any non-empty value) and --no-color win; FORCE_COLOR (not "0") forces; otherwise only on a TTY. */
@@ -99,8 +102,9 @@ export function createIO(options: IOOptions): IO {
   // Without colour a style is the text itself, and chalk is not even loaded (see chalk() below).
   const paint = once(() => (color() ? chalk() : undefined));
   const outPaint = once(() => (outColor() ? chalk() : undefined));
+  const secrets = new KnownSecrets();
   const line = (s: string) => {
-    const scrubbed = options.secrets.scrub(s);
+    const scrubbed = secrets.scrub(s);
     // A body without a final newline ("Not Found") must not run into plat's own line on the same terminal.
     const lead = midLine?.() ? '\n' : '';
     stderr().write(`${lead}${scrubbed.endsWith('\n') ? scrubbed : `${scrubbed}\n`}`);
@@ -149,6 +153,7 @@ export function createIO(options: IOOptions): IO {
       const spin = ora({ text, stream: stderr(), color: 'cyan', isEnabled: true, discardStdin: false }).start();
       return { stop: () => spin.stop() };
     },
+    secrets,
   };
 }
 

@@ -42,6 +42,31 @@ export function isPrintable(text: string): boolean {
 }
 
 /**
+ * Words filled into lines of at most `width` characters: the first line starts with `first`, the others with `rest`,
+ * and a word longer than the room gets a line of its own. One wrap for help, help topics and tables. `text` is split
+ * at whitespace; words given already split are kept as they are (an empty one keeps a doubled space).
+ */
+export function wrapWords(text: string | readonly string[], width: number, first = '', rest = ''): string[] {
+  const words = typeof text === 'string' ? text.split(/\s+/).filter(Boolean) : text;
+  if (words.length === 0) return [first.trimEnd()];
+  const lines: string[] = [];
+  let line = first;
+  // Nothing but the lead on this line yet: the next word goes on it whatever its length.
+  let empty = true;
+  for (const word of words) {
+    if (!empty && [...line].length + 1 + [...word].length > width) {
+      lines.push(line);
+      line = rest;
+      empty = true;
+    }
+    line += empty ? word : ` ${word}`;
+    empty &&= word === '';
+  }
+  lines.push(line);
+  return lines;
+}
+
+/**
  * One shell word that means exactly `arg` to a POSIX shell (bash, zsh, dash): left bare when it holds only
  * characters no shell treats specially, otherwise single-quoted, with each ' written as '\''.
  */

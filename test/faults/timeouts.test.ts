@@ -14,7 +14,6 @@ import { ExitCode, NetworkError, PlatError } from '../../src/errors.js';
 import { createHttp, type Http } from '../../src/http/index.js';
 import { createIO } from '../../src/terminal/io.js';
 import { discover } from '../../src/oauth/discovery.js';
-import { KnownSecrets } from '../../src/redact.js';
 import { makeHome, type Home } from '../helpers/cli.js';
 import { listFiles } from '../helpers/state.js';
 import { expectFailure } from './helpers.js';
@@ -111,7 +110,7 @@ function http(
   timeouts: { connectTimeoutMs?: number; headersTimeoutMs?: number; bodyTimeoutMs?: number; keepAliveTimeoutMs?: number },
   signal?: AbortSignal,
 ): Http {
-  const io = createIO({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {}, secrets: new KnownSecrets() });
+  const io = createIO({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: {} });
   return createHttp({ io, env: {}, verbose: false, userAgent: 'plat-test', now: Date.now, signal, ...timeouts });
 }
 

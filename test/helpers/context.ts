@@ -9,7 +9,6 @@ import { afterEach, expect } from 'vitest';
 import { createContext, type Context, type Globals } from '../../src/context.js';
 import { PlatError } from '../../src/errors.js';
 import { createIO } from '../../src/terminal/io.js';
-import { KnownSecrets } from '../../src/redact.js';
 import { resolveInvocation } from '../../src/session/invocation.js';
 import type { Home } from './cli.js';
 
@@ -54,14 +53,13 @@ export function testContext(home: Home, options: TestContextOptions = {}): TestC
     stream.setEncoding('utf8').on('data', (chunk: string) => (captured[which] += chunk));
     return stream;
   };
-  // One set per context, as main.ts makes one per process: the IO scrubs what the session layer remembers into it.
-  const secrets = new KnownSecrets();
+  // One set per context, as main.ts makes one per process: the IO's, which the context hands on as ctx.secrets.
   const [stderr, stdin] = [capture('stderr'), Readable.from(options.stdin ? [options.stdin] : [])];
   if (options.terminal) {
     Object.assign(stderr, { isTTY: true });
     Object.assign(stdin, { isTTY: true });
   }
-  const io = createIO({ stdout: capture('stdout'), stderr, stdin, env, secrets });
+  const io = createIO({ stdout: capture('stdout'), stderr, stdin, env });
   let time = options.now ?? Date.now();
   const controller = new AbortController();
   // The product's own resolution (option, PLAT_PROFILE, plat switch, default), on the home's config dir.
@@ -78,7 +76,6 @@ export function testContext(home: Home, options: TestContextOptions = {}): TestC
     signal: controller.signal,
     configDir: home.configDir,
     defaultConfigDir,
-    secrets,
     now: () => time,
   });
   return {

@@ -19,7 +19,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 
 /** The layers (src/README.md, "Layers"; the parts proposed for ../shared/architecture.json), by the files they are
  *  made of (a folder ends with '/'; a file named on its own wins over its folder). Files in no layer (errors, redact,
- *  esm, the terminal's room: io, text, stream-out, browser, child, jq) are the leaves any layer may use; so are
+ *  esm, sleep, the terminal's room: io, text, stream-out, browser, child, jq) are the leaves any layer may use; so are
  *  Context, Shapes and HTTP's own leaves. */
 const LAYERS = {
   entry: ['src/main.ts', 'src/cli.ts', 'src/dispatch.ts'],

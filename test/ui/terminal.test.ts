@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { platBin } from '../helpers/cli.js';
 import { APPROVING_BROWSER } from '../helpers/login.js';
 import { signIn } from '../helpers/consent.js';
-import { readProfile } from '../helpers/state.js';
+import { readProfile, sessionBytes } from '../helpers/state.js';
 import { pty } from './shells.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
@@ -94,6 +94,18 @@ describe.skipIf(pty.skip)(pty.title('on a terminal'), () => {
     const offTerminal = await home.run(['login', '--profile', 'other']);
     expect(offTerminal.code).toBe(2);
     expect(offTerminal.stderr).toMatch(/No platform to talk to: pass --base-url/);
+  });
+
+  it('Ctrl-C at that question ends the login at once: exit 130, nothing stored', async () => {
+    let answered = false;
+    const result = await onPty(plat('login'), { ...home.env, PLAT_BROWSER: APPROVING_BROWSER }, (output, type) => {
+      if (answered || !/Which platform\? Its base URL/.test(output)) return;
+      answered = true;
+      type('\x03');
+    });
+    expect(result.code, result.output).toBe(130);
+    expect(result.output).toMatch(/Interrupted\./);
+    expect(await sessionBytes(home)).toEqual({ profile: null, tokens: null });
   });
 });
 

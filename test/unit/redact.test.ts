@@ -170,10 +170,9 @@ describe('KnownSecrets', () => {
 
   /** A context as main.ts builds one: its IO scrubs with the context's own set. */
   function context(): { ctx: Context; stderr: () => string } {
-    const secrets = new KnownSecrets();
     const stderr = new PassThrough();
-    const io = createIO({ stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, secrets });
-    const ctx = createContext({ env: {}, io, globals: { profile: 'default', json: false, verbose: false }, version: '0', signal: new AbortController().signal, configDir: '/nonexistent', secrets });
+    const io = createIO({ stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {} });
+    const ctx = createContext({ env: {}, io, globals: { profile: 'default', json: false, verbose: false }, version: '0', signal: new AbortController().signal, configDir: '/nonexistent' });
     return { ctx, stderr: () => String(stderr.read() ?? '') };
   }
 

@@ -1,5 +1,5 @@
 /** Aligned columns for human output: padded on the plain text first, styled after, so colour never skews them. */
-import { sanitize } from '../../terminal/text.js';
+import { sanitize, wrapWords } from '../../terminal/text.js';
 import { relative } from './format.js';
 
 export type Style = ((text: string) => string) | undefined;
@@ -40,7 +40,7 @@ export function table(unsafeRows: string[][], styles: Style[] = [], fit?: Fit): 
         const style = styles[c];
         if (last && fit && c === columns - 1) {
           // The last column wraps between its words onto lines of its own, aligned under it.
-          const lines = wrapWords(cell, fit.width - lastStart);
+          const lines = wrapCell(cell, fit.width - lastStart);
           return lines.map((line) => (style && line ? style(line) : line)).join(`\n${' '.repeat(lastStart)}`);
         }
         const padded = last ? cell : cell + ' '.repeat(widths[c]! - length(cell));
@@ -68,19 +68,10 @@ function fitted(rows: string[][], { width, shrink }: Fit): string[][] {
 }
 
 /** Words (split at spaces) on lines of at most `room` characters; one line as it is when a word is longer. */
-function wrapWords(text: string, room: number): string[] {
+function wrapCell(text: string, room: number): string[] {
   const words = text.split(' ');
   if (length(text) <= room || words.some((word) => length(word) > room)) return [text];
-  const lines: string[] = [];
-  let line = '';
-  for (const word of words) {
-    if (line && length(line) + 1 + length(word) > room) {
-      lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  lines.push(line);
-  return lines;
+  return wrapWords(words, room);
 }
 
 /** The largest of `values` (0 for none), for lists of any length. */

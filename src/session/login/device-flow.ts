@@ -9,6 +9,7 @@ import { AuthError, InterruptedError } from '../../errors.js';
 import type { ClientCredentials } from '../../oauth/client.js';
 import type { Discovery } from '../../oauth/discovery.js';
 import { DeviceCodeRejectedError, pollDeviceToken, startDeviceAuthorization, type DeviceAuthorization, type DeviceTokens } from '../../oauth/device.js';
+import { sleep } from '../../sleep.js';
 import { noLocalBrowser } from './consent.js';
 import { deps as oauthDeps } from './client.js';
 
@@ -34,7 +35,8 @@ export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, 
     for (;;) {
       const wait = Math.min(interval * 1000, deadline - ctx.now());
       if (wait <= 0) break;
-      await sleep(ctx, wait);
+      // Ctrl-C ends the wait at once, with exit 130.
+      if (!(await sleep(wait, ctx.signal))) throw new InterruptedError('Login cancelled.');
       const answer = await pollDeviceToken(deps, discovery.as, credentials, {
         deviceCode: device.deviceCode,
         resource: input.resource,
@@ -91,20 +93,4 @@ async function qrCode(text: string): Promise<{ text: string; width: number } | u
   } catch {
     return undefined;
   }
-}
-
-/** Waits, or ends at once with exit 130 on Ctrl-C. */
-function sleep(ctx: Context, ms: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new InterruptedError('Login cancelled.'));
-    };
-    const timer = setTimeout(() => {
-      ctx.signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    if (ctx.signal.aborted) onAbort();
-    else ctx.signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

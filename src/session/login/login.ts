@@ -18,7 +18,7 @@ import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedErro
 import type { Callback, LoopbackListener } from '../../loopback.js';
 import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '../../store/types.js';
 import { getDiscovery } from '../discovery-cache.js';
-import { readStdinLines, type StdinLines } from './paste.js';
+import { nextLineUnlessAborted, readStdinLines, type StdinLines } from './paste.js';
 import { loadProfile, requireBaseUrl, resolveBaseUrl } from '../profile.js';
 import { loadSession, type ActiveSession } from '../access.js';
 import { suggestCommand } from '../suggest.js';
@@ -345,15 +345,7 @@ async function revokeReplaced(ctx: Context, replaced: ActiveSession): Promise<vo
 }
 
 async function readSecret(ctx: Context, stdin: StdinLines): Promise<string> {
-  const { signal } = ctx;
-  // Ctrl-C while plat waits for the secret ends the wait (stdin may be a terminal nobody types into).
-  let onAbort!: () => void;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new InterruptedError('Login cancelled.'));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  const line = (await Promise.race([stdin.next(), aborted]).finally(() => signal.removeEventListener('abort', onAbort)))?.trim();
+  const line = (await nextLineUnlessAborted(stdin, ctx.signal, 'Login cancelled.'))?.trim();
   if (!line) throw new UsageError('--client-secret-stdin expects the client secret on the first line of stdin, and stdin was empty.');
   ctx.secrets.remember(line);
   return line;

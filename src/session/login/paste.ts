@@ -5,6 +5,7 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { InterruptedError } from '../../errors.js';
 
 export interface StdinLines {
   next(): Promise<string | undefined>;
@@ -51,4 +52,23 @@ export function readStdinLines(stdin: Readable): StdinLines {
       if (!(stdin as { isTTY?: boolean }).isTTY) (stdin as Readable & { destroy?: () => void }).destroy?.();
     },
   };
+}
+
+/**
+ * The next line of stdin, unless `signal` aborts first (Ctrl-C while plat waits on a terminal nobody types into):
+ * then InterruptedError with `message`, at once. The one race of a read against Ctrl-C, for --client-secret-stdin,
+ * login's question for a base URL and step-up's question; the abort listener goes either way.
+ */
+export async function nextLineUnlessAborted(stdin: StdinLines, signal: AbortSignal, message: string): Promise<string | undefined> {
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new InterruptedError(message));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([stdin.next(), aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }

@@ -5,7 +5,6 @@
  * step-up signs in the way the session was made (the browser, or the device flow) and keeps what it holds.
  */
 import type { Context } from '../../context.js';
-import { InterruptedError } from '../../errors.js';
 import { isCI } from '../../terminal/io.js';
 import type { BearerChallenge } from '../../oauth/www-authenticate.js';
 import { sanitize } from '../../terminal/text.js';
@@ -88,21 +87,12 @@ export async function offerStepUp(ctx: Context, profile: Profile, scopes: string
   }
   const names = scopes.join(' ');
   ctx.io.stderr.write(`${what} needs ${names}. Sign in again adding ${scopes.length > 1 ? 'them' : 'it'}? [y/N] `);
-  const { readStdinLines } = await import('./paste.js');
+  const { nextLineUnlessAborted, readStdinLines } = await import('./paste.js');
   const stdin = readStdinLines(ctx.io.stdin);
   let answer: string | undefined;
-  let onAbort: (() => void) | undefined;
   try {
-    answer = await Promise.race([
-      stdin.next(),
-      new Promise<never>((_, reject) => {
-        onAbort = () => reject(new InterruptedError('Cancelled.'));
-        if (ctx.signal.aborted) onAbort();
-        else ctx.signal.addEventListener('abort', onAbort, { once: true });
-      }),
-    ]);
+    answer = await nextLineUnlessAborted(stdin, ctx.signal, 'Cancelled.');
   } finally {
-    if (onAbort) ctx.signal.removeEventListener('abort', onAbort);
     stdin.close();
   }
   if (!/^\s*y(es)?\s*$/i.test(answer ?? '')) return false;

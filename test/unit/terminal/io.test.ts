@@ -1,7 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { colorWanted, createIO } from '../../../src/terminal/io.js';
-import { KnownSecrets } from '../../../src/redact.js';
 
 describe('colorWanted', () => {
   it('follows the TTY when nothing else is said', () => {
@@ -39,7 +38,7 @@ describe('createIO', () => {
   function make(env: Record<string, string | undefined>, isTTY: boolean, colorFlag?: boolean) {
     const stderr = Object.assign(new PassThrough(), { isTTY });
     const stdout = Object.assign(new PassThrough(), { isTTY });
-    const io = createIO({ stdout, stderr, stdin: new PassThrough(), env, colorFlag, secrets: new KnownSecrets() });
+    const io = createIO({ stdout, stderr, stdin: new PassThrough(), env, colorFlag });
     return { io, stderrText: () => String(stderr.read() ?? '') };
   }
 

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { commandLine, escapeJsonForTerminal, isPrintable, sanitize, shellQuote } from '../../../src/terminal/text.js';
+import { commandLine, escapeJsonForTerminal, isPrintable, sanitize, shellQuote, wrapWords } from '../../../src/terminal/text.js';
 
 describe('sanitize', () => {
   it.each([
@@ -67,5 +67,26 @@ describe('shellQuote', () => {
 
   it('commandLine quotes each word and strips control characters', () => {
     expect(commandLine(['plat', 'login', '--add-scope', 'a;b\u001b[2J'])).toBe("plat login --add-scope 'a;b [2J'");
+  });
+});
+
+describe('wrapWords: the one wrap of help, help topics and tables', () => {
+  it('fills words into lines within the width, the first after its lead, the rest after theirs', () => {
+    expect(wrapWords('one two three four', 9)).toEqual(['one two', 'three', 'four']);
+    expect(wrapWords('one two three four', 12, '  - ', '    ')).toEqual(['  - one two', '    three', '    four']);
+  });
+
+  it('counts characters, not UTF-16 units, and gives a word longer than the width a line of its own', () => {
+    expect(wrapWords('ééé ééé', 7)).toEqual(['ééé ééé']);
+    expect(wrapWords('a https://school.example.com/a/very/long/path b', 10)).toEqual(['a', 'https://school.example.com/a/very/long/path', 'b']);
+  });
+
+  it('splits text at any whitespace; words given split are kept, a doubled space included', () => {
+    expect(wrapWords('one\n two\tthree', 80)).toEqual(['one two three']);
+    expect(wrapWords('a  b'.split(' '), 80)).toEqual(['a  b']);
+  });
+
+  it('nothing to wrap: the lead alone, without trailing spaces', () => {
+    expect(wrapWords('   ', 80, '    ')).toEqual(['']);
   });
 });

@@ -1,6 +1,8 @@
 import { PassThrough } from 'node:stream';
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { readStdinLines } from '../../../../src/session/login/paste.js';
+import { InterruptedError } from '../../../../src/errors.js';
+import { nextLineUnlessAborted, readStdinLines } from '../../../../src/session/login/paste.js';
 
 describe('readStdinLines', () => {
   it('next() returns lines in order, CRLF or LF, and a last line without a newline', async () => {
@@ -59,5 +61,46 @@ describe('readStdinLines', () => {
     void lines.next();
     lines.close();
     expect(stdin.destroyed).toBe(true);
+  });
+});
+
+describe('nextLineUnlessAborted: a read from stdin against Ctrl-C', () => {
+  it('the line when it comes first, and no abort listener left', async () => {
+    const stdin = new PassThrough();
+    const lines = readStdinLines(stdin);
+    const controller = new AbortController();
+    const pending = nextLineUnlessAborted(lines, controller.signal, 'Cancelled.');
+    stdin.write('y\n');
+    expect(await pending).toBe('y');
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    lines.close();
+  });
+
+  it('end of input: undefined', async () => {
+    const stdin = new PassThrough();
+    const lines = readStdinLines(stdin);
+    stdin.end();
+    expect(await nextLineUnlessAborted(lines, new AbortController().signal, 'Cancelled.')).toBeUndefined();
+    lines.close();
+  });
+
+  it('an abort while nobody types: InterruptedError with the message, at once', async () => {
+    const lines = readStdinLines(new PassThrough());
+    const controller = new AbortController();
+    const pending = nextLineUnlessAborted(lines, controller.signal, 'Login cancelled.');
+    controller.abort();
+    await expect(pending).rejects.toThrow(new InterruptedError('Login cancelled.'));
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    lines.close();
+  });
+
+  it('a signal aborted already: InterruptedError without reading', async () => {
+    const stdin = new PassThrough();
+    const lines = readStdinLines(stdin);
+    stdin.write('y\n');
+    const controller = new AbortController();
+    controller.abort();
+    await expect(nextLineUnlessAborted(lines, controller.signal, 'Cancelled.')).rejects.toBeInstanceOf(InterruptedError);
+    lines.close();
   });
 });
