@@ -34,9 +34,16 @@ function mightAsk(argv: string[], env: Record<string, string | undefined>): bool
  * words end at `--`: a --no-prompt after it is the other program's (`plat exec -- mytool --no-prompt`).
  */
 export function promptWanted(argv: readonly string[], env: Record<string, string | undefined>): boolean {
+  return !platsOwn(argv).includes('--no-prompt') && env.PLAT_NO_PROMPT !== '1';
+}
+
+/**
+ * The words that are plat's, read before commander runs (--no-prompt, --verbose, --no-color): those before a `--`.
+ * After it they are the other program's: `plat exec -- curl --verbose` is curl's trace, not plat's.
+ */
+export function platsOwn(argv: readonly string[]): readonly string[] {
   const end = argv.indexOf('--');
-  const own = end === -1 ? argv : argv.slice(0, end);
-  return !own.includes('--no-prompt') && env.PLAT_NO_PROMPT !== '1';
+  return end === -1 ? argv : argv.slice(0, end);
 }
 
 /** A terminal, or /dev/null: node:tty costs every start a module, and the precise test comes later (step-up.ts). */
@@ -70,9 +77,9 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       return process.stdin;
     },
     env,
-    colorFlag: !argv.includes('--no-color'),
+    colorFlag: !platsOwn(argv).includes('--no-color'),
   });
-  const verbose = argv.includes('--verbose') || env.PLAT_DEBUG === '1';
+  const verbose = platsOwn(argv).includes('--verbose') || env.PLAT_DEBUG === '1';
   const prompt = promptWanted(argv, env);
   const controller = new AbortController();
   const onSigint = () => {

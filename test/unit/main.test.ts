@@ -1,6 +1,6 @@
 /** main.ts's reading of argv and the environment before commander runs. */
 import { describe, expect, it } from 'vitest';
-import { promptWanted } from '../../src/main.js';
+import { platsOwn, promptWanted } from '../../src/main.js';
 
 const argv = (line: string) => ['node', 'plat', ...line.split(' ')];
 
@@ -19,5 +19,14 @@ describe('promptWanted: whether plat may ask a question, as far as the person sa
     // plat's own, before the `--`, still counts.
     expect(promptWanted(argv('--no-prompt exec -- mytool'), {})).toBe(false);
     expect(promptWanted(argv('exec --no-prompt -- mytool --no-prompt'), {})).toBe(false);
+  });
+});
+
+describe("platsOwn: the words main.ts reads for --verbose and --no-color before commander runs", () => {
+  it("ends at `--`: plat exec -- curl --verbose is curl's trace, not plat's", () => {
+    expect(platsOwn(argv('exec -- curl --verbose --no-color'))).not.toContain('--verbose');
+    expect(platsOwn(argv('exec -- curl --verbose --no-color'))).not.toContain('--no-color');
+    expect(platsOwn(argv('--verbose exec -- curl'))).toContain('--verbose');
+    expect(platsOwn(argv('call GET /api/courses --verbose'))).toContain('--verbose');
   });
 });
