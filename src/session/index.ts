@@ -32,7 +32,7 @@ import { cappedLifetimeNote, noRefreshTokenNote } from './no-refresh-token.js';
 import { parseJsonPath, parseNextHint } from './paging/detect.js';
 import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
 import { assertProfileExists, unknownProfile } from './profile-names.js';
-import { header, IDEMPOTENT_METHODS, openApiClient, resolveApiUrl } from './request.js';
+import { header, openApiClient, resolveApiUrl } from './request.js';
 import { responseError } from './response-error.js';
 import { suggestCommand, type SuggestOptions } from './suggest.js';
 import { whoAmI } from './userinfo.js';
@@ -126,11 +126,6 @@ export function responseHeader(response: ApiResponse, name: string): string | un
 /** What a finished response means for the exit code: undefined below 400, else the error plat prints (4, 5 or 1). */
 export function responseFailure(ctx: Context, request: ApiRequest, response: ApiResponse) {
   return responseError(ctx, request, response);
-}
-
-/** Whether a method may be sent twice with the same effect (a batch line in flight when a run died is resent). */
-export function isIdempotent(method: string): boolean {
-  return IDEMPOTENT_METHODS.has(method.toUpperCase());
 }
 
 /** The pages of the list `first` asks for, through the client (its origin rule holds for every next link). */

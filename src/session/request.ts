@@ -92,7 +92,7 @@ interface SendOptions {
   };
 }
 
-export const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const DEFAULT_RETRIES = 2;
 /** The longest Retry-After plat waits for; a server asking for more gets its answer returned instead. */
 export const MAX_RETRY_AFTER_MS = 60_000;

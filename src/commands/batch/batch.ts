@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import type { FullApiIndex } from '../../catalogue/openapi.js';
 import type { Context } from '../../context.js';
 import { AuthError, ExitStatus, InterruptedError, PlatError, UsageError } from '../../errors.js';
-import { currentProfile, isIdempotent, openBatchJournal, openClient, platformOf, startBatch, type ApiClient, type BatchItem, type BatchResult, type BatchRun, type Journal } from '../../session/index.js';
+import { currentProfile, openBatchJournal, openClient, platformOf, startBatch, type ApiClient, type BatchItem, type BatchResult, type BatchRun, type Journal } from '../../session/index.js';
 import { escapeJsonForTerminal, sanitize } from '../../terminal/text.js';
 import { openInput, type Input } from './input.js';
 import { LineError, pathProblem, prepareLine, type LineContext, type PreparedLine } from '../../requests/batch-line.js';
@@ -126,7 +126,7 @@ function planFor(plan: Plan | undefined, prepared: PreparedLine, number: number)
   if (!plan) return undefined;
   const key = prepared.id ?? number;
   const hash = plan.lineHash(prepared.canonical);
-  return { key, hash, action: planLine(plan.journal.prior(key), hash, isIdempotent(prepared.request.method), plan.choice) };
+  return { key, hash, action: planLine(plan.journal.prior(key), hash, plan.choice) };
 }
 
 /** The first pass: every line checked; all problems (up to a point) listed at once, nothing sent. */
@@ -134,7 +134,7 @@ async function checkAll(ctx: Context, input: Input, context: LineContext, option
   const problems: string[] = [];
   const warnings: string[] = [];
   let bad = 0;
-  const checked: Checked = { lines: 0, skipped: 0, changed: [], unknown: { keyed: 0, idempotent: 0, held: 0, resend: 0, done: 0, failed: 0 }, unlisted: 0 };
+  const checked: Checked = { lines: 0, skipped: 0, changed: [], unknown: { keyed: 0, held: 0, resend: 0, done: 0, failed: 0 }, unlisted: 0 };
   let number = 0;
   options.progress?.show(() => `checking: ${number} line${number === 1 ? '' : 's'} read`);
   const keys = options.plan ? new Map<string, number>() : undefined;
@@ -289,7 +289,7 @@ async function send(ctx: Context, client: ApiClient, input: Input, context: Line
         if (journal) await journal.sent(item.id, entry.hash!, item.idempotencyKey);
       },
       onDone: async (item, result) => {
-        if (result.status === null && !item.idempotencyKey && !isIdempotent(item.request.method)) {
+        if (result.status === null && !item.idempotencyKey) {
           // No answer to a request that may have been acted on: not "failed" (a rerun would send it again).
           result.unknown = true;
           result.error = `unknown: no answer came (${(result.error ?? 'the connection ended').replace(/\.$/, '')}), but the request may have reached the server and been acted on; a rerun with the journal sends it again only on your word (--resend-unknown)`;

@@ -11,7 +11,7 @@ export type UnknownChoice = 'resend' | 'done' | 'failed';
 
 export type LineAction =
   /** Sent; `key` reuses the Idempotency-Key recorded for the same text; `unknown` says why an unknown line may go. */
-  | { kind: 'send'; key?: string; unknown?: 'keyed' | 'idempotent' | 'resend' }
+  | { kind: 'send'; key?: string; unknown?: 'keyed' | 'resend' }
   /** Done in an earlier run: not sent, whatever its text now (`changed`: its text is not the text that was sent). */
   | { kind: 'skip'; changed: boolean }
   /** In flight when a run ended, and no safe way to send it again: held until the person says. */
@@ -19,16 +19,16 @@ export type LineAction =
   /** In flight when a run ended; the person said it happened (done) or did not (failed): recorded, not sent. */
   | { kind: 'settle'; as: 'done' | 'failed' };
 
-export function planLine(prior: JournalRecord | undefined, hash: string, idempotent: boolean, choice: UnknownChoice | undefined): LineAction {
+export function planLine(prior: JournalRecord | undefined, hash: string, choice: UnknownChoice | undefined): LineAction {
   if (!prior) return { kind: 'send' };
   if (!prior.inFlight) {
     if (prior.ok) return { kind: 'skip', changed: prior.hash !== hash };
     // Failed: the server answered and did not act, so it may go again; the same text keeps its key.
     return { kind: 'send', key: prior.hash === hash ? prior.key : undefined };
   }
-  // In flight when a run ended: it may have reached the server and acted.
+  // In flight when a run ended: it may have reached the server and acted. Whatever its method, it goes again only
+  // with its recorded Idempotency-Key or on the person's word (a DELETE sent twice reads as a 404 the second time).
   if (prior.hash === hash && prior.key) return { kind: 'send', key: prior.key, unknown: 'keyed' };
-  if (idempotent) return { kind: 'send', key: prior.hash === hash ? prior.key : undefined, unknown: 'idempotent' };
   if (choice === 'resend') return { kind: 'send', unknown: 'resend' };
   if (choice === 'done' || choice === 'failed') return { kind: 'settle', as: choice };
   return { kind: 'hold' };

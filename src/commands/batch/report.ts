@@ -18,8 +18,8 @@ export interface Checked {
   skipped: number;
   /** Of those, lines whose text changed since it was sent: their ids. */
   changed: string[];
-  /** In flight when a run ended: sent again with their key or because they are idempotent, held, sent on the person's word, settled. */
-  unknown: { keyed: number; idempotent: number; held: number; resend: number; done: number; failed: number };
+  /** In flight when a run ended: sent again with their key, held, sent on the person's word, settled. */
+  unknown: { keyed: number; held: number; resend: number; done: number; failed: number };
   /** Raw lines the API description does not list. */
   unlisted: number;
 }
@@ -35,10 +35,10 @@ export interface Tally {
 
 export function checkSummary(checked: Checked): string {
   const lines = `${checked.lines} request${checked.lines === 1 ? '' : 's'} checked: every line is well-formed`;
-  const { keyed, idempotent, held, resend, done, failed } = checked.unknown;
+  const { keyed, held, resend, done, failed } = checked.unknown;
   const parts: string[] = [];
   if (checked.skipped - done > 0) parts.push(`${checked.skipped - done} done in an earlier run (skipped)`);
-  if (keyed + idempotent + resend > 0) parts.push(`${keyed + idempotent + resend} unknown to send again`);
+  if (keyed + resend > 0) parts.push(`${keyed + resend} unknown to send again`);
   if (held > 0) parts.push(`${held} unknown held (--resend-unknown or --settle-unknown decides)`);
   if (done + failed > 0) parts.push(`${done + failed} unknown to settle`);
   return parts.length > 0 ? `${lines}; the journal: ${parts.join(', ')}.` : `${lines}.`;
@@ -66,9 +66,8 @@ export function summarise(
   const sent = tally.ok + tally.failedCount;
   const pace = seconds > 0 && sent > 0 ? `, ${Math.round(sent / seconds)}/s` : '';
   const lines = [`plat batch: ${checked.lines} line${checked.lines === 1 ? '' : 's'}: ${parts.join(', ')} in ${seconds.toFixed(1)} s${pace}.`];
-  const { keyed, idempotent, resend, done, failed } = checked.unknown;
+  const { keyed, resend, done, failed } = checked.unknown;
   if (keyed) lines.push(`${keyed} unknown line${keyed === 1 ? ' was' : 's were'} sent again with ${keyed === 1 ? 'its' : 'their'} recorded Idempotency-Key.`);
-  if (idempotent) lines.push(`${idempotent} unknown line${idempotent === 1 ? ' was' : 's were'} sent again (${idempotent === 1 ? 'its method is' : 'their methods are'} safe to repeat).`);
   if (resend) lines.push(`${resend} unknown line${resend === 1 ? ' was' : 's were'} sent again, as --resend-unknown asked.`);
   if (done) lines.push(`${done} unknown line${done === 1 ? ' was' : 's were'} settled as done (--settle-unknown done): recorded, not sent.`);
   if (failed) lines.push(`${failed} unknown line${failed === 1 ? ' was' : 's were'} settled as failed (--settle-unknown failed): recorded, not sent.`);
