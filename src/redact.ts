@@ -62,7 +62,23 @@ export class KnownSecrets {
       if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
       if (encoded) out = out.replace(encodedForms(secret), REDACTED);
     }
-    return out;
+    return out.includes('…') ? this.scrubCutShort(out) : out;
+  }
+
+  /**
+   * The start of a secret that a text cut short ends with (sanitize() cuts a server's text at a length and adds
+   * `…`): where a message was cut before it was scrubbed, the part of a token before the cut is still a secret's
+   * worth of characters. Eight or more characters before a `…` that begin a known secret are redacted.
+   */
+  private scrubCutShort(text: string): string {
+    return text.replace(/(\S{8,})…/g, (whole, before: string) => {
+      for (const secret of this.values) {
+        for (let k = Math.min(secret.length, before.length); k >= 8; k--) {
+          if (before.endsWith(secret.slice(0, k))) return `${before.slice(0, before.length - k)}${REDACTED}…`;
+        }
+      }
+      return whole;
+    });
   }
 
   /**

@@ -184,6 +184,26 @@ describe('--verbose and errors: stderr is scrubbed of every spelling', () => {
     // The body is data, as the server sent it (the contract): the token the server chose to echo is there.
     expect(result.stdout).toBe(body);
   });
+  it('plat call -i: the response head on stdout is scrubbed too (a Location or any header echoing the token, in any spelling); the body stays byte-exact', async () => {
+    const token = 'plat-test/echoed+token/0123456789';
+    const body = JSON.stringify({ token });
+    platform.override('/api/echo-head', (_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        location: `/next?access_token=${encodeURIComponent(token)}`,
+        'x-echo': token,
+      });
+      res.end(body);
+      return true;
+    });
+    const result = await home.run(['call', 'GET', '/api/echo-head', '-i'], { env: { PLAT_TOKEN: token } });
+    expect(result.code, result.stderr).toBe(0);
+    const [head, rest] = [result.stdout.slice(0, result.stdout.indexOf('\n\n')), result.stdout.slice(result.stdout.indexOf('\n\n') + 2)];
+    expect(head).toMatch(/^location: \/next\?access_token=\[redacted\]$/m);
+    expect(head).toMatch(/^x-echo: \[redacted\]$/m);
+    expect(decodeEverySpelling(head)).not.toContain(token);
+    expect(rest).toBe(body);
+  });
 });
 
 describe('a 403 insufficient_scope from another origin', () => {

@@ -263,3 +263,14 @@ describe('KnownSecrets', () => {
     });
   });
 });
+
+describe('KnownSecrets.scrub: a secret cut short', () => {
+  it('redacts the start of a known secret that a text cut at a length ends with (sanitize adds …)', () => {
+    const secrets = new KnownSecrets();
+    secrets.remember('tok_0123456789abcdefghijklmnop');
+    expect(secrets.scrub('refused: the refresh token tok_0123456789ab…')).toBe('refused: the refresh token [redacted]…');
+    // Fewer than 8 characters of it, or text that is not its start, is left as it is.
+    expect(secrets.scrub('cut at tok_012…')).toBe('cut at tok_012…');
+    expect(secrets.scrub('cut at 0123456789ab…')).toBe('cut at 0123456789ab…');
+  });
+});

@@ -73,12 +73,13 @@ function header(response: ApiResponse, name: string): string | undefined {
 async function render(ctx: Context, request: PreparedRequest, response: ApiResponse, include: boolean, silent: boolean): Promise<void> {
   const { io } = ctx;
   if (include) {
-    // The head is plat's own rendering of server-supplied text, so it is sanitised; the body is data, byte-exact.
+    // The head is plat's own rendering of server-supplied text, so it is sanitised, and scrubbed of the session's
+    // secrets (a header that echoes the token back, a Location carrying it); the body is data, byte-exact.
     let head = `HTTP/1.1 ${response.status} ${sanitize(response.statusText, 80)}\n`;
     for (let i = 0; i + 1 < response.rawHeaders.length; i += 2) {
       head += `${sanitize(response.rawHeaders[i]!, 200).toLowerCase()}: ${sanitize(response.rawHeaders[i + 1]!, 0)}\n`;
     }
-    io.out(`${head}\n`);
+    io.out(`${ctx.secrets.scrub(head)}\n`);
   }
   if (request.method === 'HEAD') {
     response.body.resume();
