@@ -116,14 +116,9 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args, sign
  * alternative of its `security` empty) goes with the session when there is one and anonymously when there is none.
  */
 async function operationClient(ctx: Context, op: OperationTool['op']): Promise<Client> {
-  if (!isPublicOperation(op)) return openClient(ctx, { auth: 'required' });
-  try {
-    return await openClient(ctx, { auth: 'auto' });
-  } catch (error) {
-    // No session to use here (it ended, or belongs to another platform): the operation needs none.
-    if (error instanceof PlatError && error.exitCode === 4) return openClient(ctx, { auth: 'anonymous' });
-    throw error;
-  }
+  // 'auto' is plat call's rule: anonymous without a session, but a session that ended without the person's word
+  // is a tool error naming the login (never anonymous data where there was personal data before).
+  return openClient(ctx, { auth: isPublicOperation(op) ? 'auto' : 'required' });
 }
 
 async function callAnyPath(ctx: Context, tool: CallTool, args: Args, signal: AbortSignal | undefined): Promise<ToolResult> {

@@ -26,6 +26,8 @@ export interface McpFlags {
 }
 
 export async function run(ctx: Context, flags: McpFlags): Promise<void> {
+  // stdin is the protocol's, and plat mcp never signs in by itself: no step-up question, even at a terminal.
+  ctx.globals.prompt = false;
   const allowWrite = Boolean(flags.allowWrite);
   const only = flags.for?.flatMap((word) => word.split(/[\s,]+/)).filter(Boolean);
   const profile = await currentProfile(ctx);
@@ -145,10 +147,11 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   if (transportFailure) throw new PlatError(`plat mcp stopped: reading from the host failed (${sanitize(transportFailure.message, 200)}).`);
 }
 
-/** The tools for a description (or, before any platform is known, whoami alone when it is offered). */
+/** The tools for a description (or, before any platform is known, whoami alone). */
 function toolsFor(ctx: Context, index: FullApiIndex | undefined, options: Parameters<typeof buildTools>[2]): Tool[] {
   const whoamiOnly = () => (!options.only?.length || options.only.includes(WHOAMI) ? [whoamiTool(WHOAMI, undefined)] : []);
-  if (!index) return whoamiOnly();
+  // Before any platform is known, --for or not: whoami is the one tool that can tell the person what to run.
+  if (!index) return [whoamiTool(WHOAMI, undefined)];
   try {
     return buildTools(ctx, index, options);
   } catch (error) {

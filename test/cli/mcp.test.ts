@@ -420,7 +420,9 @@ describe('tools/call', () => {
     const first = await call(served, 'listCourses');
     expect(first.isError).toBe(true);
     expect(text(first)).toMatch(/refresh token was rejected.*Run plat login( --scope \S+)* to sign in again\./);
-    for (const [name, args] of [['listCourses', {}], ['whoami', {}], ['call', { method: 'GET', path: '/api/courses' }]] as const) {
+    // echo needs no session, but a session that ended without the person's word is not swapped for anonymous
+    // access (plat call's rule): it says how to sign in again too.
+    for (const [name, args] of [['listCourses', {}], ['whoami', {}], ['call', { method: 'GET', path: '/api/courses' }], ['echo', {}]] as const) {
       const again = await call(served, name, args);
       expect(again.isError, name).toBe(true);
       expect(text(again), name).toMatch(/ended: the server rejected its refresh token\. Sign in again with plat login/);
@@ -600,6 +602,12 @@ describe('before a login', () => {
     const course = await call(served, 'getCourse', { courseId: 'course-101' });
     expect(course.structuredContent, text(course)).toMatchObject({ authenticated: true });
     expect((await call(served, 'whoami')).structuredContent).toMatchObject({ platform: platform.baseUrl });
+  });
+
+  it('with no platform known and --for: whoami is offered all the same, the one tool that can say what to run', async () => {
+    const served = await serve(['--for', 'listCourses']);
+    expect((await served.client.listTools()).tools.map((t) => t.name)).toEqual(['whoami']);
+    expect(text(await call(served, 'whoami'))).toBe('Not logged in. Run: plat login --base-url <url>');
   });
 
   it('with the platform named: its operations are listed, each that needs a session says so, and a public one goes anonymously', async () => {
