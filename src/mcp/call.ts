@@ -1,6 +1,6 @@
 /**
  * Running one `plat mcp` tool: its arguments checked and turned into a request the way `plat op` builds one
- * (op-request.ts: parameters and body checked against the document), sent through the session's one authenticated
+ * (requests/operation.ts: parameters and body checked against the document), sent through the session's one authenticated
  * path (session/request.ts: token choice, origin rule, refresh under the lock, 401 retry), lists paged with
  * --paginate's engine (session/paging/paginate.ts), and the answer made into a tool result: the body, capped, with JSON
  * objects as structured content. Every failure is a tool error in plat's own sentence. No token, code or secret

@@ -1,6 +1,6 @@
 /**
  * The MCP TypeScript SDK behind one narrow function: an MCP server on a pair of streams that answers tools/list
- * and tools/call with what `plat mcp` gives it. With the command it is built into dist/mcp.cjs (mcp-load.ts): the
+ * and tools/call with what `plat mcp` gives it. With the command it is built into dist/mcp.cjs (load.ts): the
  * SDK and what it brings (zod) are ~320 KB that no other command reads, parses or compiles.
  */
 import type { Readable, Writable } from 'node:stream';

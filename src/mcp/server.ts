@@ -1,8 +1,8 @@
 /**
  * `plat mcp`: the platform's API for AI agents, as a Model Context Protocol server on stdin/stdout (the MCP
- * TypeScript SDK, mcp-sdk.ts; this command and the SDK are a bundle of their own, mcp-load.ts). The tools (mcp-tools.ts) come from the platform's API
+ * TypeScript SDK, sdk.ts; this command and the SDK are a bundle of their own, load.ts). The tools (tools.ts) come from the platform's API
  * description and act as the person signed in to the profile, within the scopes they granted; each call goes
- * through the session's one authenticated path (mcp-call.ts). The server never opens a browser, never signs in and
+ * through the session's one authenticated path (call.ts). The server never opens a browser, never signs in and
  * never steps up: a tool that needs that says which command the person must run.
  *
  * stdout belongs to the protocol: nothing else is written there. Notes and warnings go to stderr, which hosts keep

@@ -2,7 +2,7 @@
  * The tools `plat mcp` offers, made from the platform's API description (the cached /openapi.json, catalogue/): one
  * per operation, plus `call` (any path on the platform's origin) and `whoami`. Everything taken from the document is
  * hostile input: names are reduced to what MCP allows, descriptions sanitised and bounded, schemas bounded
- * (mcp-schema.ts), and the number of tools capped.
+ * (schema.ts), and the number of tools capped.
  *
  * Least privilege: only read operations (GET, HEAD, OPTIONS) unless --allow-write; --for offers exactly the
  * operations named; an operation whose scopes the session lacks is offered with a description that says so and

@@ -11,7 +11,7 @@ import { checkParam, expectation, hasPattern, ParamValueError } from '../catalog
 import { UsageError } from '../errors.js';
 import { prepareRequest, type PreparedRequest } from './prepare.js';
 
-/** A parameter given on the command line (op-command.ts) or by an MCP tool's arguments (mcp-call.ts). */
+/** A parameter given on the command line (commands/op/command.ts) or by an MCP tool's arguments (mcp/call.ts). */
 export interface GivenParam {
   param: ParamSpec;
   /** How the person named it, for messages: `--limit` or `-p limit`. */

@@ -11,7 +11,7 @@ import { UsageError } from '../errors.js';
 import { refusedHeader } from '../http/header-rule.js';
 import { addField, appendQuery, emptyTree, splitField } from './fields.js';
 
-/** The flags of plat call that shape the response as JSON (call-json.ts): paging and --jq. */
+/** The flags of plat call that shape the response as JSON (commands/call/json.ts): paging and --jq. */
 interface JsonOutputFlags {
   paginate?: boolean;
   ndjson?: boolean;

@@ -2,10 +2,10 @@
  * `plat batch [FILE|-]`: NDJSON requests in, NDJSON results out, through the session's batch engine
  * (batch/engine.ts: N workers, one session, one governor) and, with --journal, resumable exactly once.
  *
- * Two passes over the input (batch-input.ts), both part of the run (Ctrl-C ends either; progress shows from the
+ * Two passes over the input (input.ts), both part of the run (Ctrl-C ends either; progress shows from the
  * start; the summary's time covers both): first every line is checked (all problems listed with their line numbers,
  * raw lines' paths looked up in the API description, the journal's records matched to the lines) and nothing is
- * sent; then the lines are sent. What a rerun does with a line the journal knows is batch-plan.ts's rule.
+ * sent; then the lines are sent. What a rerun does with a line the journal knows is plan.ts's rule.
  */
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';

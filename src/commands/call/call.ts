@@ -14,7 +14,7 @@ import { assertRegularFile, prepareRequest, toApiRequest, type CallFlags, type P
 
 const PRETTY_LIMIT = 8 * 1024 * 1024;
 
-/** Flags that read the response as JSON instead of streaming it (call-json.ts). */
+/** Flags that read the response as JSON instead of streaming it (json.ts). */
 const JSON_OUTPUT_FLAGS = ['paginate', 'ndjson', 'slurp', 'maxPages', 'maxItems', 'items', 'next', 'jq'] as const;
 
 export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {

@@ -92,7 +92,7 @@ export function parseFilter(op: Command, words: string[], leading: Flags): { fil
 /**
  * The words after the operationId: its parameters (`--<name> value`, a boolean alone) and plat op's options. A long
  * name the operation uses for a parameter is the parameter; plat's option of that name keeps its short form (-i for
- * --include). `--help` prints the operation's help (op-help.ts) and ends, as commander's help does.
+ * --include). `--help` prints the operation's help (help.ts) and ends, as commander's help does.
  */
 export function parseOperation(op: Command, operation: Operation, words: string[], leading: Flags, options: { help?: boolean } = {}): { given: GivenParam[]; flags: Flags } {
   const id = operation.operationId;

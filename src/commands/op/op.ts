@@ -20,7 +20,7 @@ interface OpFlags extends CallFlags {
 
 /**
  * `words`: everything after `plat op` but plat's global options, as typed — an operationId or a filter, the
- * operation's `--<name> value` parameters and plat call's options, parsed in op-command.ts once the operation is
+ * operation's `--<name> value` parameters and plat call's options, parsed in command.ts once the operation is
  * known. `command`: plat op's own (cli.ts), for its settings and its help.
  */
 export async function run(ctx: Context, command: Command, words: string[]): Promise<void> {

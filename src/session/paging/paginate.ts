@@ -22,7 +22,7 @@ export interface PaginateOptions extends ShapeHints {
   maxItems?: number;
   /** A page larger than this is refused rather than buffered (default 64 MiB). */
   maxPageBytes?: number;
-  /** The caller reads `body` whole (--slurp): no array of the page is left in its bytes (page-text.ts). */
+  /** The caller reads `body` whole (--slurp): no array of the page is left in its bytes (text.ts). */
   wholeBodies?: boolean;
 }
 
