@@ -154,13 +154,21 @@ async function openExisting(file: string): Promise<fs.FileHandle | undefined> {
   }
   if (info.isDirectory()) throw new PlatError(`Cannot read the journal ${file}: EISDIR.`);
   if (!info.isFile()) throw new UsageError(`The journal ${file} is not a regular file. Give --journal a new file, or the one an earlier plat batch run wrote.`);
+  let handle: fs.FileHandle;
   try {
-    return await fs.open(file, constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW);
+    handle = await fs.open(file, constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new UsageError(`The journal ${file} is a symbolic link: plat writes a journal only to the file named, never through a link. Give --journal the file itself, or a new file.`);
     throw new PlatError(`Cannot read the journal ${file}: ${code ?? (error as Error).message}.`);
   }
+  // What was opened is the file the lstat saw: not a FIFO or device put in its place in between.
+  const opened = await handle.stat();
+  if (!opened.isFile() || opened.ino !== info.ino || opened.dev !== info.dev) {
+    await handle.close();
+    throw new UsageError(`The journal ${file} was replaced while plat opened it. Run plat batch again once nothing else writes that file.`);
+  }
+  return handle;
 }
 
 /** Every record, checked; tornAt: where a torn last record starts (cut off before the first write). */
