@@ -8,7 +8,7 @@ import type { Context } from '../context.js';
 import { apiUrl, type ApiRequest } from '../session/index.js';
 import { parsePositiveInt } from './values.js';
 import { UsageError } from '../errors.js';
-import { refusedHeader } from '../http/header-rule.js';
+import { headerRecord, TOKEN } from './headers.js';
 import { addField, appendQuery, emptyTree, splitField } from './fields.js';
 
 /** The flags of plat call that shape the response as JSON (commands/call/json.ts): paging and --jq. */
@@ -64,29 +64,26 @@ export interface PreparedRequest {
 const QUERY_METHODS = new Set(['GET', 'HEAD', 'DELETE']);
 /** A field's file is held in memory as part of a JSON body: bounded, unlike --input, which streams. */
 const MAX_FIELD_FILE_BYTES = 16 * 1024 * 1024;
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export async function prepareRequest(args: CallArgs, baseUrl: string | undefined, readStdinText: () => Promise<string>): Promise<PreparedRequest> {
   const method = args.method.toUpperCase();
   if (!TOKEN.test(method)) throw new UsageError(`"${args.method}" is not an HTTP method.`);
   const url = apiUrl(args.target, baseUrl, 'log in first, or pass --base-url (or set PLAT_BASE_URL)');
   const sameOrigin = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
-  // No prototype: a header named "constructor" or "__proto__" is just a header.
-  const headers: Record<string, string> = Object.create(null);
   const source = args.headerSource ?? '-H';
-  for (const raw of args.headers) {
+  const pairs = args.headers.map((raw) => {
     const i = raw.indexOf(':');
-    const name = i > 0 ? raw.slice(0, i).trim().toLowerCase() : '';
-    if (!name || !TOKEN.test(name)) throw new UsageError(`${source} expects "Name: value" (got "${raw}").`);
-    const refused = refusedHeader(name, sameOrigin);
-    if (refused) throw new UsageError(`${source} ${name} is not sent: ${refused}.`);
-    const value = raw.slice(i + 1).trim();
-    // HTTP field values are Latin-1 text without line breaks: anything else would split or corrupt the request.
-    if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
-      throw new UsageError(`${source} ${name}: the value has a line break, control character or non-Latin-1 character.`);
-    }
-    headers[name] = Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value;
-  }
+    const name = i > 0 ? raw.slice(0, i) : '';
+    if (!TOKEN.test(name.trim())) throw new UsageError(`${source} expects "Name: value" (got "${raw}").`);
+    return [name, raw.slice(i + 1)] as const;
+  });
+  const headers = headerRecord(pairs, sameOrigin, (problem) =>
+    new UsageError(
+      problem.kind === 'header-refused'
+        ? `${source} ${problem.name} is not sent: ${problem.reason}.`
+        : `${source} ${problem.name}: the value has a line break, control character or non-Latin-1 character.`,
+    ),
+  );
   // -f first, then -F, as gh reads them: the order decides which list item a `[]` field lands in.
   const fields = emptyTree();
   for (const raw of args.fields) {

@@ -12,9 +12,9 @@
 import type { OperationDetail } from '../catalogue/openapi.js';
 import type { ParamSpec } from '../catalogue/operation-shape.js';
 import { UsageError } from '../errors.js';
-import { headerKey, refusedHeader } from '../http/header-rule.js';
 import { apiUrl } from '../session/index.js';
 import { appendQuery, type FieldTree } from './fields.js';
+import { headerRecord, TOKEN } from './headers.js';
 import type { GivenParam } from './operation.js';
 import type { PreparedRequest } from './prepare.js';
 
@@ -41,7 +41,6 @@ export type RequestProblem =
 
 type Say = (problem: RequestProblem) => Error;
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const RAW_KEYS = ['id', 'method', 'path', 'query', 'headers', 'body'];
 const OP_KEYS = ['id', 'op', 'params', 'body'];
 
@@ -143,7 +142,7 @@ export function buildRawRequest(given: Record<string, unknown>, rules: RawRules)
   }
   if (query) addQuery(url, query as FieldTree, say);
   const sameOrigin = rules.baseUrl !== undefined && url.origin === new URL(rules.baseUrl).origin;
-  const sent = headerRecord((headers ?? {}) as Record<string, unknown>, sameOrigin, say);
+  const sent = headersOf((headers ?? {}) as Record<string, unknown>, sameOrigin, say);
   sent.accept ??= 'application/json, */*;q=0.8';
   let jsonBody: string | undefined;
   if (given.body !== undefined) {
@@ -172,24 +171,18 @@ function addQuery(url: URL, query: FieldTree, say: Say): void {
   if (text) url.search = url.search.length > 1 ? `${url.search}&${text}` : text;
 }
 
-/** The header rule, once: names compared as the sender compares them, values one line of Latin-1 text. */
-function headerRecord(headers: Record<string, unknown>, sameOrigin: boolean, say: Say): Record<string, string> {
-  // No prototype: a header named "constructor" or "__proto__" is just a header.
-  const sent: Record<string, string> = Object.create(null);
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== 'string') throw say({ kind: 'header-value', name });
-    const key = headerKey(name);
-    if (!TOKEN.test(key)) throw say({ kind: 'rule', message: `header ${JSON.stringify(name)} is not a header name.` });
-    const refused = refusedHeader(key, sameOrigin);
-    if (refused) throw say({ kind: 'header-refused', name: key, reason: refused });
-    const text = value.trim();
-    // HTTP field values are Latin-1 text without line breaks: anything else would split or corrupt the request.
-    if (/[^\t\x20-\x7e\x80-\xff]/.test(text)) {
-      throw say({ kind: 'rule', message: `header ${key}: the value has a line break, control character or non-Latin-1 character.` });
+/** The header rule (headers.ts), its problems said as a batch line's. */
+function headersOf(headers: Record<string, unknown>, sameOrigin: boolean, say: Say): Record<string, string> {
+  return headerRecord(Object.entries(headers), sameOrigin, (problem) => {
+    switch (problem.kind) {
+      case 'header-name':
+        return say({ kind: 'rule', message: `header ${JSON.stringify(problem.name)} is not a header name.` });
+      case 'header-text':
+        return say({ kind: 'rule', message: `header ${problem.name}: the value has a line break, control character or non-Latin-1 character.` });
+      default:
+        return say(problem);
     }
-    sent[key] = Object.hasOwn(sent, key) ? `${sent[key]}, ${text}` : text;
-  }
-  return sent;
+  });
 }
 
 /** An operation's parameters by name, each one it takes and none it refuses (header parameters the rule keeps). */
