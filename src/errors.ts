@@ -10,6 +10,8 @@ export const ExitCode = {
   auth: 4,
   scope: 5,
   interrupted: 130,
+  /** Ended by SIGTERM (128 + 15). */
+  terminated: 143,
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 

@@ -82,14 +82,18 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   const verbose = platsOwn(argv).includes('--verbose') || env.PLAT_DEBUG === '1';
   const prompt = promptWanted(argv, env);
   const controller = new AbortController();
-  const onSigint = () => {
-    if (controller.signal.aborted) process.exit(ExitCode.interrupted);
+  // 128 + the signal's number, as a shell reports a command the signal ended: 130 for Ctrl-C (SIGINT), 143 for
+  // SIGTERM (a service manager's or a CI runner's stop), so a script can tell the two apart.
+  let interruptedCode: number = ExitCode.interrupted;
+  const onSignal = (code: number) => () => {
+    if (controller.signal.aborted) process.exit(interruptedCode);
+    interruptedCode = code;
     controller.abort();
     // A flow that does not notice the abort in time is ended for it.
-    setTimeout(() => process.exit(ExitCode.interrupted), 3000).unref();
+    setTimeout(() => process.exit(interruptedCode), 3000).unref();
   };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
+  process.on('SIGINT', onSignal(ExitCode.interrupted));
+  process.on('SIGTERM', onSignal(ExitCode.terminated));
 
   let context: Context | undefined;
   /** Set once commander is loaded: only then can its errors occur. */
@@ -134,7 +138,8 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     if (controller.signal.aborted) throw new InterruptedError();
     return ExitCode.ok;
   } catch (error) {
-    return report(io, error, verbose, controller.signal.aborted, isCommanderError(error));
+    const code = report(io, error, verbose, controller.signal.aborted, isCommanderError(error));
+    return code === ExitCode.interrupted ? interruptedCode : code;
   } finally {
     // The handlers stay: a Ctrl-C while output drains still ends with 130, not a signal death.
     await context?.dispose({ exiting: true });
