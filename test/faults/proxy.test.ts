@@ -1,7 +1,7 @@
 /**
  * `plat proxy` when things go wrong: the token expires under load (8 clients, one refresh at the server)
  * and in the middle of a streamed body, Ctrl-C with requests in flight, and a platform answer that tries to set
- * cookies or CORS for the proxy's origin.
+ * cookies or CORS for the proxy's origin, and a body that breaks off.
  */
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -132,6 +132,28 @@ describe('plat proxy: Ctrl-C', () => {
     expect(client.exit).not.toBe(0); // the connection was closed: curl says so instead of waiting
     expect(client.exit).not.toBe(28); // curl's own --max-time: it was never left to time out
     expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});
+
+describe('plat proxy: a body that breaks off', () => {
+  it('closes the client\'s connection, never a short body passed off as whole, and goes on serving', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    // 400 bytes of a declared 1,000, and of a chunked body with no length at all, then the connection is gone.
+    for (const [path, length] of [['/api/short', '1000'], ['/api/short-chunked', undefined]] as const) {
+      platform.override(path, (req, res) => {
+        req.resume();
+        res.writeHead(200, { 'content-type': 'application/octet-stream', ...(length ? { 'content-length': length } : {}) });
+        res.write(Buffer.alloc(400, 'x'), () => res.destroy());
+        return true;
+      });
+      // A proxy that left the connection open would have curl wait out its --max-time (exit 28) instead.
+      const answer = await curl(`${proxy.url}${path.slice(1)}`, ['--max-time', '10']);
+      expect(answer.status).toBe(200);
+      expect([18, 56]).toContain(answer.exit); // partial body, receive failure: curl knows the body is not whole
+      expect(answer.body.length).toBeLessThan(1000);
+    }
+    expect((await curl(`${proxy.url}api/courses`)).status).toBe(200);
   });
 });
 
