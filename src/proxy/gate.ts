@@ -83,9 +83,14 @@ function afterKey(target: string, key: string): string | undefined {
   return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
-/** A comparison whose time does not tell how much of a guessed key was right. */
+/** The key's bytes, made once per key rather than once per request. */
+const keyBytes = new Map<string, Buffer>();
+
+/** A comparison whose time does not tell how much of a guessed key was right (only whether its length was). */
 function sameSecret(given: string, key: string): boolean {
+  if (given.length !== key.length) return false;
+  let b = keyBytes.get(key);
+  if (!b) keyBytes.set(key, (b = Buffer.from(key)));
   const a = Buffer.from(given);
-  const b = Buffer.from(key);
   return a.length === b.length && timingSafeEqual(a, b);
 }

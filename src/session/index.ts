@@ -192,13 +192,17 @@ export function heldScopes(ctx: Context, profile: Profile, baseUrl: string | und
   return { session, scopes: session ? (profile.scopes ?? []) : [] };
 }
 
+const profileFiles = new WeakMap<Context, string>();
+
 /**
  * A cheap mark of the invocation's profile file (identity, size and change time; 'none' when there is none): a
  * long-running adapter (plat proxy) compares it before each request, and opens a new client (openClient) when
  * another plat has signed in, out, or refreshed since, instead of reading the token store on every request.
  */
 export async function profileMark(ctx: Context): Promise<string> {
-  const file = (await ctx.profiles()).pathOf(ctx.globals.profile);
+  // The path is the same for the whole run (the profile is chosen at start): joined once, not per request.
+  let file = profileFiles.get(ctx);
+  if (file === undefined) profileFiles.set(ctx, (file = (await ctx.profiles()).pathOf(ctx.globals.profile)));
   const stats = (process.getBuiltinModule('node:fs') as typeof fs).statSync(file, { throwIfNoEntry: false });
   return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}` : 'none';
 }

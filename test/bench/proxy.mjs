@@ -13,6 +13,8 @@ import { Agent, request } from 'node:http';
  * - the proxy's RSS (VmRSS) after 1,000 and after 10,000 requests sent by 64 concurrent keep-alive connections;
  * - a 1 GiB download through the proxy against curl straight to the platform: speed, and the proxy's peak RSS
  *   (VmHWM) over a proxy started for it alone.
+ * Each row names the same figure for a bare Node proxy of a dozen lines (startBareProxy): the floor for any proxy
+ * written in Node in front of a Node platform on this machine.
  */
 export async function benchProxy({ platform, plat, token, rows, env, pairs = Number(process.env.BENCH_PROXY_RUNS ?? 200), quick = false }) {
   const direct = `${platform.baseUrl}/api/courses`;
@@ -75,24 +77,31 @@ export async function benchProxy({ platform, plat, token, rows, env, pairs = Num
       detail: `1,000 through the proxy ${(sequentialMs / 1000).toFixed(2)} s (sum of curl's time_total); plat call ${median(callMs).toFixed(1)} ms each (median of ${callRuns}), × 1,000 = ${(thousandCalls / 1000).toFixed(1)} s`,
     });
 
-    // 3. Memory over 10,000 requests, 64 connections at once.
-    const rssAt = [];
-    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-    let sent = 0;
-    for (const upTo of [1_000, 10_000]) {
-      await load(via, agent, upTo - sent, 64);
-      sent = upTo;
-      rssAt.push(await rssKiB(proxy.pid, 'VmRSS'));
-    }
-    agent.destroy();
-    const [at1k, at10k] = rssAt.map((k) => k / 1024);
+    // 3. Memory over 10,000 requests, 64 connections at once; beside it the bare proxy under the same load, which
+    // says how much of the growth is V8 sizing its heap to the load (any Node server's) rather than plat's own.
+    const rssOver = async (target, pid) => {
+      const rssAt = [];
+      const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+      let sent = 0;
+      for (const upTo of [1_000, 10_000]) {
+        await load(target, agent, upTo - sent, 64);
+        sent = upTo;
+        rssAt.push((await rssKiB(pid, 'VmRSS')) / 1024);
+      }
+      agent.destroy();
+      return rssAt;
+    };
+    const [at1k, at10k] = await rssOver(via, proxy.pid);
     const growth = at10k / at1k;
+    const bareForLoad = await startBareProxy(platform.baseUrl, token);
+    const [bare1k, bare10k] = await rssOver(`${bareForLoad.url}/api/courses`, bareForLoad.pid);
+    bareForLoad.stop();
     rows.push({
       figure: 'plat proxy: RSS after 1,000 and after 10,000 requests (64 concurrent connections)',
       target: 'within 10%',
       measured: `${at1k.toFixed(1)} → ${at10k.toFixed(1)} MiB`,
       ok: Math.abs(growth - 1) <= 0.1,
-      detail: `${((growth - 1) * 100).toFixed(1)}%`,
+      detail: `${((growth - 1) * 100).toFixed(1)}%; the bare Node proxy under the same load ${bare1k.toFixed(1)} → ${bare10k.toFixed(1)} MiB, ${((bare10k / bare1k - 1) * 100).toFixed(1)}%`,
     });
   } finally {
     await proxy.stop();
@@ -106,13 +115,17 @@ export async function benchProxy({ platform, plat, token, rows, env, pairs = Num
     const throughMs = await curlTime(`${fresh.url}api/download?bytes=${bytes}`);
     const peak = (await rssKiB(fresh.pid, 'VmHWM')) / 1024;
     const straightMs = await curlTime(`${platform.baseUrl}/api/download?bytes=${bytes}`, auth);
+    // The floor again: the bare Node proxy's speed for the same download.
+    const bare = await startBareProxy(platform.baseUrl, token);
+    const bareMs = await curlTime(`${bare.url}/api/download?bytes=${bytes}`);
+    bare.stop();
     const speed = straightMs / throughMs;
     rows.push({
       figure: `plat proxy: ${mib} MiB download through it: speed / curl straight to the platform; the proxy's peak RSS`,
       target: '≥ 0.8; ≤ 64 MiB',
       measured: `${speed.toFixed(2)}; ${peak.toFixed(1)} MiB`,
       ok: speed >= 0.8 && peak <= 64,
-      detail: `through ${(mib / (throughMs / 1000)).toFixed(0)} MiB/s, straight ${(mib / (straightMs / 1000)).toFixed(0)} MiB/s`,
+      detail: `through ${(mib / (throughMs / 1000)).toFixed(0)} MiB/s, straight ${(mib / (straightMs / 1000)).toFixed(0)} MiB/s; through the bare Node proxy ${(mib / (bareMs / 1000)).toFixed(0)} MiB/s (${(straightMs / bareMs).toFixed(2)} of straight)`,
     });
   } finally {
     await fresh.stop();
@@ -149,7 +162,7 @@ http.createServer((req, res) => {
 }).listen(0, '127.0.0.1', function () { process.stdout.write(this.address().port + '\\n'); });`;
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, TARGET: target, TOKEN: token }, stdio: ['ignore', 'pipe', 'inherit'] });
-    child.stdout.setEncoding('utf8').once('data', (d) => resolve({ url: `http://127.0.0.1:${d.trim()}`, stop: () => child.kill() }));
+    child.stdout.setEncoding('utf8').once('data', (d) => resolve({ url: `http://127.0.0.1:${d.trim()}`, pid: child.pid, stop: () => child.kill() }));
   });
 }
 

@@ -1,14 +1,16 @@
 /**
  * `plat proxy` when things go wrong: the token expires under load (8 clients, one refresh at the server)
  * and in the middle of a streamed body, Ctrl-C with requests in flight, and a platform answer that tries to set
- * cookies or CORS for the proxy's origin.
+ * cookies or CORS for the proxy's origin, and a body that breaks off.
  */
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { curl, startPlatProxy, stopAllProxies } from '../helpers/proxy.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
+import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -132,6 +134,53 @@ describe('plat proxy: Ctrl-C', () => {
     expect(client.exit).not.toBe(0); // the connection was closed: curl says so instead of waiting
     expect(client.exit).not.toBe(28); // curl's own --max-time: it was never left to time out
     expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});
+
+describe('plat proxy: a body that breaks off', () => {
+  it('closes the client\'s connection, never a short body passed off as whole, and goes on serving', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    // 400 bytes of a declared 1,000, and of a chunked body with no length at all, then the connection is gone.
+    for (const [path, length] of [['/api/short', '1000'], ['/api/short-chunked', undefined]] as const) {
+      platform.override(path, (req, res) => {
+        req.resume();
+        res.writeHead(200, { 'content-type': 'application/octet-stream', ...(length ? { 'content-length': length } : {}) });
+        res.write(Buffer.alloc(400, 'x'), () => res.destroy());
+        return true;
+      });
+      // A proxy that left the connection open would have curl wait out its --max-time (exit 28) instead.
+      const answer = await curl(`${proxy.url}${path.slice(1)}`, ['--max-time', '10']);
+      expect(answer.status).toBe(200);
+      expect([18, 56]).toContain(answer.exit); // partial body, receive failure: curl knows the body is not whole
+      expect(answer.body.length).toBeLessThan(1000);
+    }
+    expect((await curl(`${proxy.url}api/courses`)).status).toBe(200);
+  });
+
+  it('from the client\'s side ends the platform\'s body too, so nothing is left streaming to nobody', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    let platformClosed!: () => void;
+    const closed = new Promise<void>((resolve) => (platformClosed = resolve));
+    // A body that never ends on its own: only a closed connection ends it.
+    platform.override('/api/endless', (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write(Buffer.alloc(1024, 'x'));
+      res.once('close', platformClosed);
+      return true;
+    });
+    await new Promise<void>((resolve, reject) => {
+      const client = request(`${proxy.url}api/endless`, (res) => res.once('data', () => (client.destroy(), resolve())));
+      client.once('error', reject);
+      client.end();
+    });
+    // The proxy closes its request to the platform once the client went away, well before the body-idle deadline
+    // (30 s) would have ended an exchange left open: a bound, not a wait (it resolves as soon as the close comes).
+    const bound = new Promise<boolean>((resolve) => setTimeout(resolve, scaled(2_000, { under: 20_000 }), false).unref());
+    expect(await Promise.race([closed.then(() => true), bound])).toBe(true);
+    expect((await curl(`${proxy.url}api/courses`)).status).toBe(200);
   });
 });
 
