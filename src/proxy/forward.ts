@@ -68,7 +68,7 @@ export class Forwarder {
     }
     const status = response.status;
     try {
-      res.writeHead(status, printable(response.statusText), downstreamHeaders(response.rawHeaders, dropped, response.token?.token));
+      res.writeHead(status, printable(response.statusText), downstreamHeaders(response.rawHeaders, dropped, (value) => this.ctx.secrets.scrub(value) !== value));
     } catch {
       // A header Node will not send again (a value it finds invalid): said in the proxy's words, not half-passed on.
       response.body.destroy();

@@ -17,6 +17,8 @@ import type { IncomingMessage } from 'node:http';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface GateOptions {
+  /** Over TCP, where the key and the Host are the gate: nothing passes until both are known. */
+  tcp: boolean;
   /** The per-start key; undefined on a unix socket, whose 0600 mode is the gate. */
   key: string | undefined;
   /** Host header values that name the proxy itself (`127.0.0.1:PORT`, `localhost:PORT`); undefined on a socket. */
@@ -30,7 +32,13 @@ export type Verdict =
 
 const refuse = (status: number, error: string, message: string): Verdict => ({ ok: false, status, error, message });
 
+/** Headers that make a reading method a write on platforms that honour them. */
+const METHOD_OVERRIDES = ['x-http-method-override', 'x-http-method', 'x-method-override'];
+
 export function judge(request: IncomingMessage, options: GateOptions): Verdict {
+  if (options.tcp && (options.key === undefined || options.hosts === undefined)) {
+    return refuse(503, 'not_ready', 'The proxy is not listening yet: nothing was forwarded.');
+  }
   const host = request.headers.host?.toLowerCase();
   if (options.hosts && (!host || !options.hosts.has(host))) {
     return refuse(403, 'foreign_host', 'The Host header does not name this proxy (127.0.0.1 or localhost and its port): nothing was forwarded.');
@@ -50,6 +58,13 @@ export function judge(request: IncomingMessage, options: GateOptions): Verdict {
     }
   }
   const method = request.method ?? 'GET';
+  const override = options.allowWrite ? undefined : METHOD_OVERRIDES.find((name) => request.headers[name] !== undefined);
+  if (override) {
+    return {
+      ...(refuse(405, 'read_only', `${override} asks the platform to treat ${method} as another method, and this proxy is read-only: start it with plat proxy --allow-write to send writes. Nothing was forwarded.`) as Extract<Verdict, { ok: false }>),
+      allow: [...READ_METHODS].join(', '),
+    };
+  }
   if (!options.allowWrite && !READ_METHODS.has(method)) {
     return {
       ...(refuse(405, 'read_only', `${method} changes data, and this proxy is read-only: start it with plat proxy --allow-write to send writes. Nothing was forwarded.`) as Extract<Verdict, { ok: false }>),

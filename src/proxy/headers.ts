@@ -57,9 +57,10 @@ export function upstreamHeaders(raw: readonly string[], dropped: Dropped): Recor
 
 /**
  * The platform's response headers to pass back, as a flat [name, value, …] list in the order received; a header
- * whose value holds `token` (the one the proxy sent) is dropped, so an echo never hands the client the token.
+ * whose value holds a secret of the session in any spelling (`holdsSecret`: the token raw, percent-encoded in a
+ * Location, JSON-escaped, or an older token a refresh replaced) is dropped, so an echo never hands it to the client.
  */
-export function downstreamHeaders(raw: readonly string[], dropped: Dropped, token?: string): string[] {
+export function downstreamHeaders(raw: readonly string[], dropped: Dropped, holdsSecret: (value: string) => boolean): string[] {
   const named = connectionNames(raw);
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -73,7 +74,7 @@ export function downstreamHeaders(raw: readonly string[], dropped: Dropped, toke
       dropped.cors = true;
       continue;
     }
-    if (token && raw[i + 1]!.includes(token)) {
+    if (holdsSecret(raw[i + 1]!)) {
       dropped.echoedToken = true;
       continue;
     }

@@ -40,7 +40,10 @@ export interface RunningProxy {
 
 export async function startProxy(ctx: Context, options: ProxyOptions = {}): Promise<RunningProxy> {
   const forwarder = new Forwarder(ctx);
-  const gate: GateOptions = { key: undefined, hosts: undefined, allowWrite: options.allowWrite === true };
+  // Over TCP the key is made before the server listens, and the gate refuses everything until the Host it must name
+  // is known too: no moment in which a request could pass without either.
+  const tcp = options.socket === undefined;
+  const gate: GateOptions = { tcp, key: tcp ? randomBytes(24).toString('base64url') : undefined, hosts: undefined, allowWrite: options.allowWrite === true };
   const notedOnce = new Set<string>();
   const noteOnce = (text: string) => {
     if (notedOnce.has(text)) return;
@@ -93,7 +96,6 @@ export async function startProxy(ctx: Context, options: ProxyOptions = {}): Prom
   } else {
     await listenOnLoopback(server, options.port ?? 0);
     const { port } = server.address() as { port: number };
-    gate.key = randomBytes(24).toString('base64url');
     gate.hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
     url = `http://127.0.0.1:${port}/${gate.key}/`;
     assignments = `PLAT_PROXY_URL=${shellQuote(url)}`;

@@ -152,6 +152,13 @@ describe('plat proxy', () => {
     expect(JSON.parse(refused.body)).toMatchObject({ error: 'read_only' });
     expect(JSON.parse(refused.body).message).toContain('--allow-write');
     expect(platform.stats.count('POST /api/courses')).toBe(0);
+    // A reading method that asks the platform to treat it as a write (X-HTTP-Method-Override and its kin) is one.
+    for (const name of ['X-HTTP-Method-Override', 'X-HTTP-Method', 'X-Method-Override']) {
+      const overridden = await curl(`${readOnly.url}api/courses/course-101`, ['-H', `${name}: DELETE`]);
+      expect(overridden.status, name).toBe(405);
+      expect(JSON.parse(overridden.body)).toMatchObject({ error: 'read_only' });
+    }
+    expect(platform.stats.count('GET /api/courses/course-101')).toBe(0);
 
     const writable = await startPlatProxy(home, ['--allow-write']);
     const created = await curl(`${writable.url}api/courses`, ['-X', 'POST', '-H', 'content-type: application/json', '-d', '{"name":"Algebra"}']);

@@ -222,13 +222,21 @@ describe('plat proxy: a hostile platform answer', () => {
     // A platform that echoes the Authorization it was sent in a header does not hand the client the token.
     platform.override('/api/echo-auth', (req, res) => {
       req.resume();
-      res.writeHead(200, { 'content-type': 'text/plain', 'x-you-sent': String(req.headers.authorization), 'x-other': 'kept' });
+      const token = String(req.headers.authorization).replace(/^Bearer /, '');
+      res.writeHead(200, {
+        'content-type': 'text/plain',
+        'x-you-sent': String(req.headers.authorization),
+        // Percent-encoded in a URL, as a platform that puts it in a link writes it.
+        location: `/api/next?access_token=${encodeURIComponent(token).replace(/[A-Za-z0-9]/g, (c) => `%${c.charCodeAt(0).toString(16)}`)}`,
+        'x-other': 'kept',
+      });
       res.end('ok');
       return true;
     });
     const echo = await curl(`${proxy.url}api/echo-auth`);
     expect(echo.status).toBe(200);
     expect(echo.headers['x-you-sent']).toBeUndefined();
+    expect(echo.headers.location).toBeUndefined();
     expect(echo.headers['x-other']).toEqual(['kept']);
     expect(JSON.stringify(echo)).not.toContain((await readStoredSession(home)).accessToken);
     expect(await proxy.stderrContains('/api/echo-auth')).toContain('a header that echoed the token dropped');
