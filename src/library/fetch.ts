@@ -42,10 +42,19 @@ export async function libraryFetch(ctx: Context, target: string | URL, init: Req
 }
 
 
-/** The names in any form RequestInit's headers take (a Headers, pairs, a record), as the caller spelt them. */
+/**
+ * The names in any form RequestInit's headers take (a Headers, pairs, a record, or any iterable of pairs such as a
+ * Map, which fetch accepts too), as the caller spelt them.
+ */
 function headerNames(headers: RequestInit['headers']): string[] {
   if (!headers) return [];
   if (headers instanceof Headers) return [...headers.keys()];
   if (Array.isArray(headers)) return headers.map((pair) => String(pair[0]));
+  const iterable = headers as { [Symbol.iterator]?: unknown; next?: unknown };
+  if (typeof iterable[Symbol.iterator] === 'function') {
+    // A one-shot iterator (a generator) read here would reach fetch empty: the sender's own check holds it instead.
+    if (typeof iterable.next === 'function') return [];
+    return [...(headers as unknown as Iterable<[unknown, unknown]>)].map((pair) => String(pair[0]));
+  }
   return Object.keys(headers);
 }

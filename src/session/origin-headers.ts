@@ -12,9 +12,6 @@ const HARMLESS = new Set([
   'accept-encoding',
   'cache-control',
   'content-type',
-  'if-match',
-  'if-modified-since',
-  'if-none-match',
   'pragma',
   'prefer',
   'user-agent',
@@ -31,7 +28,10 @@ export function headersForOtherOrigin(headers: Record<string, string> | undefine
   const kept: Record<string, string> = {};
   const dropped: string[] = [];
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (HARMLESS.has(name.toLowerCase())) kept[name] = value;
+    const key = name.toLowerCase();
+    // Every conditional header (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, If-Range), as the
+    // contract lists them: they say which version is wanted, nothing of who asks.
+    if (HARMLESS.has(key) || key.startsWith('if-')) kept[name] = value;
     else dropped.push(name);
   }
   return { kept, dropped };

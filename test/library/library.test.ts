@@ -103,6 +103,8 @@ describe('client.fetch', () => {
         () => client.fetch('/api/echo', { headers: { Host: 'tenant-b.example' } }),
         () => client.fetch('/api/echo', { headers: [['authorization', 'Bearer someone-else']] }),
         () => client.fetch('/api/echo', { headers: new Headers({ 'Transfer-Encoding': 'chunked' }) }),
+        // Any iterable of pairs fetch takes, a Map among them, is read by the same rule.
+        () => client.fetch('/api/echo', { headers: new Map([['Host', 'tenant-b.example']]) }),
         async () => { for await (const r of client.batch([{ method: 'GET', path: '/api/echo', headers: { 'Authorization ': 'Bearer x' } }])) {} },
       ];
       const out = [];
@@ -110,12 +112,13 @@ describe('client.fetch', () => {
       return out;
     `);
     const errors = run.json?.result as Array<{ isUsageError: boolean; message: string }>;
-    expect(errors, run.stderr + run.stdout).toHaveLength(4);
+    expect(errors, run.stderr + run.stdout).toHaveLength(5);
     for (const error of errors) expect(error.isUsageError, JSON.stringify(error)).toBe(true);
     expect(errors[0]!.message).toMatch(/^init.headers cannot set host: Host chooses which site on the server gets the request/);
     expect(errors[1]!.message).toMatch(/^init.headers cannot set authorization: plat sends the session's own credential/);
     expect(errors[2]!.message).toMatch(/^init.headers cannot set transfer-encoding/);
-    expect(errors[3]!.message).toMatch(/^request 1: headers cannot set authorization/);
+    expect(errors[3]!.message).toMatch(/^init.headers cannot set host: Host chooses/);
+    expect(errors[4]!.message).toMatch(/^request 1: headers cannot set authorization/);
     expect(platform.stats.events.filter((e) => e.path.startsWith('/api/echo'))).toEqual([]);
   });
 
