@@ -32,7 +32,11 @@ export class Forwarder {
   private mark = '';
   private sinceGc = 0;
 
-  constructor(private readonly ctx: Context) {}
+  /** `prefix`: the proxy's own path prefix (`/KEY` over TCP, empty on a socket), for a Location it points back at. */
+  constructor(
+    private readonly ctx: Context,
+    private readonly prefix: () => string = () => '',
+  ) {}
 
   /** The session's client, opened again when the profile changed since, so a login or logout is seen at once. */
   private async currentClient(): Promise<ApiClient> {
@@ -56,9 +60,11 @@ export class Forwarder {
     const dropped: Dropped = {};
     const headers = upstreamHeaders(req.rawHeaders, dropped);
     let url: URL | undefined;
+    let baseUrl: string | undefined;
     let response: ApiResponse;
     try {
       const client = await this.currentClient();
+      baseUrl = client.baseUrl;
       url = apiUrl(path, client.baseUrl, 'sign in with plat login');
       const request = await this.requestOf(req, url, headers);
       response = await client.send(request);
@@ -68,7 +74,12 @@ export class Forwarder {
     }
     const status = response.status;
     try {
-      res.writeHead(status, printable(response.statusText), downstreamHeaders(response.rawHeaders, dropped, (value) => this.ctx.secrets.scrub(value) !== value));
+      const passed = downstreamHeaders(response.rawHeaders, dropped, (value) => this.ctx.secrets.scrub(value) !== value);
+      for (let i = 0; i + 1 < passed.length; i += 2) {
+        if (passed[i]!.toLowerCase() !== 'location') continue;
+        passed[i + 1] = throughProxy(passed[i + 1]!, url!, baseUrl, this.prefix()) ?? passed[i + 1]!;
+      }
+      res.writeHead(status, printable(response.statusText), passed);
     } catch {
       // A header Node will not send again (a value it finds invalid): said in the proxy's words, not half-passed on.
       response.body.destroy();
@@ -182,4 +193,24 @@ function readAll(stream: IncomingMessage): Promise<Buffer> {
 /** A reason phrase Node will send (no control characters), else Node's own for the status. */
 function printable(text: string): string | undefined {
   return /^[\t\x20-\x7e]*$/.test(text) && text ? text : undefined;
+}
+
+/**
+ * A Location on the platform, as the proxy's own address: a client that follows a redirect (or a 201's Location)
+ * stays behind the proxy, its key included, instead of landing on the proxy without it (a 403) or on the platform
+ * without a token. A Location elsewhere, or outside the base URL's path, is passed on as it is.
+ */
+export function throughProxy(location: string, requestUrl: URL, baseUrl: string | undefined, prefix: string): string | undefined {
+  if (!baseUrl) return undefined;
+  let target: URL;
+  try {
+    target = new URL(location, requestUrl);
+  } catch {
+    return undefined;
+  }
+  const base = new URL(baseUrl);
+  if (target.origin !== base.origin) return undefined;
+  const basePath = base.pathname.replace(/\/+$/, '');
+  if (basePath && target.pathname !== basePath && !target.pathname.startsWith(`${basePath}/`)) return undefined;
+  return `${prefix}${target.pathname.slice(basePath.length) || '/'}${target.search}${target.hash}`;
 }

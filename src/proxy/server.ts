@@ -39,7 +39,7 @@ export interface RunningProxy {
 }
 
 export async function startProxy(ctx: Context, options: ProxyOptions = {}): Promise<RunningProxy> {
-  const forwarder = new Forwarder(ctx);
+  const forwarder = new Forwarder(ctx, () => (gate.key === undefined ? '' : `/${gate.key}`));
   // Over TCP the key is made before the server listens, and the gate refuses everything until the Host it must name
   // is known too: no moment in which a request could pass without either.
   const tcp = options.socket === undefined;

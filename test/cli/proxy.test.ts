@@ -69,6 +69,32 @@ describe('plat proxy', () => {
     expect(JSON.parse(missing.body)).toEqual({ status: 418 });
   });
 
+  it('gives a Location on the platform as its own address, key included, so a client that follows it stays behind the proxy', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    platform.override('/api/moved', (req, res) => {
+      req.resume();
+      res.writeHead(302, { location: '/api/courses?page=2' });
+      res.end();
+      return true;
+    });
+    platform.override('/api/away', (req, res) => {
+      req.resume();
+      res.writeHead(302, { location: 'https://elsewhere.example/x' });
+      res.end();
+      return true;
+    });
+    const moved = await curl(`${proxy.url}api/moved`);
+    expect(moved.status).toBe(302);
+    expect(moved.headers.location).toEqual([`${new URL(proxy.url).pathname}api/courses?page=2`]);
+    // Followed as a client follows it: against the proxy's own origin.
+    const followed = await curl(new URL(moved.headers.location![0]!, proxy.url).href);
+    expect(followed.status).toBe(200);
+    expect(JSON.parse(followed.body)).toMatchObject({ anonymous: false, sub: 'user-ada' });
+    // Elsewhere is elsewhere: passed on as it came (the client goes there on its own, with no token).
+    expect((await curl(`${proxy.url}api/away`)).headers.location).toEqual(['https://elsewhere.example/x']);
+  });
+
   it('drops a client\'s own Authorization (said on stderr) and the hop-by-hop headers', async () => {
     await login();
     const proxy = await startPlatProxy(home, ['--verbose']);

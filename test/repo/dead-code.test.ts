@@ -24,6 +24,7 @@ const USED_ONLY_BY_TESTS: Record<string, Record<string, string>> = {
   'src/terminal/io.ts': { colorWanted: 'test/unit/terminal/io.test.ts' },
   'src/oauth/authorize.ts': { CALLBACK_ERRORS: 'test/unit/oauth/errors.test.ts' },
   'src/oauth/client.ts': { secretMethod: 'test/unit/oauth/client-server-choices.test.ts, test/cli/login/registration.test.ts' },
+  'src/proxy/forward.ts': { throughProxy: 'test/unit/proxy/forward.test.ts (base paths, which the reference platform has none of)' },
   'src/oauth/scopes.ts': { DEFAULT_SCOPES: 'test/unit/oauth/scopes.test.ts', closeMatches: 'test/unit/oauth/scopes.test.ts', formatScopes: 'test/unit/oauth/scopes.test.ts' },
   'src/redact.ts': { REDACTED: 'test/unit/redact.test.ts', redactForm: 'test/unit/redact.test.ts', redactJson: 'test/unit/redact.test.ts' },
   'src/session/access.ts': { needsRefresh: 'test/unit/session/access.test.ts (the margin rule; refreshDue asks it)' },
