@@ -213,7 +213,21 @@ async function readJournal(file: string, handle: fs.FileHandle, binding: Journal
     judge(previous);
     return { records, size, endsWhole };
   }
-  return { records, size, tornAt: previous.start, endsWhole };
+  return { records, size, tornAt: await afterLastLineEnd(handle, size, previous.start), endsWhole };
+}
+
+/**
+ * Where the torn last line starts, in bytes: just after the file's last line end. Counted from the bytes, not from
+ * the decoded lines (a hand-edited journal's CRLF endings or invalid UTF-8 would shift a count made from text, and the
+ * cut would then fall inside a whole record). `counted`: the count from the text, for a torn line longer than the
+ * window read here.
+ */
+async function afterLastLineEnd(handle: fs.FileHandle, size: number, counted: number): Promise<number> {
+  const window = Math.min(size, 1 << 20);
+  const tail = Buffer.alloc(window);
+  await handle.read(tail, 0, window, size - window);
+  const end = tail.lastIndexOf(0x0a);
+  return end === -1 ? counted : size - window + end + 1;
 }
 
 function checkHeader(file: string, header: Record<string, unknown>, binding: JournalBinding): void {

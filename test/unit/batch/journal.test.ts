@@ -79,6 +79,22 @@ describe('the batch journal', () => {
     await expect(openJournal(file, here)).rejects.toThrow(/is not a plat batch journal \(line 4/);
   });
 
+  it('a torn last record after CRLF line ends (a journal edited on another system) is cut off exactly, the records before it whole', async () => {
+    const file = path.join(await dirs.make(), 'j');
+    const journal = await opened(file);
+    await journal.sent(1, lineHash('a'));
+    await journal.sent(2, lineHash('b'));
+    await journal.close();
+    await writeFile(file, `${(await readFile(file, 'utf8')).replaceAll('\n', '\r\n')}{"id":3,"ok":tr`);
+    const torn = await opened(file);
+    await torn.done(1, { ok: true, status: 200 });
+    await torn.close();
+    const resumed = await openJournal(file, here);
+    expect(resumed.prior(1)).toMatchObject({ inFlight: false, ok: true });
+    expect(resumed.prior(2)).toMatchObject({ inFlight: true });
+    await resumed.close();
+  });
+
   it('a file that is not a journal is refused and keeps every byte, whatever its last line', async () => {
     const dir = await dirs.make();
     for (const text of ['{"hello":1}\n', 'notes: buy milk', 'line one\nline two without an end', `{"plat-batch-journal":2,"origin":"${here.origin}","profile":"default"}\nnot a record\n`]) {
