@@ -140,7 +140,8 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
       ctx.signal.addEventListener('abort', () => resolve(), { once: true });
     }),
   ]);
-  while (inFlight.size > 0 && !ctx.signal.aborted) await Promise.race([Promise.allSettled([...inFlight]), aborted(ctx.signal)]);
+  const stopped = aborted(ctx.signal);
+  while (inFlight.size > 0 && !ctx.signal.aborted) await Promise.race([Promise.allSettled([...inFlight]), stopped]);
   // The SDK writes an answer a tick after its handler settles.
   await new Promise((resolve) => setImmediate(resolve));
   await server.close().catch(() => undefined);
