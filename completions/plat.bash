@@ -14,7 +14,7 @@ __plat_takes_value() {
     api) case $2 in --method|-X|--jq|-q|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next) return 0 ;; esac ;;
     op) case $2 in --param|-p|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; --refresh|-i|--include|--anonymous|--paginate|--ndjson|--slurp|-h|--help) return 1 ;; --*) return 0 ;; esac ;;
     batch) case $2 in --concurrency|--rate|--journal|--settle-unknown|--failed|--jq) return 0 ;; esac ;;
-    mcp) case $2 in --for) return 0 ;; esac ;;
+    mcp) case $2 in --for|--concurrency) return 0 ;; esac ;;
     proxy) case $2 in --port|--socket) return 0 ;; esac ;;
   esac
   return 1
@@ -69,7 +69,7 @@ __plat_options() {
     scopes) echo '-h --help' ;;
     batch) echo '--concurrency --rate --journal --idempotency-key --resend-unknown --settle-unknown --failed --ordered --fail-fast --check --strict --jq -h --help' ;;
     discover) echo '--refresh -h --help' ;;
-    mcp) echo '--for --allow-write -h --help' ;;
+    mcp) echo '--for --allow-write --concurrency -h --help' ;;
     proxy) echo '--port --socket --allow-write -h --help' ;;
     completion) echo '-h --help' ;;
     help) echo '-h --help' ;;

@@ -23,7 +23,7 @@ function __plat_takes_value
         case batch
             contains -- $argv[2] --concurrency --rate --journal --settle-unknown --failed --jq; and return 0
         case mcp
-            contains -- $argv[2] --for; and return 0
+            contains -- $argv[2] --for --concurrency; and return 0
         case proxy
             contains -- $argv[2] --port --socket; and return 0
     end
@@ -233,6 +233,7 @@ complete -c plat -n '__plat_using discover' -l refresh -d 'fetch the metadata ag
 complete -c plat -n __plat_needs_command -a mcp -d 'serve the API to AI agents: a Model Context Protocol server on stdin/stdout, as you and within your scopes'
 complete -c plat -n '__plat_using mcp' -l for -d 'offer exactly these operations as tools (whoami only if named, no call tool); repeat, or separate with spaces or commas' -x -a '(__plat_query operations)'
 complete -c plat -n '__plat_using mcp' -l allow-write -d 'also offer operations that change data (POST, PUT, PATCH, DELETE); default: reading only'
+complete -c plat -n '__plat_using mcp' -l concurrency -d 'requests at the platform at once, 1 to 64 (default: 8); more calls wait in order' -x
 complete -c plat -n __plat_needs_command -a proxy -d 'serve the platform at a local address for any HTTP tool, with your token added (which the tool never sees)'
 complete -c plat -n '__plat_using proxy' -l port -d 'the port on 127.0.0.1 (default 0: any free port)' -x
 complete -c plat -n '__plat_using proxy' -l socket -d 'listen on a unix socket (made 0600) instead of TCP' -r -F

@@ -550,12 +550,14 @@ lines or a journal of another platform (nothing sent), 4 when the session ended,
     cmd
       .addOption(forOperations('offer exactly these operations as tools (whoami only if named, no call tool)'))
       .option('--allow-write', 'also offer operations that change data (POST, PUT, PATCH, DELETE); default: reading only')
+      .option('--concurrency <n>', 'requests at the platform at once, 1 to 64 (default: 8); more calls wait in order')
       .addHelpText(
         'after',
         examples(
           'plat mcp                                            # the read operations, as the default profile',
           'plat mcp --profile school --for listCourses --for getCourse',
           'plat mcp --allow-write                              # also operations that change data',
+          'plat mcp --concurrency 4                            # at most 4 requests at the platform at once',
         ) + `\n\n${MCP_HOSTS}`,
       )
       .action(async (flags, command: Command) => {

@@ -1,6 +1,6 @@
 /**
  * The one wait that an abort ends early, for every pause plat takes between attempts: a retry's backoff
- * (session/request.ts), the batch governor's pauses and slots, the device flow's polling interval, and the backoff
+ * (session/request.ts), the governor's pauses and slots (plat batch, plat mcp), the device flow's polling interval, and the backoff
  * while another plat holds a profile's lock (store/lock.ts).
  */
 

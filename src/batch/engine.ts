@@ -8,7 +8,7 @@
 import type { Context } from '../context.js';
 import { bodyReadError } from '../http/body-error.js';
 import { AuthError } from '../errors.js';
-import { createGovernor, type Governor } from './governor.js';
+import { createGovernor, GOVERNED_RETRIES, type Governor } from '../session/governor.js';
 import { responseError } from '../session/response-error.js';
 import { type ApiClient, type ApiRequest, type ApiResponse } from '../session/request.js';
 
@@ -60,9 +60,6 @@ export interface BatchRun {
   /** Set when the run stopped at a failure (fail-fast). */
   readonly stoppedEarly: boolean;
 }
-
-/** Each line's retries (a server's pauses included) before its answer is taken as the result. */
-const BATCH_RETRIES = 4;
 
 /** A response body larger than this is not kept in the result (an error says so): results are one line each. */
 const MAX_RESULT_BODY_BYTES = 8 * 1024 * 1024;
@@ -241,7 +238,7 @@ async function sendOne(ctx: Context, client: ApiClient, item: BatchItem, governo
     governor,
     // 429/503 are retried under the governor for every method (the server says it did not act); 502/504 and resets
     // only for idempotent methods, as request.ts decides.
-    retries: item.request.retries ?? BATCH_RETRIES,
+    retries: item.request.retries ?? GOVERNED_RETRIES,
     // No { stepUp }: a batch never asks (its lines run unattended, many at once); a 403 insufficient_scope is that
     // line's result, and --fail-fast stops there.
   });

@@ -10,7 +10,7 @@ import { isPublicOperation } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { PlatError } from '../errors.js';
 import { readBodyUpTo } from '../http/read-body.js';
-import { identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
+import { identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse, type RequestGovernor } from '../session/index.js';
 import { sanitize } from '../terminal/text.js';
 import { nestsDeeperThan, MAX_STRUCTURED_DEPTH } from './bounds.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './tools.js';
@@ -35,12 +35,21 @@ type Args = Record<string, unknown>;
 /** A failure the agent can act on, said in plat's words. */
 class ToolError extends PlatError {}
 
+/**
+ * The server's one pace (session/governor.ts, as plat batch's): every request of every tool goes under it, so a
+ * 429/503 from the platform holds them all, and each is retried as plat batch retries its lines.
+ */
+export interface Pace {
+  governor: RequestGovernor;
+  retries: number;
+}
+
 /** `signal`: the client cancelled the call; `failed` may put a failure in other words before it is the tool error. */
-export async function runTool(ctx: Context, tool: Tool, args: Args, signal?: AbortSignal, failed?: (error: unknown) => unknown): Promise<ToolResult> {
+export async function runTool(ctx: Context, tool: Tool, args: Args, signal?: AbortSignal, failed?: (error: unknown) => unknown, pace?: Pace): Promise<ToolResult> {
   try {
     if (tool.kind === 'whoami') return await whoami(ctx);
-    if (tool.kind === 'call') return await callAnyPath(ctx, tool, args, signal);
-    return await callOperation(ctx, tool, args, signal);
+    if (tool.kind === 'call') return await callAnyPath(ctx, tool, args, signal, pace);
+    return await callOperation(ctx, tool, args, signal, pace);
   } catch (error) {
     return errorResult(ctx, failed ? failed(error) : error);
   }
@@ -70,7 +79,7 @@ async function whoami(ctx: Context): Promise<ToolResult> {
   return jsonResult(ctx, structured);
 }
 
-async function callOperation(ctx: Context, tool: OperationTool, args: Args, signal: AbortSignal | undefined): Promise<ToolResult> {
+async function callOperation(ctx: Context, tool: OperationTool, args: Args, signal: AbortSignal | undefined, pace: Pace | undefined): Promise<ToolResult> {
   const { op } = tool;
   if (tool.missing.length > 0) throw new ToolError(lacking(ctx, op.operationId, tool.missing, tool.device));
   const params: Args = {};
@@ -96,7 +105,7 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args, sign
   if (body !== undefined && op.body && !/\bjson\b/i.test(op.body.contentType)) {
     throw new ToolError(`${tool.name} takes ${sanitize(op.body.contentType, 80)}, and plat mcp sends JSON bodies only: use plat op ${op.operationId} --input <file> from a terminal.`);
   }
-  const client = await operationClient(ctx, op);
+  const client = governed(await operationClient(ctx, op), pace);
   const prepared = await opRequest(op, given, body, { ...rules, baseUrl: client.baseUrl });
   // A JSON body was read from the argument above; nothing may ever read plat's stdin, the agent host's pipe.
   if (prepared.inputFrom !== undefined || !prepared.sameOrigin) throw new ToolError(`${tool.name}: plat mcp could not build its request.`);
@@ -121,7 +130,7 @@ async function operationClient(ctx: Context, op: OperationTool['op']): Promise<C
   return openClient(ctx, { auth: isPublicOperation(op) ? 'auto' : 'required' });
 }
 
-async function callAnyPath(ctx: Context, tool: CallTool, args: Args, signal: AbortSignal | undefined): Promise<ToolResult> {
+async function callAnyPath(ctx: Context, tool: CallTool, args: Args, signal: AbortSignal | undefined, pace: Pace | undefined): Promise<ToolResult> {
   const method = typeof args.method === 'string' ? args.method.toUpperCase() : '';
   const path = typeof args.path === 'string' ? args.path : '';
   if (!method || !path) throw new ToolError('call needs method and path (a path on the platform, starting with /).');
@@ -134,7 +143,7 @@ async function callAnyPath(ctx: Context, tool: CallTool, args: Args, signal: Abo
     throw new ToolError(`call takes a path on the platform starting with / (got "${sanitize(path, 100)}"); nothing off the platform's origin is called.`);
   }
   if (args.body !== undefined && (READ_METHODS.has(method) || method === 'DELETE')) throw new ToolError(`call: a ${method} request takes no body here; use query.`);
-  const client = await openClient(ctx, { auth: 'required' });
+  const client = governed(await openClient(ctx, { auth: 'required' }), pace);
   const { url, headers, jsonBody: body } = buildRawRequest(
     // No headers: the body is always sent as JSON.
     { method, path, query: args.query, body: args.body },
@@ -183,6 +192,20 @@ function argText(name: string, value: unknown): string {
 }
 
 type Client = ApiClient;
+
+/** The client with every request it sends (each page of a list too) under the server's pace. */
+function governed(client: Client, pace: Pace | undefined): Client {
+  if (!pace) return client;
+  return {
+    get baseUrl() {
+      return client.baseUrl;
+    },
+    get profile() {
+      return client.profile;
+    },
+    send: (request, options) => client.send({ ...request, governor: pace.governor, retries: request.retries ?? pace.retries }, options),
+  };
+}
 
 async function send(ctx: Context, client: Client, request: ApiRequest): Promise<ToolResult> {
   const response = await client.send(request);

@@ -15,8 +15,10 @@ import { API_TTL_MS, isPublicOperation, missingScopes } from '../catalogue/opena
 import { AuthError, PlatError, UsageError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
 import { readBodyUpTo } from '../http/read-body.js';
+import { parsePositiveInt } from '../requests/values.js';
 import {
   currentProfile,
+  governRequests,
   heldScopes,
   identify,
   openClient,
@@ -47,8 +49,9 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/errors.ts': { AuthError, PlatError, UsageError },
     'src/http/body-error.ts': { bodyReadError },
     'src/http/read-body.ts': { readBodyUpTo },
-    'src/session/index.ts': { currentProfile, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },
+    'src/session/index.ts': { currentProfile, governRequests, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },
     'src/terminal/text.ts': { didYouMean, sanitize },
     'src/requests/request-object.ts': { buildRawRequest, givenParams, opRequest, problemPhrase },
+    'src/requests/values.ts': { parsePositiveInt },
   };
 }

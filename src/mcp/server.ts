@@ -13,7 +13,8 @@ import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
 import { API_TTL_MS, type FullApiIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
 import { PlatError, UsageError } from '../errors.js';
-import { currentProfile, heldScopes, platformOf, suggest } from '../session/index.js';
+import { parsePositiveInt } from '../requests/values.js';
+import { currentProfile, governRequests, heldScopes, platformOf, suggest } from '../session/index.js';
 import { sanitize } from '../terminal/text.js';
 import { errorResult, runTool } from './call.js';
 import { forTheHost } from './host.js';
@@ -23,11 +24,20 @@ import { buildTools, listed, selectOperations, WHOAMI, whoamiTool, type Tool } f
 export interface McpFlags {
   for?: string[];
   allowWrite?: boolean;
+  concurrency?: string;
 }
+
+/** Requests at the platform at once, by default: an agent in a loop must not flood the person's school. */
+const DEFAULT_CONCURRENCY = 8;
+/** The most --concurrency allows. */
+const MAX_CONCURRENCY = 64;
+/** While calls keep waiting, the host's log hears of their number at most this often. */
+const QUEUE_NOTE_EVERY_MS = 5_000;
 
 export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   // stdin is the protocol's, and plat mcp never signs in by itself: no step-up question, even at a terminal.
   ctx.globals.prompt = false;
+  const concurrency = parsePositiveInt(flags.concurrency, '--concurrency', MAX_CONCURRENCY) ?? DEFAULT_CONCURRENCY;
   const allowWrite = Boolean(flags.allowWrite);
   const only = flags.for?.flatMap((word) => word.split(/[\s,]+/)).filter(Boolean);
   const profile = await currentProfile(ctx);
@@ -60,6 +70,14 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     said.add(text);
     ctx.io.note(text);
   };
+  // One pace for every tool call, as plat batch's lines share one: at most `concurrency` at the platform, the rest in
+  // order, and a 429/503's Retry-After holding them all. Both waits are said in the host's log.
+  const queueNotes = queueNoter(ctx, () => pace.governor.waiting, concurrency);
+  const pace = governRequests(ctx, {
+    maxInFlight: concurrency,
+    onPause: (ms, status) => ctx.io.note(`plat mcp: the platform asked to wait ${Math.round(ms / 100) / 10} s${status ? ` (HTTP ${status})` : ''}; every call waits until then.`),
+    onQueue: () => queueNotes.changed(),
+  });
   let server: RunningServer | undefined;
   // Tools are built once for a session and its description, not per request: a login, a scope added or a new
   // platform (read from the profile, never from the keychain) builds them again, and tells the client they changed.
@@ -97,13 +115,22 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     return said;
   };
   const callTool = async (name: string, args: Record<string, unknown>, signal: AbortSignal) => {
+    let release: () => void;
+    try {
+      // A place among the calls at the platform (--concurrency), in order; a call cancelled meanwhile leaves the queue.
+      release = await pace.governor.admit(signal);
+    } catch {
+      return errorResult(ctx, new PlatError('The call was cancelled before it reached the platform.'));
+    }
     try {
       // As of now, not as of the last tools/list: a scope the person added since (plat login --add-scope) counts.
       const tool = (await currentTools()).find((t) => t.name === name);
       if (!tool) return errorResult(ctx, new PlatError(`There is no tool "${sanitize(name, 64)}": tools/list names them.`));
-      return await runTool(ctx, tool, args, signal, failed);
+      return await runTool(ctx, tool, args, signal, failed, pace);
     } catch (error) {
       return errorResult(ctx, failed(error));
+    } finally {
+      release();
     }
   };
 
@@ -146,6 +173,38 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
   await server.close().catch(() => undefined);
   if (transportFailure) throw new PlatError(`plat mcp stopped: reading from the host failed (${sanitize(transportFailure.message, 200)}).`);
+}
+
+/**
+ * The host's log on the calls waiting for a place: a line when a queue forms (written a turn later, so a burst of
+ * calls is counted whole), its size again at most every QUEUE_NOTE_EVERY_MS while it changes, and a line when it
+ * is empty again.
+ */
+function queueNoter(ctx: Context, waiting: () => number, concurrency: number): { changed(): void } {
+  let said = 0;
+  let saidAt = -Infinity;
+  let due = false;
+  const say = () => {
+    due = false;
+    const count = waiting();
+    if (count === said) return;
+    if (count === 0) {
+      said = 0;
+      ctx.io.note(`plat mcp: no call waits now (at most ${concurrency} at the platform at once).`);
+      return;
+    }
+    if (said > 0 && ctx.now() - saidAt < QUEUE_NOTE_EVERY_MS) return;
+    said = count;
+    saidAt = ctx.now();
+    ctx.io.note(`plat mcp: ${count} call${count === 1 ? '' : 's'} waiting (at most ${concurrency} at the platform at once; --concurrency sets it).`);
+  };
+  return {
+    changed() {
+      if (due) return;
+      due = true;
+      setImmediate(say);
+    },
+  };
 }
 
 /** The tools for a description (or, before any platform is known, whoami alone). */

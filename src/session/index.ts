@@ -34,6 +34,7 @@ import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
 import { assertProfileExists, unknownProfile } from './profile-names.js';
 import { header, openApiClient, resolveApiUrl } from './request.js';
 import { responseError } from './response-error.js';
+import { createGovernor, GOVERNED_RETRIES, type Governor, type GovernorOptions } from './governor.js';
 import { suggestCommand, type SuggestOptions } from './suggest.js';
 import { whoAmI } from './userinfo.js';
 // Types only, erased from the bundles: the shapes below are the steps' own, named here for the callers.
@@ -56,6 +57,8 @@ export type ApiRequest = Requests.ApiRequest;
 export type ApiResponse = Requests.ApiResponse;
 /** The authenticated-request path of one invocation, bound to its platform and credentials (openClient). */
 export type ApiClient = Requests.ApiClient;
+/** A shared pace for requests (governRequests): awaited before every attempt, told of every 429/503 wait. */
+export type RequestGovernor = Requests.RequestGovernor;
 /** The pages of a list, read one at a time (readPages); `limited` says whether a limit stopped them. */
 export type Pages = Paging.Pages;
 /** One page: its items, its URL and number. */
@@ -159,6 +162,15 @@ export async function startBatch(
 ): Promise<BatchRun> {
   const { runBatch } = await import('../batch/engine.js');
   return runBatch(ctx, client, items, options);
+}
+
+/**
+ * One pace for many requests, as plat batch's workers share one (governor.ts): a server's 429/503 pauses them all,
+ * and at most `maxInFlight` callers hold a place at once, the rest waiting in order. A request goes under it with
+ * `{ governor, retries: governed.retries }`. plat mcp governs its tool calls with it.
+ */
+export function governRequests(ctx: Context, options: Omit<GovernorOptions, 'now' | 'signal'>): { governor: Governor; retries: number } {
+  return { governor: createGovernor({ ...options, signal: ctx.signal, now: () => ctx.now() }), retries: GOVERNED_RETRIES };
 }
 
 /**

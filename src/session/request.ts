@@ -53,10 +53,10 @@ export interface ApiRequest {
 }
 
 export interface RequestGovernor {
-  /** Resolves when an attempt may go out (no pause in force, the rate allows it). */
-  turn(): Promise<void>;
-  /** The server asked for a pause of `ms`: every request waiting on turn() waits it out. */
-  pause(ms: number): void;
+  /** Resolves when an attempt may go out (no pause in force, the rate allows it), or at once when `signal` aborts. */
+  turn(signal?: AbortSignal): Promise<void>;
+  /** The server asked for a pause of `ms` (answering `status`): every request waiting on turn() waits it out. */
+  pause(ms: number, status?: number): void;
 }
 
 export interface ApiResponse extends HttpResponse {
@@ -274,7 +274,7 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
   if (token) headers.authorization = `Bearer ${token.token}`;
   for (let attempt = 0; ; attempt++) {
     let response: HttpResponse;
-    await request.governor?.turn();
+    await request.governor?.turn(request.signal);
     try {
       response = await http.request({
         method: request.method,
@@ -305,7 +305,7 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
         response.body.destroy();
         if (request.governor) {
           // Everyone sharing the governor waits; turn() at the top of the loop is this request's wait.
-          request.governor.pause(wait);
+          request.governor.pause(wait, response.status);
           continue;
         }
         ctx.io.note(`${what()}: HTTP ${response.status}; retrying in ${seconds(wait)} (${attempt + 1}/${retries}).`);

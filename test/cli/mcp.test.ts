@@ -16,6 +16,7 @@ import { expectCleanError, platBin } from '../helpers/cli.js';
 import { keyring } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { scaled } from '../helpers/time.js';
 import { decodeEverySpelling } from '../helpers/secrets.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
 
@@ -688,7 +689,7 @@ describe('cancellation and bounds', () => {
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (d: string) => {
         stderr += d;
-        if (stderr.includes('GET /api/busy: HTTP 503; retrying in 50 s')) resolve();
+        if (stderr.includes('plat mcp: the platform asked to wait 50 s (HTTP 503); every call waits until then.')) resolve();
       });
     });
     const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
@@ -778,6 +779,121 @@ describe('cancellation and bounds', () => {
     expect(await exited, stderr).toBe(1);
     expect(stderr).toMatch(/plat mcp stopped: reading from the host failed \(read ECONNRESET\)\./);
     expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('the pace: at most 8 at the platform, its 429s honoured as plat batch honours them', () => {
+  /**
+   * A path that counts the requests in flight at the platform (arrival to the end of the answer) and answers each a
+   * moment later, so that a client sending more than it should at once is seen doing it. The moment only gives a
+   * flood the chance to show; the bound holds whatever the machine's speed.
+   */
+  function counted(path: string) {
+    const seen = { inFlight: 0, most: 0, answered: 0 };
+    platform.override(path, (_req, res) => {
+      seen.inFlight++;
+      seen.most = Math.max(seen.most, seen.inFlight);
+      res.on('close', () => seen.inFlight--);
+      setTimeout(() => {
+        seen.answered++;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true}');
+      }, 15);
+      return true;
+    });
+    return seen;
+  }
+  const many = (served: Served, count: number, path: string) =>
+    Promise.all(
+      Array.from({ length: count }, () =>
+        served.client.callTool({ name: 'call', arguments: { method: 'GET', path } }, undefined, { timeout: scaled(60_000) }) as Promise<ToolResult>,
+      ),
+    );
+
+  it('300 calls sent at once: the platform sees at most 8 in flight, every call is answered, and the host\'s log says calls wait', async () => {
+    await login();
+    const served = await serve();
+    const seen = counted('/api/gate');
+    const results = await many(served, 300, '/api/gate');
+    expect(results.filter((r) => r.isError).map(text)).toEqual([]);
+    expect(results.every((r) => r.structuredContent?.ok === true)).toBe(true);
+    expect(seen.answered).toBe(300);
+    expect(seen.most).toBeLessThanOrEqual(8);
+    expect(seen.most, 'the bound is used, not undershot').toBe(8);
+    expect(await served.stderrHas('calls waiting (at most 8 at the platform at once; --concurrency sets it).')).toMatch(/plat mcp: \d+ calls waiting/);
+    expect(await served.stderrHas('plat mcp: no call waits now (at most 8 at the platform at once).')).toBeTruthy();
+  });
+
+  it('--concurrency sets the bound; out of 1..64 it is a usage error before anything starts', async () => {
+    await login();
+    const served = await serve(['--concurrency', '2']);
+    const seen = counted('/api/gate');
+    const results = await many(served, 20, '/api/gate');
+    expect(results.every((r) => !r.isError)).toBe(true);
+    expect(seen.most).toBe(2);
+    for (const bad of ['0', '65', 'many', '-1']) {
+      const result = await home.run(['mcp', '--concurrency', bad]);
+      expect(result.code, bad).toBe(2);
+      expect(result.stderr, bad).toContain(`--concurrency must be a whole number from 1 to 64 (got "${bad}").`);
+      expect(result.stdout).toBe('');
+      expectCleanError(result);
+    }
+  });
+
+  it('a 429 storm: the calls are delayed, not failed, and no request goes out inside a pause the platform asked for', async () => {
+    await login();
+    const served = await serve();
+    platform.stats.reset();
+    platform.knobs.apiThrottle = { perSecond: 10, retryAfterSeconds: 1 };
+    const results = await many(served, 40, '/api/status/200');
+    expect(results.filter((r) => r.isError).map(text)).toEqual([]);
+    const pauses = platform.stats.events.filter((e) => e.key === 'throttled');
+    expect(pauses.length).toBeGreaterThan(0);
+    const arrivals = platform.stats.events.filter((e) => e.key === 'GET /api/status/200');
+    for (const pause of pauses) {
+      // Requests already on the wire when the 429 went out may still land in its first moments (longer on a busy
+      // machine, before plat has read the 429); none sent after.
+      const inside = arrivals.filter((e) => e.at > pause.at + scaled(150, { under: 600 }) && e.at < pause.at + 1000);
+      expect(inside, `arrivals inside the pause from ${pause.at}`).toEqual([]);
+    }
+    expect(await served.stderrHas('plat mcp: the platform asked to wait 1 s (HTTP 429); every call waits until then.')).toBeTruthy();
+  });
+
+  it('a call cancelled while it waits for a place leaves the queue at once and never reaches the platform', async () => {
+    await login();
+    const served = await serve(['--concurrency', '1']);
+    const arrived: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let first!: () => void;
+    const firstArrived = new Promise<void>((resolve) => (first = resolve));
+    platform.override('/api/which', async (req, res) => {
+      const name = new URL(req.url!, platform.baseUrl).searchParams.get('name')!;
+      arrived.push(name);
+      if (name === 'holder') {
+        first();
+        await released;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ name }));
+      return true;
+    });
+    const ask = (name: string, signal?: AbortSignal) =>
+      served.client.callTool({ name: 'call', arguments: { method: 'GET', path: '/api/which', query: { name } } }, undefined, { signal }) as Promise<ToolResult>;
+    const holder = ask('holder');
+    await firstArrived;
+    const controller = new AbortController();
+    const cancelled = ask('cancelled', controller.signal);
+    await served.stderrHas('plat mcp: 1 call waiting (at most 1 at the platform at once');
+    controller.abort(new Error('the person pressed stop'));
+    await expect(cancelled).rejects.toThrow('the person pressed stop');
+    // Out of the queue at once: the log says so while the first call still holds the one place.
+    await served.stderrHas('plat mcp: no call waits now (at most 1 at the platform at once).');
+    const next = ask('next');
+    release();
+    expect((await holder).structuredContent).toEqual({ name: 'holder' });
+    expect((await next).structuredContent).toEqual({ name: 'next' });
+    expect(arrived).toEqual(['holder', 'next']);
   });
 });
 
