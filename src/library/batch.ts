@@ -1,11 +1,16 @@
 /**
  * client.batch(): the engine under `plat batch` (batch/engine.ts) for a program: requests from any (async)
  * iterable, N at a time over the client's one session, one governor for the server's pauses, results yielded as
- * they complete (or in order). The requests are read lazily, so a generator of a million lines stays flat.
+ * they complete (or in order). The requests are read lazily, so a generator of a million lines stays flat. Each is
+ * built as plat batch builds a line (requests/batch-line.ts): a raw request, or `{op, params, body}` checked
+ * against the platform's API description, read (as plat op reads it) on the first op request only.
  */
 import type * as Public from './public.js';
 import { UsageError } from '../errors.js';
-import { buildRequest, problemPhrase, type RequestProblem } from '../requests/request-object.js';
+import type { Context } from '../context.js';
+import type { FullApiIndex } from '../catalogue/openapi.js';
+import { prepareObject, type LineContext } from '../requests/batch-line.js';
+import { problemPhrase, type RequestProblem } from '../requests/request-object.js';
 import { openClient, startBatch, type BatchItem } from '../session/index.js';
 import { libraryContext, type LibrarySettings } from './context.js';
 
@@ -21,11 +26,12 @@ export async function* batch(
   const ctx = libraryContext(settings, options.signal ?? undefined);
   const api = await openClient(ctx, { auth: 'auto' });
 
+  const context = lineContext(ctx, api.baseUrl);
   async function* items(): AsyncGenerator<BatchItem> {
     let position = 0;
     for await (const request of requests) {
       position++;
-      yield await toItem(request, position, api.baseUrl);
+      yield await toItem(request, position, context);
     }
   }
 
@@ -35,16 +41,27 @@ export async function* batch(
   if (run.sessionEnded) throw run.sessionEnded;
 }
 
-/** A request as plat batch's request line is built (requests/request-object.ts), its problems in the library's words. */
-async function toItem(request: Public.BatchRequest, position: number, baseUrl: string | undefined): Promise<BatchItem> {
-  const where = `request ${position}`;
-  const prepared = await buildRequest(request, {
+const NO_PLATFORM = 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)';
+
+/** The platform and, for op requests, its API description: read once per batch, on the first op request. */
+function lineContext(ctx: Context, baseUrl: string | undefined): LineContext {
+  let index: Promise<FullApiIndex> | undefined;
+  return {
     baseUrl,
-    noBaseUrl: 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)',
-    say: (problem) => new UsageError(libraryWords(problem, where)),
-  });
-  const text = prepared.jsonBody;
-  return { line: position, id: request.id ?? position, request: { method: prepared.method, url: prepared.url, headers: prepared.headers, body: text === undefined ? undefined : () => text } };
+    noBaseUrl: NO_PLATFORM,
+    index: () => {
+      if (!baseUrl) return Promise.reject(new UsageError(`An op request needs the platform: ${NO_PLATFORM}.`));
+      index ??= import('../catalogue/fetch-openapi.js').then(({ getFullApiIndex }) => getFullApiIndex(ctx, baseUrl));
+      return index;
+    },
+  };
+}
+
+/** A request as plat batch's line is built (requests/batch-line.ts), its problems in the library's words. */
+async function toItem(request: Public.BatchRequest, position: number, context: LineContext): Promise<BatchItem> {
+  const where = `request ${position}`;
+  const prepared = await prepareObject(request, context, (problem) => new UsageError(libraryWords(problem, where)));
+  return { line: position, id: prepared.id ?? position, request: prepared.request };
 }
 
 function libraryWords(problem: RequestProblem, where: string): string {
@@ -52,11 +69,12 @@ function libraryWords(problem: RequestProblem, where: string): string {
     case 'not-object':
       return `${where} is not an object.`;
     case 'members': {
-      const { extra } = problem;
-      return `${where}: unknown member${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k)).join(', ')} (a request takes id, method, path, query, headers, body).`;
+      const { extra, op } = problem;
+      const takes = op ? 'an op request takes id, op, params, body' : 'a request takes id, method, path, query, headers, body; or id, op, params, body';
+      return `${where}: unknown member${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k)).join(', ')} (${takes}).`;
     }
     case 'method':
-      return `${where}: method must be an HTTP method such as "GET".`;
+      return `${where}: method must be an HTTP method such as "GET" (or give op for an operation).`;
     case 'path':
       return `${where}: path must be a string such as "/api/courses".`;
     case 'query':

@@ -48,8 +48,11 @@ export interface PaginateOptions {
 /** A value of BatchRequest.query. */
 export type QueryValue = string | number | boolean | null | Array<string | number | boolean | null> | { [member: string]: QueryValue };
 
-/** One request of client.batch(): `plat batch`'s request line. */
-export interface BatchRequest {
+/** One request of client.batch(): `plat batch`'s request line, raw or an operation of the platform's API. */
+export type BatchRequest = BatchRawRequest | BatchOpRequest;
+
+/** `plat batch`'s raw request line. */
+export interface BatchRawRequest {
   /** Reported back in its result; default its 1-based position. */
   id?: string | number;
   method: string;
@@ -62,6 +65,21 @@ export interface BatchRequest {
   query?: Record<string, QueryValue>;
   headers?: Record<string, string>;
   /** Sent as JSON (a string with a non-JSON content-type header: as it is). */
+  body?: unknown;
+}
+
+/**
+ * `plat batch`'s op line: an operation of the platform's `/openapi.json` (read on the first one, as `plat op` reads
+ * it), its parameters and body checked against it as `plat op` checks them.
+ */
+export interface BatchOpRequest {
+  /** Reported back in its result; default its 1-based position. */
+  id?: string | number;
+  /** The operationId (`plat op` lists them). */
+  op: string;
+  /** Path, query and header parameters by name; a list repeats a query parameter. */
+  params?: Record<string, unknown>;
+  /** Sent as JSON (a string is the body's text, for an operation that takes another content type). */
   body?: unknown;
 }
 

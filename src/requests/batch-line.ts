@@ -7,7 +7,7 @@
  */
 import { findOperation, operationsFor, pathBelow, type ApiIndex, type FullApiIndex, type OperationDetail } from '../catalogue/openapi.js';
 import type { ApiRequest } from '../session/index.js';
-import { buildRequest, problemPhrase } from './request-object.js';
+import { buildRequest, problemPhrase, type RequestProblem } from './request-object.js';
 
 export class LineError extends Error {}
 
@@ -22,6 +22,8 @@ export interface PreparedLine {
 
 export interface LineContext {
   baseUrl: string | undefined;
+  /** What to do when there is no platform to resolve a path against; plat batch's words by default. */
+  noBaseUrl?: string;
   /** The API description, read on the first op line only. */
   index(): Promise<FullApiIndex>;
   /** Operations found by id, once per run. */
@@ -37,15 +39,23 @@ export async function prepareLine(text: string, context: LineContext): Promise<P
   } catch {
     throw new LineError('not JSON');
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new LineError('not a JSON object');
+  return prepareObject(value, context);
+}
+
+/**
+ * A line's object (or client.batch()'s request) as its request: a raw request, or an op of the description (read
+ * on the first one) checked as plat op checks it. `say` puts a problem in the caller's words; by default a LineError.
+ */
+export async function prepareObject(value: unknown, context: LineContext, say: (problem: RequestProblem) => Error = linePhrase): Promise<PreparedLine> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw say({ kind: 'not-object' });
   const line = value as Record<string, unknown>;
   const id = line.id;
-  if (id !== undefined && typeof id !== 'string' && typeof id !== 'number') throw new LineError('"id" must be a string or a number');
+  if (id !== undefined && typeof id !== 'string' && typeof id !== 'number') throw say({ kind: 'rule', message: '"id" must be a string or a number' });
   const isOp = 'op' in line;
   const prepared = await buildRequest(line, {
     baseUrl: context.baseUrl,
-    noBaseUrl: 'log in first, or pass --base-url (or set PLAT_BASE_URL)',
-    say: (problem) => new LineError(problemPhrase(problem)),
+    noBaseUrl: context.noBaseUrl ?? 'log in first, or pass --base-url (or set PLAT_BASE_URL)',
+    say,
     operation: async (operationId) => {
       const index = await context.index();
       context.operations ??= new Map();
@@ -61,6 +71,10 @@ export async function prepareLine(text: string, context: LineContext): Promise<P
     canonical: JSON.stringify(rest),
     raw: !isOp,
   };
+}
+
+function linePhrase(problem: RequestProblem): LineError {
+  return new LineError(problemPhrase(problem));
 }
 
 /** Answers kept per method and path: a bulk job repeats a few paths many times. */

@@ -497,14 +497,14 @@ describe('client.batch', () => {
     expect(platform.stats.count('GET /api/echo')).toBe(1);
   });
 
-  it("refuses the shapes plat batch refuses (one builder for both): a member neither takes, a header that is not text, an op line", async () => {
+  it("refuses the shapes plat batch refuses (one builder for both): a member neither takes, a header that is not text, an op line's member", async () => {
     await loggedIn();
     const run = await program(`
       const client = createClient();
       const shapes = [
         { method: 'GET', path: '/api/echo', qeury: { a: 1 } },
         { method: 'GET', path: '/api/echo', headers: { 'x-count': 1 } },
-        { op: 'listCourses' },
+        { op: 'listCourses', method: 'GET' },
       ];
       const out = [];
       for (const shape of shapes) {
@@ -518,11 +518,48 @@ describe('client.batch', () => {
       return out;
     `);
     expect(run.json?.result, run.stderr + run.stdout).toEqual([
-      expect.objectContaining({ isUsageError: true, message: 'request 1: unknown member "qeury" (a request takes id, method, path, query, headers, body).' }),
+      expect.objectContaining({ isUsageError: true, message: 'request 1: unknown member "qeury" (a request takes id, method, path, query, headers, body; or id, op, params, body).' }),
       expect.objectContaining({ isUsageError: true, message: 'request 1: headers["x-count"] must be a string.' }),
-      expect.objectContaining({ isUsageError: true, message: 'request 1: unknown member "op" (a request takes id, method, path, query, headers, body).' }),
+      expect.objectContaining({ isUsageError: true, message: 'request 1: unknown member "method" (an op request takes id, op, params, body).' }),
     ]);
     expect(platform.stats.events.filter((e) => e.path.startsWith('/api/echo'))).toEqual([]);
+  });
+
+  it("takes plat batch's op lines: {op, params, body} built from the API description as plat op builds them, refused in plat batch's words", async () => {
+    await loggedIn();
+    const run = await program(`
+      const client = createClient();
+      const out = [];
+      const lines = [{ id: 'one', op: 'getCourse', params: { courseId: 'course-101', include: 'lessons' } }, { op: 'listCourses' }];
+      for await (const result of client.batch(lines, { ordered: true })) out.push({ id: result.id, status: result.status, ok: result.ok, course: result.body?.course?.id });
+      const refused = [];
+      for (const line of [{ op: 'getCourse', params: { courseId: 'no such/../thing' } }, { op: 'getCourze' }, { op: 'getCourse', params: { bogus: 1 } }]) {
+        try {
+          for await (const _ of client.batch([line])) {}
+          refused.push('sent');
+        } catch (error) {
+          refused.push(describe(error));
+        }
+      }
+      return { out, refused };
+    `);
+    const result = run.json?.result;
+    expect(result, run.stderr + run.stdout).toBeDefined();
+    expect(result.out).toEqual([
+      { id: 'one', status: 200, ok: true, course: 'course-101' },
+      { id: 2, status: 200, ok: true },
+    ]);
+    expect(platform.stats.count('GET /api/courses/course-101')).toBe(1);
+    expect(platform.stats.count('GET /openapi.json'), 'the description is read once').toBe(1);
+    // plat batch, given the same lines, refuses each with the same phrase (its "line 1: …", the library's "request 1: ….").
+    const said: string[] = [];
+    for (const line of ['{"op":"getCourse","params":{"courseId":"no such/../thing"}}', '{"op":"getCourze"}', '{"op":"getCourse","params":{"bogus":1}}']) {
+      const batch = await home.run(['batch', '-'], { stdin: `${line}\n` });
+      expect(batch.code, batch.stderr).toBe(2);
+      said.push(/  line 1: (.*)/.exec(batch.stderr)![1]!);
+    }
+    expect(said[1]).toBe('the platform\'s API has no operation "getCourze" (plat op lists them)');
+    expect(result.refused).toEqual(said.map((phrase) => expect.objectContaining({ isUsageError: true, exitCode: 2, message: `request 1: ${phrase}.` })));
   });
 
   it('a bad request is a UsageError', async () => {

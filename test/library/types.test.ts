@@ -53,6 +53,13 @@ try {
     void code, isBase;
   }
 }
+// client.batch() takes plat batch's lines of both kinds.
+for await (const result of client.batch([{ method: 'GET', path: '/api/courses' }, { id: 'c', op: 'getCourse', params: { courseId: 'course-101' } }])) {
+  const ok: boolean = result.ok;
+  void ok;
+}
+// @ts-expect-error an op line names its operation as a string
+client.batch([{ op: 42 }]);
 // @ts-expect-error minTtl is a number of seconds
 await client.token({ minTtl: '600' });
 // @ts-expect-error there is no such option
