@@ -11,8 +11,8 @@
  * import.
  */
 import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
-import { API_TTL_MS, isPublicOperation, missingScopes } from '../catalogue/openapi.js';
-import { AuthError, PlatError, UsageError } from '../errors.js';
+import { API_TTL_MS, isPublicOperation, missingScopes, OPENAPI_PATH } from '../catalogue/openapi.js';
+import { AuthError, NetworkError, PlatError, UsageError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
 import { readBodyUpTo } from '../http/read-body.js';
 import { parsePositiveInt } from '../requests/values.js';
@@ -45,8 +45,8 @@ export async function loadMcpCommand(): Promise<McpCommand> {
 export function mainModules(): Record<string, Record<string, unknown>> {
   return {
     'src/catalogue/fetch-openapi.ts': { getFullApiIndex },
-    'src/catalogue/openapi.ts': { API_TTL_MS, isPublicOperation, missingScopes },
-    'src/errors.ts': { AuthError, PlatError, UsageError },
+    'src/catalogue/openapi.ts': { API_TTL_MS, isPublicOperation, missingScopes, OPENAPI_PATH },
+    'src/errors.ts': { AuthError, NetworkError, PlatError, UsageError },
     'src/http/body-error.ts': { bodyReadError },
     'src/http/read-body.ts': { readBodyUpTo },
     'src/session/index.ts': { currentProfile, governRequests, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },

@@ -10,9 +10,9 @@
  * failure: each is a tool error.
  */
 import { getFullApiIndex } from '../catalogue/fetch-openapi.js';
-import { API_TTL_MS, type FullApiIndex } from '../catalogue/openapi.js';
+import { API_TTL_MS, OPENAPI_PATH, type FullApiIndex } from '../catalogue/openapi.js';
 import type { Context } from '../context.js';
-import { PlatError, UsageError } from '../errors.js';
+import { NetworkError, PlatError, UsageError } from '../errors.js';
 import { parsePositiveInt } from '../requests/values.js';
 import { currentProfile, governRequests, heldScopes, platformOf, suggest } from '../session/index.js';
 import { sanitize } from '../terminal/text.js';
@@ -42,11 +42,34 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   const only = flags.for?.flatMap((word) => word.split(/[\s,]+/)).filter(Boolean);
   const profile = await currentProfile(ctx);
   const baseUrl = platformOf(ctx, profile);
+  const said = new Set<string>();
+  const warnOnce = (text: string) => {
+    if (said.has(text)) return;
+    said.add(text);
+    ctx.io.warn(text);
+  };
+  const noteOnce = (text: string) => {
+    if (said.has(text)) return;
+    said.add(text);
+    ctx.io.note(text);
+  };
   // Read before the server starts when the platform is known: a platform without an API description, or a --for
   // naming nothing, is said once on stderr with the contract's exit code instead of as a server that offers nothing.
-  // Before any login names a platform, the server starts all the same (a host shows "connection closed" for a server
-  // that ends before its handshake, and the agent could tell the person nothing): whoami says what to run.
-  let index = baseUrl ? await getFullApiIndex(ctx, baseUrl) : undefined;
+  // Before any login names a platform, or while the platform cannot be reached, the server starts all the same (a
+  // host shows "connection closed" for a server that ends before its handshake, and the agent could tell the person
+  // nothing): whoami says what to run, and a tool that needs the description says what could not be reached.
+  let index: FullApiIndex | undefined;
+  /** Why the description could not be read, the last time it was asked for (a tool error says it). */
+  let unreadable: string | undefined;
+  if (baseUrl) {
+    try {
+      index = await getFullApiIndex(ctx, baseUrl);
+    } catch (error) {
+      if (!(error instanceof NetworkError)) throw error;
+      unreadable = unreachableSentence(ctx, baseUrl, error);
+      noteOnce(`plat mcp: ${unreadable}`);
+    }
+  }
   if (index) selectOperations(index, { allowWrite, only });
 
   if (ctx.io.stdinIsTTY) {
@@ -59,17 +82,6 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     ctx.io.note(`plat mcp: profile ${profile.name} is not signed in${baseUrl ? ` to ${baseUrl}` : ''}; tools that need a session answer with what to run until the person runs ${login}${baseUrl ? '' : ' --base-url <url>'} (plat mcp never signs in by itself).`);
   }
   let indexCheckedAt = ctx.now();
-  const said = new Set<string>();
-  const warnOnce = (text: string) => {
-    if (said.has(text)) return;
-    said.add(text);
-    ctx.io.warn(text);
-  };
-  const noteOnce = (text: string) => {
-    if (said.has(text)) return;
-    said.add(text);
-    ctx.io.note(text);
-  };
   // One pace for every tool call, as plat batch's lines share one: at most `concurrency` at the platform, the rest in
   // order, and a 429/503's Retry-After holding them all. Both waits are said in the host's log.
   const queueNotes = queueNoter(ctx, () => pace.governor.waiting, concurrency);
@@ -83,11 +95,17 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   // platform (read from the profile, never from the keychain) builds them again, and tells the client they changed.
   let built: { key: string; tools: Tool[] } | undefined;
   let indexVersion = 0;
+  let reading: Promise<{ index?: FullApiIndex; failure?: string; unreachable?: boolean }> | undefined;
   const currentTools = async (): Promise<Tool[]> => {
     const now = await currentProfile(ctx);
     const platform = platformOf(ctx, now);
     if (platform && (!index || index.baseUrl !== platform)) {
-      index = await firstIndex(ctx, platform, warnOnce);
+      // One read at a time, however many calls ask meanwhile; again at the next call while it fails.
+      reading ??= firstIndex(ctx, platform).finally(() => (reading = undefined));
+      const read = await reading;
+      index = read.index;
+      unreadable = read.failure;
+      if (read.failure) (read.unreachable ? noteOnce : warnOnce)(read.unreachable ? `plat mcp: ${read.failure}` : read.failure);
       indexCheckedAt = ctx.now();
       indexVersion++;
     } else if (index && ctx.now() - indexCheckedAt > API_TTL_MS) {
@@ -125,6 +143,7 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
     try {
       // As of now, not as of the last tools/list: a scope the person added since (plat login --add-scope) counts.
       const tool = (await currentTools()).find((t) => t.name === name);
+      if (!tool && !index && unreadable) return errorResult(ctx, new PlatError(`${sanitize(name, 64)} is not offered now: ${unreadable}`));
       if (!tool) return errorResult(ctx, new PlatError(`There is no tool "${sanitize(name, 64)}": tools/list names them.`));
       return await runTool(ctx, tool, args, signal, failed, pace);
     } catch (error) {
@@ -236,14 +255,24 @@ function instructionsFor(baseUrl: string | undefined, profile: string, allowWrit
   ].join(' ');
 }
 
-/** The description of a platform first known after start (a login made while the server runs). */
-async function firstIndex(ctx: Context, baseUrl: string, warn: (text: string) => void): Promise<FullApiIndex | undefined> {
+/**
+ * The description of a platform not read yet: first known after start (a login made while the server runs), or
+ * unreachable until now. A failure is returned for the host's log and the tool error.
+ */
+async function firstIndex(ctx: Context, baseUrl: string): Promise<{ index?: FullApiIndex; failure?: string; unreachable?: boolean }> {
   try {
-    return await getFullApiIndex(ctx, baseUrl);
+    return { index: await getFullApiIndex(ctx, baseUrl) };
   } catch (error) {
-    warn(error instanceof PlatError ? error.message : `plat mcp could not read the API description of ${baseUrl}.`);
-    return undefined;
+    if (error instanceof NetworkError) return { failure: unreachableSentence(ctx, baseUrl, error), unreachable: true };
+    const failure = error instanceof PlatError ? error.message : `plat mcp could not read the API description of ${baseUrl}.`;
+    return { failure: ctx.secrets.scrub(sanitize(failure, 400)) };
   }
+}
+
+/** What could not be reached, and what happens next: for the host's log and the tool error alike. */
+function unreachableSentence(ctx: Context, baseUrl: string, error: NetworkError): string {
+  const why = ctx.secrets.scrub(sanitize(error.message, 300)).replace(/\s*$/, '');
+  return `the platform's API description, ${sanitize(`${baseUrl}${OPENAPI_PATH}`, 300)}, could not be read: ${why} plat mcp reads it again at the next call, and its tools come then (the client is told the tools changed).`;
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

@@ -17,6 +17,7 @@ import { keyring } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
+import { startPlatform } from '../platform/index.mjs';
 import { decodeEverySpelling } from '../helpers/secrets.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
 
@@ -609,6 +610,35 @@ describe('before a login', () => {
     const served = await serve(['--for', 'listCourses']);
     expect((await served.client.listTools()).tools.map((t) => t.name)).toEqual(['whoami']);
     expect(text(await call(served, 'whoami'))).toBe('Not logged in. Run: plat login --base-url <url>');
+  });
+
+  it('with the platform named and unreachable: the handshake completes, a tool says what could not be reached, and once the platform answers its tools come (list_changed)', async () => {
+    // A port that refuses: one a server held a moment ago.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const served = await serve(['--base-url', baseUrl]);
+    expect((await served.client.listTools()).tools.map((t) => t.name)).toEqual(['whoami']);
+    const offline = await call(served, 'echo');
+    expect(offline.isError).toBe(true);
+    expect(text(offline)).toBe(
+      `echo is not offered now: the platform's API description, ${baseUrl}/openapi.json, could not be read: Could not reach ${baseUrl}: the connection was refused. Check the base URL and your network (or proxy settings). plat mcp reads it again at the next call, and its tools come then (the client is told the tools changed).`,
+    );
+    expect(await served.stderrHas(`plat mcp: the platform's API description, ${baseUrl}/openapi.json, could not be read`)).toBeTruthy();
+
+    // The platform comes up on that port: the next call reads the description, and the client is told.
+    const late = await startPlatform({ port });
+    onTestFinished(() => late.close());
+    const told = new Promise<void>((resolve) => served.client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+    const anonymous = await call(served, 'echo');
+    expect(anonymous.isError, text(anonymous)).toBeFalsy();
+    expect(anonymous.structuredContent).toMatchObject({ authenticated: false });
+    await told;
+    expect((await served.client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['whoami', 'call', 'listCourses', 'echo']));
   });
 
   it('with the platform named: its operations are listed, each that needs a session says so, and a public one goes anonymously', async () => {
