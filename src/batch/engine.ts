@@ -8,7 +8,7 @@
 import type { Context } from '../context.js';
 import { bodyReadError } from '../http/body-error.js';
 import { AuthError } from '../errors.js';
-import { createGovernor, GOVERNED_RETRIES, type Governor } from '../session/governor.js';
+import { createGovernor, GOVERNED_RETRIES, type Governor } from './governor.js';
 import { responseError } from '../session/response-error.js';
 import { type ApiClient, type ApiRequest, type ApiResponse } from '../session/request.js';
 

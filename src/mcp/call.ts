@@ -36,7 +36,7 @@ type Args = Record<string, unknown>;
 class ToolError extends PlatError {}
 
 /**
- * The server's one pace (session/governor.ts, as plat batch's): every request of every tool goes under it, so a
+ * The server's one pace (batch/governor.ts, plat batch's, reached through the session's front door): every request of every tool goes under it, so a
  * 429/503 from the platform holds them all, and each is retried as plat batch retries its lines.
  */
 export interface Pace {

@@ -85,7 +85,7 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
   // One pace for every tool call, as plat batch's lines share one: at most `concurrency` at the platform, the rest in
   // order, and a 429/503's Retry-After holding them all. Both waits are said in the host's log.
   const queueNotes = queueNoter(ctx, () => pace.governor.waiting, concurrency);
-  const pace = governRequests(ctx, {
+  const pace = await governRequests(ctx, {
     maxInFlight: concurrency,
     onPause: (ms, status) => ctx.io.note(`plat mcp: the platform asked to wait ${Math.round(ms / 100) / 10} s${status ? ` (HTTP ${status})` : ''}; every call waits until then.`),
     onQueue: () => queueNotes.changed(),

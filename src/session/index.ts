@@ -34,12 +34,12 @@ import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
 import { assertProfileExists, unknownProfile } from './profile-names.js';
 import { header, openApiClient, resolveApiUrl } from './request.js';
 import { responseError } from './response-error.js';
-import { createGovernor, GOVERNED_RETRIES, type Governor, type GovernorOptions } from './governor.js';
 import { suggestCommand, type SuggestOptions } from './suggest.js';
 import { whoAmI } from './userinfo.js';
 // Types only, erased from the bundles: the shapes below are the steps' own, named here for the callers.
 import type * as Batches from '../batch/engine.js';
 import type * as Bindings from './binding.js';
+import type * as Governors from '../batch/governor.js';
 import type * as Identity from './userinfo.js';
 import type * as Journals from '../batch/journal.js';
 import type * as Logins from './login/options.js';
@@ -165,11 +165,12 @@ export async function startBatch(
 }
 
 /**
- * One pace for many requests, as plat batch's workers share one (governor.ts): a server's 429/503 pauses them all,
- * and at most `maxInFlight` callers hold a place at once, the rest waiting in order. A request goes under it with
- * `{ governor, retries: governed.retries }`. plat mcp governs its tool calls with it.
+ * One pace for many requests: plat batch's governor (batch/governor.ts), not a second one. A server's 429/503
+ * pauses them all, and at most `maxInFlight` callers hold a place at once, the rest waiting in order. A request goes
+ * under it with `{ governor, retries }`. plat mcp governs its tool calls with it.
  */
-export function governRequests(ctx: Context, options: Omit<GovernorOptions, 'now' | 'signal'>): { governor: Governor; retries: number } {
+export async function governRequests(ctx: Context, options: Omit<Governors.GovernorOptions, 'now' | 'signal'>): Promise<{ governor: Governors.Governor; retries: number }> {
+  const { createGovernor, GOVERNED_RETRIES } = await import('../batch/governor.js');
   return { governor: createGovernor({ ...options, signal: ctx.signal, now: () => ctx.now() }), retries: GOVERNED_RETRIES };
 }
 

@@ -7,7 +7,7 @@
  *   served, and one whose signal aborts (an MCP client's cancel) leaves the queue at once. plat mcp takes a place
  *   per tool call, so an agent that sends 300 calls at once has at most that many requests at the platform.
  */
-import type { RequestGovernor } from './request.js';
+import type { RequestGovernor } from '../session/request.js';
 import { sleep } from '../sleep.js';
 
 export interface Governor extends RequestGovernor {

@@ -1,10 +1,10 @@
 /**
- * The one pace (src/session/governor.ts) that plat batch's workers and plat mcp's tool calls share: places among
+ * The one pace (src/batch/governor.ts) that plat batch's workers and plat mcp's tool calls share: places among
  * `maxInFlight` given first come first served, a caller whose signal aborts out of the queue at once, and a pause
  * that a waiting request's own signal ends.
  */
 import { describe, expect, it } from 'vitest';
-import { createGovernor } from '../../../src/session/governor.js';
+import { createGovernor } from '../../../src/batch/governor.js';
 
 describe('admit', () => {
   it('gives at most maxInFlight places, the rest in order of arrival as places come free', async () => {
