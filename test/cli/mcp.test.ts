@@ -814,16 +814,21 @@ describe('cancellation and bounds', () => {
 
 describe('the pace: at most 8 at the platform, its 429s honoured as plat batch honours them', () => {
   /**
-   * A path that counts the requests in flight at the platform (arrival to the end of the answer) and answers each a
-   * moment later, so that a client sending more than it should at once is seen doing it. The moment only gives a
-   * flood the chance to show; the bound holds whatever the machine's speed.
+   * A path that counts the requests in flight at the platform (arrival to the end of the answer). The first `bound`
+   * are held until all of them have arrived (so the bound is seen reached, whatever the machine's speed); after
+   * that each is answered a moment later, which gives a client that sends more than it should at once the chance to
+   * be seen doing it. The bound holds whatever the timing.
    */
-  function counted(path: string) {
+  function counted(path: string, bound: number) {
     const seen = { inFlight: 0, most: 0, answered: 0 };
-    platform.override(path, (_req, res) => {
+    let full!: () => void;
+    const reached = new Promise<void>((resolve) => (full = resolve));
+    platform.override(path, async (_req, res) => {
       seen.inFlight++;
       seen.most = Math.max(seen.most, seen.inFlight);
       res.on('close', () => seen.inFlight--);
+      if (seen.most >= bound) full();
+      await reached;
       setTimeout(() => {
         seen.answered++;
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -843,7 +848,7 @@ describe('the pace: at most 8 at the platform, its 429s honoured as plat batch h
   it('300 calls sent at once: the platform sees at most 8 in flight, every call is answered, and the host\'s log says calls wait', async () => {
     await login();
     const served = await serve();
-    const seen = counted('/api/gate');
+    const seen = counted('/api/gate', 8);
     const results = await many(served, 300, '/api/gate');
     expect(results.filter((r) => r.isError).map(text)).toEqual([]);
     expect(results.every((r) => r.structuredContent?.ok === true)).toBe(true);
@@ -857,7 +862,7 @@ describe('the pace: at most 8 at the platform, its 429s honoured as plat batch h
   it('--concurrency sets the bound; out of 1..64 it is a usage error before anything starts', async () => {
     await login();
     const served = await serve(['--concurrency', '2']);
-    const seen = counted('/api/gate');
+    const seen = counted('/api/gate', 2);
     const results = await many(served, 20, '/api/gate');
     expect(results.every((r) => !r.isError)).toBe(true);
     expect(seen.most).toBe(2);
