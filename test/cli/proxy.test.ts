@@ -6,6 +6,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { METHODS, request } from 'node:http';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -131,15 +132,71 @@ describe('plat proxy', () => {
     const { origin } = new URL(proxy.url);
     const otherKey = new URL(other.url).pathname;
     platform.stats.reset();
+    const key = new URL(proxy.url).pathname.slice(1, -1);
     for (const target of [`${origin}/api/echo`, `${origin}/not-the-key/api/echo`, `${origin}${otherKey}api/echo`, `${proxy.url.slice(0, -2)}/api/echo`]) {
       const result = await curl(target);
       expect(result.status, target).toBe(403);
       expect(JSON.parse(result.body)).toMatchObject({ error: 'wrong_key' });
       expect(JSON.parse(result.body).message).toContain('PLAT_PROXY_URL');
+      expect(JSON.stringify(result), target).not.toContain(key);
     }
     expect(platform.stats.count('GET /api/echo')).toBe(0);
     expect((await curl(`${proxy.url}api/echo`)).status).toBe(200);
     expect(platform.stats.count('GET /api/echo')).toBe(1);
+  });
+
+  it('takes a doubled slash after the key as a single one (`${PLAT_PROXY_URL}/api/x`), over TCP and on a socket', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    for (const target of [`${proxy.url}/api/echo?x=1`, `${proxy.url}//api/echo?x=1`]) {
+      const result = await curl(target);
+      expect(result.status, target).toBe(200);
+      expect(echoed(result.body)).toMatchObject({ method: 'GET', path: '/api/echo', authenticated: true });
+    }
+    // The shell join people write first, with the URL's trailing slash left on.
+    const joined = await new Promise<string>((resolve, reject) =>
+      execFile('sh', ['-c', 'curl -sf "${PLAT_PROXY_URL}/api/courses"'], { env: { ...process.env, PLAT_PROXY_URL: proxy.url } }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+    );
+    expect(JSON.parse(joined)).toMatchObject({ anonymous: false, sub: 'user-ada' });
+    const socket = path.join(home.dir, 'proxy.sock');
+    const onSocket = await startPlatProxy(home, ['--socket', socket]);
+    const result = await curl(`${onSocket.url}/api/courses`, ['--unix-socket', socket]);
+    expect(result.status).toBe(200);
+    expect(JSON.parse(result.body)).toMatchObject({ anonymous: false });
+  });
+
+  it('answers a path that lost its key (an absolute path resolved against the URL) with a 403 that says so and how to join', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    const key = new URL(proxy.url).pathname.slice(1, -1);
+    platform.stats.reset();
+    const lost = await curl(new URL('/api/courses', proxy.url).href);
+    expect(lost.status).toBe(403);
+    const { error, message } = JSON.parse(lost.body) as { error: string; message: string };
+    expect(error).toBe('wrong_key');
+    expect(message).toMatch(/key is the first path segment of PLAT_PROXY_URL/);
+    expect(message).toMatch(/a path starting with a slash, resolved against that URL .* replaces it/);
+    expect(message).toContain('new URL("api/x", url)');
+    expect(message).toContain('"${PLAT_PROXY_URL%/}/api/x"');
+    expect(message).toContain('--socket');
+    expect(JSON.stringify(lost)).not.toContain(key);
+    expect(platform.stats.count('GET /api/courses')).toBe(0);
+    expect((await curl(new URL('api/courses', proxy.url).href)).status).toBe(200);
+  });
+
+  it('never forwards TRACE, with --allow-write or without: 405 in its own name', async () => {
+    await login('courses:read courses:write');
+    for (const args of [[], ['--allow-write']]) {
+      const proxy = await startPlatProxy(home, args);
+      platform.stats.reset();
+      const traced = await curl(`${proxy.url}api/echo`, ['-X', 'TRACE']);
+      expect(traced.status, args.join(' ')).toBe(405);
+      expect(JSON.parse(traced.body)).toMatchObject({ error: 'trace_refused' });
+      expect(JSON.parse(traced.body).message).toMatch(/never forwards TRACE/);
+      expect(traced.headers.allow?.[0]).not.toMatch(/TRACE/);
+      expect(platform.stats.events.filter((e) => e.path === '/api/echo')).toEqual([]);
+      expect((await curl(`${proxy.url}api/courses`)).status).toBe(200);
+    }
   });
 
   it('refuses a foreign Host (DNS rebinding), any Origin, an absolute-form URL to another host and CONNECT; grants no CORS', async () => {
@@ -185,6 +242,23 @@ describe('plat proxy', () => {
       expect(JSON.parse(overridden.body)).toMatchObject({ error: 'read_only' });
     }
     expect(platform.stats.count('GET /api/courses/course-101')).toBe(0);
+    // Every method but the three reading ones, not a list of writes by name: WebDAV's, PURGE, and whatever comes.
+    const others = METHODS.filter((m) => !['GET', 'HEAD', 'OPTIONS', 'CONNECT'].includes(m));
+    for (const method of others) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(`${readOnly.url}api/echo`, { method }, (res) => (res.resume(), resolve(res.statusCode ?? 0)));
+        req.once('error', reject);
+        req.end();
+      });
+      expect(status, method).toBe(405);
+    }
+    expect(others).toEqual(expect.arrayContaining(['MOVE', 'COPY', 'LOCK', 'PURGE']));
+    // A method Node's parser does not know is refused before the gate (501), never forwarded either.
+    const { host, pathname } = new URL(readOnly.url);
+    const made = await raw(readOnly.url, `FROBNICATE ${pathname}api/echo HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    expect(made).toMatch(/^HTTP\/1\.1 501 /);
+    expect(made).toContain('unknown_method');
+    expect(platform.stats.events.filter((e) => e.path === '/api/echo')).toEqual([]);
 
     const writable = await startPlatProxy(home, ['--allow-write']);
     const created = await curl(`${writable.url}api/courses`, ['-X', 'POST', '-H', 'content-type: application/json', '-d', '{"name":"Algebra"}']);

@@ -126,6 +126,20 @@ describe('plat proxy: a client that resets or speaks another protocol', () => {
     const seen = await sendThenReset(proxy.url, `GET ${pathname}api/download?bytes=${64 * 1024 * 1024} HTTP/1.1\r\nHost: ${host}\r\n\r\n`, true);
     expect(seen).toMatch(/^HTTP\/1\.1 200 /);
     await stillServes(proxy);
+    // Reset while the platform is still working on the answer: it comes to a connection that is gone.
+    let answered!: () => void;
+    const done = new Promise<void>((resolve) => (answered = resolve));
+    platform.override('/api/slow', (req, res) => {
+      req.resume();
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.end(Buffer.alloc(256 * 1024, 'x'), answered);
+      }, 300);
+      return true;
+    });
+    await sendThenReset(proxy.url, `GET ${pathname}api/slow HTTP/1.1\r\nHost: ${host}\r\n\r\n`, false);
+    await done;
+    await stillServes(proxy);
   });
 
   it('a TLS ClientHello on its plain port is refused and closed, and the proxy goes on serving', async () => {
