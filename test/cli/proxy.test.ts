@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCleanError, platBin, repoRoot } from '../helpers/cli.js';
-import { isCI, pythonRequests } from '../helpers/components.js';
+import { httpie, isCI, pythonRequests, wget } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { curl, startPlatProxy, stopAllProxies } from '../helpers/proxy.js';
@@ -423,6 +423,65 @@ describe("plat help scripting's proxy examples", () => {
     return [...section.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].map((m) => m[1]!);
   }
 
+  /** The one block of the section that holds `marker`. */
+  async function blockWith(marker: string): Promise<string> {
+    const found = (await blocks()).filter((block) => block.includes(marker));
+    expect(found, marker).toHaveLength(1);
+    return found[0]!;
+  }
+
+  /** The lines of the joining block that run `tool` (a shell command each). */
+  async function joinLines(tool: string): Promise<string[]> {
+    const lines = (await blockWith('wget -qO-')).split('\n').filter((line) => line.startsWith(`${tool} `));
+    expect(lines.length, tool).toBeGreaterThan(0);
+    return lines;
+  }
+
+  /** Runs `command` under plat exec --proxy and expects the courses of the signed-in user on stdout. */
+  async function answersAsTheUser(command: string[]): Promise<void> {
+    const result = await home.run(['exec', '--proxy', '--', ...command]);
+    expect(result.code, result.stderr).toBe(0);
+    const printed = result.stdout.trim();
+    expect(printed).toMatch(/user-ada/);
+    expect(printed).not.toMatch(/wrong_key|error/);
+  }
+
+  it('each curl join of the joining block reaches the platform as the user', async () => {
+    await login();
+    for (const line of await joinLines('curl')) await answersAsTheUser(['sh', '-c', line]);
+  });
+
+  it.skipIf(wget.skip)(wget.title('the wget line of the joining block runs as written'), async () => {
+    wget.require();
+    await login();
+    for (const line of await joinLines('wget')) await answersAsTheUser(['sh', '-c', line]);
+  });
+
+  it.skipIf(httpie.skip)(httpie.title('the httpie line of the joining block runs as written'), async () => {
+    httpie.require();
+    await login();
+    for (const line of await joinLines('http')) await answersAsTheUser(['sh', '-c', line]);
+  });
+
+  it('the Python urljoin example keeps the key (a relative path), and "/api/..." would have lost it', async () => {
+    await login();
+    const code = await blockWith('urljoin');
+    const script = path.join(home.dir, 'join.py');
+    await writeFile(script, code);
+    await answersAsTheUser(['python3', script]);
+    // What the comment warns of: the absolute path, resolved the same way, gets the 403 that says how to join.
+    await writeFile(script, code.replace('"api/courses"', '"/api/courses"').replace(/print\(.*\)/, 'import urllib.error\ntry:\n    urlopen(url, timeout=30)\nexcept urllib.error.HTTPError as e:\n    print(e.code, e.read().decode())'));
+    const lost = await home.run(['exec', '--proxy', '--', 'python3', script]);
+    expect(lost.stdout).toMatch(/^403 .*first path segment of PLAT_PROXY_URL/);
+  });
+
+  it('the Node fetch example runs as written (new URL with a relative path)', async () => {
+    await login();
+    const script = path.join(home.dir, 'report.mjs');
+    await writeFile(script, await blockWith('process.env.PLAT_PROXY_URL'));
+    await answersAsTheUser([process.execPath, script]);
+  });
+
   /** `plat` on PATH, as after npm i -g. */
   async function pathWithPlat(): Promise<string> {
     const bin = path.join(home.dir, 'bin');
@@ -450,8 +509,7 @@ describe("plat help scripting's proxy examples", () => {
   it.skipIf(!pythonRequests.available && !isCI)(pythonRequests.title('the Python requests example runs under plat exec --proxy'), async () => {
     pythonRequests.require();
     await login();
-    const [, python] = await blocks();
-    expect(python).toContain('import os, requests');
+    const python = await blockWith('import os, requests');
     const script = path.join(home.dir, 'report.py');
     await writeFile(script, python!);
     const result = await home.run(['exec', '--proxy', '--', 'python3', script]);
