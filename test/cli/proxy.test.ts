@@ -207,9 +207,22 @@ describe('plat proxy', () => {
     const rebound = await curl(`${proxy.url}api/echo`, ['-H', `Host: rebound.example:${port}`]);
     expect(rebound.status).toBe(403);
     expect(JSON.parse(rebound.body).error).toBe('foreign_host');
+    // Every Host but the proxy's own two names with its port, not one foreign name.
+    for (const host of [`127.0.0.1`, `127.0.0.1:${Number(port) + 1}`, `127.0.0.2:${port}`, `[::1]:${port}`, `localhost.:${port}`, `0.0.0.0:${port}`, '']) {
+      const foreign = await curl(`${proxy.url}api/echo`, ['-H', `Host: ${host}`]);
+      expect(foreign.status, host).toBe(403);
+      expect(JSON.parse(foreign.body).error, host).toBe('foreign_host');
+    }
+    expect((await curl(`${proxy.url}api/echo`, ['-H', `Host: LOCALHOST:${port}`])).status).toBe(200);
     const fromPage = await curl(`${proxy.url}api/echo`, ['-H', 'Origin: http://evil.example']);
     expect(fromPage.status).toBe(403);
     expect(JSON.parse(fromPage.body).error).toBe('origin_refused');
+    // Any Origin: the proxy's own (a page it served would send it), `null` (a sandboxed frame, a file:// page).
+    for (const origin of [new URL(proxy.url).origin, 'null', 'http://localhost']) {
+      const page = await curl(`${proxy.url}api/echo`, ['-H', `Origin: ${origin}`]);
+      expect(page.status, origin).toBe(403);
+      expect(JSON.parse(page.body).error, origin).toBe('origin_refused');
+    }
     const preflight = await curl(`${proxy.url}api/courses`, ['-X', 'OPTIONS', '-H', 'Origin: http://evil.example', '-H', 'Access-Control-Request-Method: POST']);
     expect(preflight.status).toBe(403);
     for (const r of [rebound, fromPage, preflight]) expect(Object.keys(r.headers).filter((n) => n.startsWith('access-control-'))).toEqual([]);
@@ -222,7 +235,7 @@ describe('plat proxy', () => {
     const tunnel = await raw(proxy.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expect(tunnel).toMatch(/^HTTP\/1\.1 405 /);
     expect(tunnel).toContain('connect_refused');
-    expect(platform.stats.count('GET /api/echo')).toBe(1);
+    expect(platform.stats.count('GET /api/echo')).toBe(2);
   });
 
   it('is read-only unless --allow-write: a write is a 405 with a JSON reason, and is sent with it', async () => {
