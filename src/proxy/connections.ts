@@ -15,14 +15,14 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** Connections without a request in flight that may be held at once; far below the usual 1024 descriptors. */
-export const WAITING_CAP = 256;
+const WAITING_CAP = 256;
 /** A local program sends its headers at once: this is for the one that never finishes them. */
-export const HEADERS_DEADLINE_MS = 10_000;
+const HEADERS_DEADLINE_MS = 10_000;
 /** Until a whole request has arrived (a streamed upload included): the forwarder's exchange deadline. */
-export const REQUEST_DEADLINE_MS = 60 * 60_000;
-export const KEEP_ALIVE_MS = 5_000;
+const REQUEST_DEADLINE_MS = 60 * 60_000;
+const KEEP_ALIVE_MS = 5_000;
 /** Silence on a connection with no request in flight. */
-export const IDLE_MS = 30_000;
+const IDLE_MS = 30_000;
 /** How often Node looks for connections past the header and request deadlines. */
 const CHECK_EVERY_MS = 1_000;
 
@@ -37,13 +37,13 @@ export const serverDeadlines = {
 const ignore = () => {};
 
 /** Guards `server`'s connections as above; call before it listens. */
-export function guardConnections(server: Server, cap = WAITING_CAP): void {
+export function guardConnections(server: Server): void {
   // Insertion order is the order they began to wait: the first is the one that has waited longest.
   const waiting = new Set<Socket>();
   const wait = (socket: Socket) => {
     if (socket.destroyed) return;
     waiting.delete(socket);
-    while (waiting.size >= cap) {
+    while (waiting.size >= WAITING_CAP) {
       const oldest = waiting.values().next().value as Socket;
       waiting.delete(oldest);
       oldest.destroy();
