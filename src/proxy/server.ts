@@ -88,9 +88,11 @@ export async function startProxy(ctx: Context, options: ProxyOptions = {}): Prom
   };
   server.on('connect', refuseRaw('405 Method Not Allowed', 'connect_refused', 'plat proxy is no tunnel: CONNECT is refused. Send requests to the PLAT_PROXY_URL it printed.'));
   server.on('upgrade', refuseRaw('501 Not Implemented', 'upgrade_refused', 'plat proxy does not carry protocol upgrades (WebSocket).'));
-  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket & { _httpMessage?: ServerResponse | null }) => {
     const text = clientErrorAnswer(error);
-    if (text === undefined) socket.destroy();
+    // An answer already begun on this connection (an upload past its deadline while the platform answers) is not
+    // interrupted by another: the connection is only closed (Node's own rule, on the field it uses for it).
+    if (text === undefined || socket._httpMessage?.headersSent) socket.destroy();
     else closeHandedOver(socket, text);
   });
 
@@ -144,7 +146,7 @@ function clientErrorAnswer(error: NodeJS.ErrnoException & { rawPacket?: Buffer }
   if (error.rawPacket?.[0] === 0x16) return undefined;
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return rawAnswer('408 Request Timeout', 'request_timeout', 'The request\'s headers did not arrive in time: the connection is closed. Nothing was forwarded.');
+      return rawAnswer('408 Request Timeout', 'request_timeout', 'The request did not arrive in time (its headers are due within 10 s, the whole of it within an hour): the connection is closed.');
     case 'HPE_INVALID_METHOD':
       return rawAnswer('501 Not Implemented', 'unknown_method', 'The proxy does not know this request\'s method: nothing was forwarded.');
     case 'HPE_HEADER_OVERFLOW':

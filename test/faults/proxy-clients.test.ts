@@ -205,7 +205,11 @@ describe('plat proxy: slow clients', () => {
     const closed = (socket: Socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()).resume());
     // The deadline is 10 s; Node's own default (60 s, looked at every 30 s) is what the bound must tell apart.
     const bound = new Promise<boolean>((resolve) => setTimeout(resolve, scaled(15_000, { under: 55_000 }), false).unref());
+    let told = '';
+    half.on('data', (d: Buffer) => (told += d.toString('latin1')));
     expect(await Promise.race([Promise.all([closed(half), closed(silent)]).then(() => true), bound])).toBe(true);
+    expect(told).toMatch(/^HTTP\/1\.1 408 /);
+    expect(told).toContain('request_timeout');
     await stillServes(proxy);
   }, 60_000);
 });
