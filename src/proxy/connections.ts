@@ -56,11 +56,18 @@ export function guardConnections(server: Server): void {
     socket.once('close', () => waiting.delete(socket));
     wait(socket);
   });
+  // Requests in flight on each connection (more than one when a client pipelines them).
+  const inFlight = new WeakMap<Socket, number>();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     waiting.delete(socket);
-    // Answered: the connection waits for its next request (keep-alive) or its close.
-    res.once('finish', () => wait(socket));
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    // Its last answer done: the connection waits for its next request (keep-alive) or its close.
+    res.once('close', () => {
+      const left = (inFlight.get(socket) ?? 1) - 1;
+      inFlight.set(socket, left);
+      if (left === 0) wait(socket);
+    });
   });
   server.setTimeout(IDLE_MS);
   server.on('timeout', (socket: Socket) => {

@@ -193,6 +193,54 @@ describe('plat proxy: slow clients', () => {
     }
   });
 
+  it('never evicts a connection with a request in flight, a pipelined one included, however many wait', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    const { host, pathname } = new URL(proxy.url);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let arrived!: () => void;
+    const atPlatform = new Promise<void>((resolve) => (arrived = resolve));
+    platform.override('/api/held', (req, res) => {
+      req.resume();
+      arrived();
+      void released.then(() => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('held-answer');
+      });
+      return true;
+    });
+    // Two requests on one connection: the first answered at once, the second held at the platform.
+    const busy = await open(proxy.url);
+    let seen = '';
+    busy.on('data', (d: Buffer) => (seen += d.toString('latin1')));
+    const busyClosed = new Promise<void>((resolve) => busy.once('close', () => resolve()));
+    busy.write(`GET ${pathname}api/courses HTTP/1.1\r\nHost: ${host}\r\n\r\nGET ${pathname}api/held HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    await atPlatform;
+    // More silent connections than may wait: the longest waiting are closed, the busy one is not.
+    const silent: Socket[] = [];
+    try {
+      for (let i = 0; i < 300; i++) {
+        const socket = await open(proxy.url);
+        socket.on('error', () => {});
+        silent.push(socket);
+      }
+      release();
+      const done = new Promise<boolean>((resolve) => {
+        const check = () => seen.includes('held-answer') && resolve(true);
+        busy.on('data', check);
+        check();
+        void busyClosed.then(() => resolve(seen.includes('held-answer')));
+      });
+      expect(await done, seen).toBe(true);
+      expect(seen.match(/HTTP\/1\.1 200 /g)).toHaveLength(2);
+    } finally {
+      busy.destroy();
+      for (const socket of silent) socket.destroy();
+    }
+    await stillServes(proxy);
+  });
+
   it('closes a connection whose headers never finish, and one that sends nothing, at its header deadline', async () => {
     await login();
     const proxy = await startPlatProxy(home);
