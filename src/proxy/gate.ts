@@ -9,12 +9,15 @@
  *   request): refused, and no CORS header is ever sent, so no preflight can succeed either;
  * - an absolute-form URL naming another host, `*`, and CONNECT (handled where the server emits it) are refused: it
  *   forwards to the platform, never anywhere a client names;
- * - without --allow-write, only reading methods.
+ * - without --allow-write, only reading methods; TRACE never, since the answer echoes the token.
+ * A doubled slash after the key (`${PLAT_PROXY_URL}/api/x`) is the same path as a single one.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** A method that echoes the request back (its Authorization, the session's token, included): refused, --allow-write or not. */
+const NEVER_FORWARDED = new Set(['TRACE']);
 
 export interface GateOptions {
   /** Over TCP, where the key and the Host are the gate: nothing passes until both are known. */
@@ -53,11 +56,17 @@ export function judge(request: IncomingMessage, options: GateOptions): Verdict {
   let path = target;
   if (options.key !== undefined) {
     path = afterKey(target, options.key) as string;
-    if (path === undefined) {
-      return refuse(403, 'wrong_key', 'The request does not start with this proxy\'s key: use the PLAT_PROXY_URL it printed. Nothing was forwarded.');
-    }
+    if (path === undefined) return refuse(403, 'wrong_key', withoutKey(target, options.key.length));
   }
+  // `${PLAT_PROXY_URL}/api/x` (the URL ends with a slash): the doubled slash is the same path as a single one.
+  path = path.replace(/^\/{2,}/, '/');
   const method = request.method ?? 'GET';
+  if (NEVER_FORWARDED.has(method)) {
+    return {
+      ...(refuse(405, 'trace_refused', `plat proxy never forwards ${method}: the platform would send the request back as it received it, the session's token included. Nothing was forwarded.`) as Extract<Verdict, { ok: false }>),
+      allow: options.allowWrite ? 'GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE' : [...READ_METHODS].join(', '),
+    };
+  }
   const override = options.allowWrite ? undefined : METHOD_OVERRIDES.find((name) => request.headers[name] !== undefined);
   if (override) {
     return {
@@ -87,6 +96,25 @@ function ownTarget(url: string, hosts: ReadonlySet<string> | undefined): string 
   if (parsed.username || parsed.password) return undefined;
   if (!hosts?.has(parsed.host.toLowerCase())) return undefined;
   return `${parsed.pathname}${parsed.search}`;
+}
+
+/**
+ * Why a request lacks the key, in words that say how it went missing and how to keep it. Never the key itself: the
+ * one asking did not have it. A first segment of the key's length is a wrong key (another proxy's, an older
+ * start's); anything else is a path that lost it, mostly an absolute path (`/api/...`) resolved against the URL.
+ */
+function withoutKey(target: string, keyLength: number): string {
+  const first = /^\/([^/?]*)/.exec(target)?.[1] ?? '';
+  if (first.length === keyLength && /^[A-Za-z0-9_-]+$/.test(first)) {
+    return "The request's key is not this proxy's (another proxy's, or one from an earlier start): use the PLAT_PROXY_URL this proxy printed. Nothing was forwarded.";
+  }
+  return (
+    "The request's path does not start with this proxy's key. The key is the first path segment of PLAT_PROXY_URL " +
+    '(http://127.0.0.1:PORT/KEY/), and a path starting with a slash, resolved against that URL (urljoin(url, "/api/x"), ' +
+    'new URL("/api/x", url), a base URL with an absolute path), replaces it. Join relative paths instead: ' +
+    'urljoin(url, "api/x"), new URL("api/x", url), or a string join, "${PLAT_PROXY_URL%/}/api/x"; or start the proxy ' +
+    'with --socket, which needs no key. Nothing was forwarded.'
+  );
 }
 
 /** The rest of the target after `/KEY` (`/` when nothing follows), or undefined when it does not start with the key. */

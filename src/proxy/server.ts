@@ -12,6 +12,7 @@ import type { Context } from '../context.js';
 import { PlatError, UsageError } from '../errors.js';
 import { redactUrl } from '../redact.js';
 import { sanitize, shellQuote } from '../terminal/text.js';
+import { closeHandedOver, guardConnections, serverDeadlines } from './connections.js';
 import { answer, Forwarder, type Outcome } from './forward.js';
 import { judge, type GateOptions } from './gate.js';
 
@@ -51,19 +52,24 @@ export async function startProxy(ctx: Context, options: ProxyOptions = {}): Prom
     ctx.io.note(text);
   };
 
-  const server = createServer({ keepAliveTimeout: 5_000, requestTimeout: 0 }, (req, res) => {
+  const server = createServer(serverDeadlines, (req, res) => {
     const started = process.hrtime.bigint();
-    void handle(req, res).then((outcome) => {
-      if (outcome.dropped.authorization) noteOnce('A client sent its own Authorization header: the proxy dropped it and sent the session\'s token.');
-      if (options.log) ctx.io.err(accessLine(req, outcome, started));
-    });
+    void handle(req, res).then(
+      (outcome) => {
+        if (outcome.dropped.authorization) noteOnce('A client sent its own Authorization header: the proxy dropped it and sent the session\'s token.');
+        if (options.log) ctx.io.err(accessLine(req, outcome, started));
+      },
+      () => res.destroy(),
+    );
   });
+  guardConnections(server);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<Outcome> => {
     const verdict = judge(req, gate);
     if (!verdict.ok) {
       req.resume();
-      const extra = verdict.allow ? { allow: verdict.allow } : undefined;
+      // A refused request whose body is still coming is not waited for: the connection ends with the answer.
+      const extra = { ...(verdict.allow ? { allow: verdict.allow } : {}), ...(req.complete ? {} : { connection: 'close' }) };
       return { ...answer(res, verdict.status, verdict.error, verdict.message, extra), dropped: {} };
     }
     try {
@@ -74,17 +80,20 @@ export async function startProxy(ctx: Context, options: ProxyOptions = {}): Prom
   };
 
   // CONNECT would make the proxy a tunnel to wherever the client names; an Upgrade (WebSocket) is no HTTP exchange
-  // the session's path can carry. Both are refused on the raw socket, nothing forwarded.
+  // the session's path can carry. Both are refused on the raw socket, nothing forwarded, and the socket is closed
+  // whatever the client does next (connections.ts).
   const refuseRaw = (status: string, error: string, message: string) => (req: IncomingMessage, socket: Socket) => {
-    const body = `${JSON.stringify({ error, message })}\n`;
-    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    closeHandedOver(socket, rawAnswer(status, error, message));
     if (options.log) ctx.io.err(`proxy: ${sanitize(req.method, 20)} refused: ${error}`);
   };
   server.on('connect', refuseRaw('405 Method Not Allowed', 'connect_refused', 'plat proxy is no tunnel: CONNECT is refused. Send requests to the PLAT_PROXY_URL it printed.'));
   server.on('upgrade', refuseRaw('501 Not Implemented', 'upgrade_refused', 'plat proxy does not carry protocol upgrades (WebSocket).'));
-  server.on('clientError', (_error, socket: Socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-    else socket.destroy();
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket & { _httpMessage?: ServerResponse | null }) => {
+    const text = clientErrorAnswer(error);
+    // An answer already begun on this connection (an upload past its deadline while the platform answers) is not
+    // interrupted by another: the connection is only closed (Node's own rule, on the field it uses for it).
+    if (text === undefined || socket._httpMessage?.headersSent) socket.destroy();
+    else closeHandedOver(socket, text);
   });
 
   let url: string;
@@ -101,6 +110,10 @@ export async function startProxy(ctx: Context, options: ProxyOptions = {}): Prom
     assignments = `PLAT_PROXY_URL=${shellQuote(url)}`;
   }
 
+  // Listening: an error from here on (accept failing for want of descriptors) is said once, and the proxy goes on.
+  server.removeAllListeners('error');
+  server.on('error', (error: NodeJS.ErrnoException) => noteOnce(`plat proxy could not take a connection (${error.code ?? error.message}); it goes on serving the others.`));
+
   let closing: Promise<void> | undefined;
   const close = (closeOptions: { graceMs?: number } = {}) =>
     (closing ??= new Promise<void>((resolve) => {
@@ -116,6 +129,31 @@ export async function startProxy(ctx: Context, options: ProxyOptions = {}): Prom
     }));
 
   return { url, socket: options.socket, assignments, close };
+}
+
+/** A whole HTTP/1.1 answer in the proxy's own name, for a socket Node handed over; the connection closes after it. */
+function rawAnswer(status: string, error: string, message: string): string {
+  const body = `${JSON.stringify({ error, message })}\n`;
+  return `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * What to answer a request Node could not parse, or undefined to close without a word: a client that reset, or a
+ * TLS client on the plain port (its hello starts with byte 0x16; it could not read an HTTP answer anyway).
+ */
+function clientErrorAnswer(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): string | undefined {
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return undefined;
+  if (error.rawPacket?.[0] === 0x16) return undefined;
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return rawAnswer('408 Request Timeout', 'request_timeout', 'The request did not arrive in time (its headers are due within 10 s, the whole of it within an hour): the connection is closed.');
+    case 'HPE_INVALID_METHOD':
+      return rawAnswer('501 Not Implemented', 'unknown_method', 'The proxy does not know this request\'s method: nothing was forwarded.');
+    case 'HPE_HEADER_OVERFLOW':
+      return rawAnswer('431 Request Header Fields Too Large', 'headers_too_large', 'The request\'s headers are too large: nothing was forwarded.');
+    default:
+      return rawAnswer('400 Bad Request', 'bad_request', 'The proxy could not read this as an HTTP/1.1 request: nothing was forwarded.');
+  }
 }
 
 /** `proxy: GET https://platform/api/courses → 200 (3 ms)`, the query's secrets redacted, the key never shown. */

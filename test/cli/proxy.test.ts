@@ -6,11 +6,12 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { METHODS, request } from 'node:http';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectCleanError, platBin, repoRoot } from '../helpers/cli.js';
-import { isCI, pythonRequests } from '../helpers/components.js';
+import { httpie, isCI, pythonRequests, wget } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { curl, startPlatProxy, stopAllProxies } from '../helpers/proxy.js';
@@ -131,15 +132,71 @@ describe('plat proxy', () => {
     const { origin } = new URL(proxy.url);
     const otherKey = new URL(other.url).pathname;
     platform.stats.reset();
+    const key = new URL(proxy.url).pathname.slice(1, -1);
     for (const target of [`${origin}/api/echo`, `${origin}/not-the-key/api/echo`, `${origin}${otherKey}api/echo`, `${proxy.url.slice(0, -2)}/api/echo`]) {
       const result = await curl(target);
       expect(result.status, target).toBe(403);
       expect(JSON.parse(result.body)).toMatchObject({ error: 'wrong_key' });
       expect(JSON.parse(result.body).message).toContain('PLAT_PROXY_URL');
+      expect(JSON.stringify(result), target).not.toContain(key);
     }
     expect(platform.stats.count('GET /api/echo')).toBe(0);
     expect((await curl(`${proxy.url}api/echo`)).status).toBe(200);
     expect(platform.stats.count('GET /api/echo')).toBe(1);
+  });
+
+  it('takes a doubled slash after the key as a single one (`${PLAT_PROXY_URL}/api/x`), over TCP and on a socket', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    for (const target of [`${proxy.url}/api/echo?x=1`, `${proxy.url}//api/echo?x=1`]) {
+      const result = await curl(target);
+      expect(result.status, target).toBe(200);
+      expect(echoed(result.body)).toMatchObject({ method: 'GET', path: '/api/echo', authenticated: true });
+    }
+    // The shell join people write first, with the URL's trailing slash left on.
+    const joined = await new Promise<string>((resolve, reject) =>
+      execFile('sh', ['-c', 'curl -sf "${PLAT_PROXY_URL}/api/courses"'], { env: { ...process.env, PLAT_PROXY_URL: proxy.url } }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+    );
+    expect(JSON.parse(joined)).toMatchObject({ anonymous: false, sub: 'user-ada' });
+    const socket = path.join(home.dir, 'proxy.sock');
+    const onSocket = await startPlatProxy(home, ['--socket', socket]);
+    const result = await curl(`${onSocket.url}/api/courses`, ['--unix-socket', socket]);
+    expect(result.status).toBe(200);
+    expect(JSON.parse(result.body)).toMatchObject({ anonymous: false });
+  });
+
+  it('answers a path that lost its key (an absolute path resolved against the URL) with a 403 that says so and how to join', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    const key = new URL(proxy.url).pathname.slice(1, -1);
+    platform.stats.reset();
+    const lost = await curl(new URL('/api/courses', proxy.url).href);
+    expect(lost.status).toBe(403);
+    const { error, message } = JSON.parse(lost.body) as { error: string; message: string };
+    expect(error).toBe('wrong_key');
+    expect(message).toMatch(/key is the first path segment of PLAT_PROXY_URL/);
+    expect(message).toMatch(/a path starting with a slash, resolved against that URL .* replaces it/);
+    expect(message).toContain('new URL("api/x", url)');
+    expect(message).toContain('"${PLAT_PROXY_URL%/}/api/x"');
+    expect(message).toContain('--socket');
+    expect(JSON.stringify(lost)).not.toContain(key);
+    expect(platform.stats.count('GET /api/courses')).toBe(0);
+    expect((await curl(new URL('api/courses', proxy.url).href)).status).toBe(200);
+  });
+
+  it('never forwards TRACE, with --allow-write or without: 405 in its own name', async () => {
+    await login('courses:read courses:write');
+    for (const args of [[], ['--allow-write']]) {
+      const proxy = await startPlatProxy(home, args);
+      platform.stats.reset();
+      const traced = await curl(`${proxy.url}api/echo`, ['-X', 'TRACE']);
+      expect(traced.status, args.join(' ')).toBe(405);
+      expect(JSON.parse(traced.body)).toMatchObject({ error: 'trace_refused' });
+      expect(JSON.parse(traced.body).message).toMatch(/never forwards TRACE/);
+      expect(traced.headers.allow?.[0]).not.toMatch(/TRACE/);
+      expect(platform.stats.events.filter((e) => e.path === '/api/echo')).toEqual([]);
+      expect((await curl(`${proxy.url}api/courses`)).status).toBe(200);
+    }
   });
 
   it('refuses a foreign Host (DNS rebinding), any Origin, an absolute-form URL to another host and CONNECT; grants no CORS', async () => {
@@ -150,9 +207,22 @@ describe('plat proxy', () => {
     const rebound = await curl(`${proxy.url}api/echo`, ['-H', `Host: rebound.example:${port}`]);
     expect(rebound.status).toBe(403);
     expect(JSON.parse(rebound.body).error).toBe('foreign_host');
+    // Every Host but the proxy's own two names with its port, not one foreign name.
+    for (const host of [`127.0.0.1`, `127.0.0.1:${Number(port) + 1}`, `127.0.0.2:${port}`, `[::1]:${port}`, `localhost.:${port}`, `0.0.0.0:${port}`, '']) {
+      const foreign = await curl(`${proxy.url}api/echo`, ['-H', `Host: ${host}`]);
+      expect(foreign.status, host).toBe(403);
+      expect(JSON.parse(foreign.body).error, host).toBe('foreign_host');
+    }
+    expect((await curl(`${proxy.url}api/echo`, ['-H', `Host: LOCALHOST:${port}`])).status).toBe(200);
     const fromPage = await curl(`${proxy.url}api/echo`, ['-H', 'Origin: http://evil.example']);
     expect(fromPage.status).toBe(403);
     expect(JSON.parse(fromPage.body).error).toBe('origin_refused');
+    // Any Origin: the proxy's own (a page it served would send it), `null` (a sandboxed frame, a file:// page).
+    for (const origin of [new URL(proxy.url).origin, 'null', 'http://localhost']) {
+      const page = await curl(`${proxy.url}api/echo`, ['-H', `Origin: ${origin}`]);
+      expect(page.status, origin).toBe(403);
+      expect(JSON.parse(page.body).error, origin).toBe('origin_refused');
+    }
     const preflight = await curl(`${proxy.url}api/courses`, ['-X', 'OPTIONS', '-H', 'Origin: http://evil.example', '-H', 'Access-Control-Request-Method: POST']);
     expect(preflight.status).toBe(403);
     for (const r of [rebound, fromPage, preflight]) expect(Object.keys(r.headers).filter((n) => n.startsWith('access-control-'))).toEqual([]);
@@ -165,7 +235,7 @@ describe('plat proxy', () => {
     const tunnel = await raw(proxy.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
     expect(tunnel).toMatch(/^HTTP\/1\.1 405 /);
     expect(tunnel).toContain('connect_refused');
-    expect(platform.stats.count('GET /api/echo')).toBe(1);
+    expect(platform.stats.count('GET /api/echo')).toBe(2);
   });
 
   it('is read-only unless --allow-write: a write is a 405 with a JSON reason, and is sent with it', async () => {
@@ -185,6 +255,23 @@ describe('plat proxy', () => {
       expect(JSON.parse(overridden.body)).toMatchObject({ error: 'read_only' });
     }
     expect(platform.stats.count('GET /api/courses/course-101')).toBe(0);
+    // Every method but the three reading ones, not a list of writes by name: WebDAV's, PURGE, and whatever comes.
+    const others = METHODS.filter((m) => !['GET', 'HEAD', 'OPTIONS', 'CONNECT'].includes(m));
+    for (const method of others) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(`${readOnly.url}api/echo`, { method }, (res) => (res.resume(), resolve(res.statusCode ?? 0)));
+        req.once('error', reject);
+        req.end();
+      });
+      expect(status, method).toBe(405);
+    }
+    expect(others).toEqual(expect.arrayContaining(['MOVE', 'COPY', 'LOCK', 'PURGE']));
+    // A method Node's parser does not know is refused before the gate (501), never forwarded either.
+    const { host, pathname } = new URL(readOnly.url);
+    const made = await raw(readOnly.url, `FROBNICATE ${pathname}api/echo HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    expect(made).toMatch(/^HTTP\/1\.1 501 /);
+    expect(made).toContain('unknown_method');
+    expect(platform.stats.events.filter((e) => e.path === '/api/echo')).toEqual([]);
 
     const writable = await startPlatProxy(home, ['--allow-write']);
     const created = await curl(`${writable.url}api/courses`, ['-X', 'POST', '-H', 'content-type: application/json', '-d', '{"name":"Algebra"}']);
@@ -349,6 +436,65 @@ describe("plat help scripting's proxy examples", () => {
     return [...section.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].map((m) => m[1]!);
   }
 
+  /** The one block of the section that holds `marker`. */
+  async function blockWith(marker: string): Promise<string> {
+    const found = (await blocks()).filter((block) => block.includes(marker));
+    expect(found, marker).toHaveLength(1);
+    return found[0]!;
+  }
+
+  /** The lines of the joining block that run `tool` (a shell command each). */
+  async function joinLines(tool: string): Promise<string[]> {
+    const lines = (await blockWith('wget -qO-')).split('\n').filter((line) => line.startsWith(`${tool} `));
+    expect(lines.length, tool).toBeGreaterThan(0);
+    return lines;
+  }
+
+  /** Runs `command` under plat exec --proxy and expects the courses of the signed-in user on stdout. */
+  async function answersAsTheUser(command: string[]): Promise<void> {
+    const result = await home.run(['exec', '--proxy', '--', ...command]);
+    expect(result.code, result.stderr).toBe(0);
+    const printed = result.stdout.trim();
+    expect(printed).toMatch(/user-ada/);
+    expect(printed).not.toMatch(/wrong_key|error/);
+  }
+
+  it('each curl join of the joining block reaches the platform as the user', async () => {
+    await login();
+    for (const line of await joinLines('curl')) await answersAsTheUser(['sh', '-c', line]);
+  });
+
+  it.skipIf(wget.skip)(wget.title('the wget line of the joining block runs as written'), async () => {
+    wget.require();
+    await login();
+    for (const line of await joinLines('wget')) await answersAsTheUser(['sh', '-c', line]);
+  });
+
+  it.skipIf(httpie.skip)(httpie.title('the httpie line of the joining block runs as written'), async () => {
+    httpie.require();
+    await login();
+    for (const line of await joinLines('http')) await answersAsTheUser(['sh', '-c', line]);
+  });
+
+  it('the Python urljoin example keeps the key (a relative path), and "/api/..." would have lost it', async () => {
+    await login();
+    const code = await blockWith('urljoin');
+    const script = path.join(home.dir, 'join.py');
+    await writeFile(script, code);
+    await answersAsTheUser(['python3', script]);
+    // What the comment warns of: the absolute path, resolved the same way, gets the 403 that says how to join.
+    await writeFile(script, code.replace('"api/courses"', '"/api/courses"').replace(/print\(.*\)/, 'import urllib.error\ntry:\n    urlopen(url, timeout=30)\nexcept urllib.error.HTTPError as e:\n    print(e.code, e.read().decode())'));
+    const lost = await home.run(['exec', '--proxy', '--', 'python3', script]);
+    expect(lost.stdout).toMatch(/^403 .*first path segment of PLAT_PROXY_URL/);
+  });
+
+  it('the Node fetch example runs as written (new URL with a relative path)', async () => {
+    await login();
+    const script = path.join(home.dir, 'report.mjs');
+    await writeFile(script, await blockWith('process.env.PLAT_PROXY_URL'));
+    await answersAsTheUser([process.execPath, script]);
+  });
+
   /** `plat` on PATH, as after npm i -g. */
   async function pathWithPlat(): Promise<string> {
     const bin = path.join(home.dir, 'bin');
@@ -376,8 +522,7 @@ describe("plat help scripting's proxy examples", () => {
   it.skipIf(!pythonRequests.available && !isCI)(pythonRequests.title('the Python requests example runs under plat exec --proxy'), async () => {
     pythonRequests.require();
     await login();
-    const [, python] = await blocks();
-    expect(python).toContain('import os, requests');
+    const python = await blockWith('import os, requests');
     const script = path.join(home.dir, 'report.py');
     await writeFile(script, python!);
     const result = await home.run(['exec', '--proxy', '--', 'python3', script]);

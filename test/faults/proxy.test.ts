@@ -194,6 +194,11 @@ describe('plat proxy: a hostile platform answer', () => {
         'content-type', 'application/json',
         'set-cookie', 'session=stolen; Domain=127.0.0.1; Path=/',
         'set-cookie', 'other=1',
+        // Header names are case-insensitive: every spelling is the same header, and is dropped.
+        'Set-Cookie', 'capitalised=1',
+        'SET-COOKIE', 'shouted=1',
+        'Set-Cookie2', 'old=1',
+        'ACCESS-CONTROL-ALLOW-ORIGIN', '*',
         'access-control-allow-origin', '*',
         'access-control-allow-credentials', 'true',
         'access-control-allow-methods', 'GET, POST, DELETE',
@@ -210,7 +215,7 @@ describe('plat proxy: a hostile platform answer', () => {
     expect(answer.body).toBe('{"ok":true}');
     expect(answer.headers['x-kept']).toEqual(['yes']);
     const names = Object.keys(answer.headers);
-    expect(names.filter((n) => n.startsWith('access-control-') || n === 'set-cookie' || n === 'x-hop')).toEqual([]);
+    expect(names.filter((n) => n.startsWith('access-control-') || n.startsWith('set-cookie') || n === 'x-hop')).toEqual([]);
     const stderr = await proxy.stderrContains('/api/hostile');
     expect(stderr).toContain('Set-Cookie dropped; Access-Control-* dropped');
     // And what a web page would need is still refused.

@@ -113,3 +113,11 @@ export const pythonRequests = component(
   `no python3 with the requests module; install with: ${PYTHON_REQUESTS_INSTALL}`,
   PYTHON_REQUESTS_INSTALL,
 );
+
+const HTTPIE_INSTALL = 'apt-get install -y httpie';
+/** httpie (`http`), for the proxy's joining examples of plat help scripting. */
+export const httpie = component('httpie', onPath('http'), `no httpie (http) on PATH; install with: ${HTTPIE_INSTALL}`, HTTPIE_INSTALL);
+
+const WGET_INSTALL = 'apt-get install -y wget';
+/** wget, for the proxy's joining examples of plat help scripting. */
+export const wget = component('wget', onPath('wget'), `no wget on PATH; install with: ${WGET_INSTALL}`, WGET_INSTALL);

@@ -596,4 +596,33 @@ describe('client.proxy', () => {
     expect(result.badPort).toMatchObject({ isUsageError: true, exitCode: 2 });
     expect(run.code).toBe(0);
   });
+
+  it('survives a CONNECT and an upgrade the client resets, and takes a doubled slash after the key as one (the server of plat proxy)', async () => {
+    await loggedIn();
+    const run = await program(`
+      const { connect } = await import('node:net');
+      const client = createClient();
+      const proxy = await client.proxy({ port: 0 });
+      const { port, host, pathname } = new URL(proxy.url);
+      const resetAfterAnswer = (text) => new Promise((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+        socket.on('error', () => {});
+        socket.once('data', (d) => { socket.resetAndDestroy(); resolve(d.toString('latin1').split('\\r\\n')[0]); });
+      });
+      const tunnel = await resetAfterAnswer('CONNECT school.invalid:443 HTTP/1.1\\r\\nHost: school.invalid:443\\r\\n\\r\\n');
+      const upgrade = await resetAfterAnswer('GET ' + pathname + 'api/courses HTTP/1.1\\r\\nHost: ' + host + '\\r\\nConnection: Upgrade\\r\\nUpgrade: websocket\\r\\n\\r\\n');
+      // The resets reach the proxy before the next request does: a proxy they ended would refuse it.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const doubled = await fetch(proxy.url + '/api/courses');
+      const lost = await fetch(new URL('/api/courses', proxy.url));
+      const result = { tunnel, upgrade, doubled: doubled.status, body: await doubled.json(), lost: lost.status, lostBody: await lost.json() };
+      await proxy.close();
+      return result;
+    `);
+    const result = run.json?.result;
+    expect(result, run.stderr + run.stdout).toBeDefined();
+    expect(result).toMatchObject({ tunnel: 'HTTP/1.1 405 Method Not Allowed', upgrade: 'HTTP/1.1 501 Not Implemented', doubled: 200, body: { anonymous: false, sub: 'user-ada' }, lost: 403 });
+    expect(result.lostBody.message).toMatch(/first path segment of PLAT_PROXY_URL/);
+    expect(run.code).toBe(0);
+  });
 });
