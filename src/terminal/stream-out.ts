@@ -47,6 +47,10 @@ export function minorGc(): Collect | null {
     heapStatistics = () => v8module.getHeapStatistics() as { external_memory?: number };
     v8module.setFlagsFromString('--expose-gc');
     const gc: unknown = (process.getBuiltinModule('node:vm') as typeof vm).runInNewContext('gc');
+    // Back as it was at start: the context made keeps its gc(), and V8's hash of its flags, which a code cache must
+    // match, is the start's again. Left set, the code cache bin/plat.js writes after such a run was refused at the
+    // next start and written anew: a script downloading large bodies paid a whole compile at every run (issue 42).
+    v8module.setFlagsFromString('--no-expose-gc');
     collect = typeof gc === 'function' ? (gc as Collect) : null;
   } catch {
     collect = null;

@@ -58,7 +58,7 @@ describe('the npm package', () => {
     ];
     const unexpected = pack.files.filter((file) => !allowed.some((re) => re.test(file)));
     expect(unexpected).toEqual([]);
-    for (const needed of ['bin/plat.js', 'dist/main.cjs', 'dist/plain.cjs', 'dist/mcp.cjs', 'dist/plat.1', 'dist/library/index.mjs', 'dist/library/index.d.ts', 'dist/schemas/login.json', 'dist/help/environment.md', 'completions/plat.bash', 'completions/_plat', 'completions/plat.fish']) {
+    for (const needed of ['bin/plat.js', 'dist/main.cjs', 'dist/plain-call.cjs', 'dist/plain-token.cjs', 'dist/plain-whoami.cjs', 'dist/mcp.cjs', 'dist/plat.1', 'dist/library/index.mjs', 'dist/library/index.d.ts', 'dist/schemas/login.json', 'dist/help/environment.md', 'completions/plat.bash', 'completions/_plat', 'completions/plat.fish']) {
       expect(pack.files).toContain(needed);
     }
   });
