@@ -49,7 +49,7 @@ describe('the npm package', () => {
       /^bin\/package\.json$/,
       /^bin\/plat\.js$/,
       /^completions\/(plat\.bash|_plat|plat\.fish)$/,
-      /^dist\/(main|plain|mcp)\.cjs$/,
+      /^dist\/(main|plain-(call|token|whoami)|mcp)\.cjs$/,
       /^dist\/plat\.1$/,
       /^dist\/library\/index\.(mjs|d\.ts)$/,
       /^dist\/library\/chunks\/[\w-]+\.mjs$/,
