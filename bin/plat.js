@@ -88,8 +88,10 @@ function forgetOtherBuilds(bundle, cacheFile) {
   const build = path.basename(cacheFile).replace(/[^-]+\.bin$/, '');
   const dayAgo = Date.now() - 86_400_000;
   for (const name of fs.readdirSync(dir)) {
-    // This bundle's caches, and those of plats before the bundle's name was part of it (v8-…).
-    if (!(name.startsWith(`${bundle}-v8-`) || name.startsWith('v8-')) || name.startsWith(build)) continue;
+    // This bundle's caches, and those of plats before the bundle's name was part of it (v8-…) or before each plain
+    // form had a bundle of its own (plain-v8-…).
+    const ours = name.startsWith(`${bundle}-v8-`) || name.startsWith('v8-') || name.startsWith('plain-v8-');
+    if (!ours || name.startsWith(build)) continue;
     try {
       const file = path.join(dir, name);
       if (fs.statSync(file).mtimeMs < dayAgo) fs.unlinkSync(file);

@@ -107,6 +107,7 @@ describe('the V8 code cache of bin/plat.js', () => {
       oldRelease: 'main-v8-v20.11.0-500000-1700000000000-status.bin',
       oldReleaseOtherCommand: 'main-v8-v20.11.0-500000-1700000000000-call.bin',
       beforeBundleNames: 'v8-v20.11.0-500000-1700000000000-call.bin',
+      sharedPlainBundle: 'plain-v8-v20.20.2-363103-1796185849870-call.bin', // before each plain form had its own
       sideBySide: 'main-v8-v20.11.0-600000-1800000000000-status.bin', // another plat, in use today
       thisBuildOtherCommand: `${thisBuild}token.bin`,
       thisBuildPlainBundle: `${thisPlainBuild}token.bin`, // the other bundle of the same build: not this one's to judge
