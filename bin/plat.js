@@ -13,7 +13,9 @@ const path = require('node:path');
 const args = process.argv.slice(2);
 if (args.length === 1 && args[0] === '--version') {
   // Scripts call `plat --version` to check for plat: answer without loading the program.
-  process.stdout.write(`${require('../package.json').version}\n`);
+  // Read and parsed here, not require()d: the module loader's resolution, realpath and wrapper for a JSON file cost
+  // ~1.2 ms of CPU more (1.4-2.2 ms against 0.3-0.4, Node 20.20), 1.5 % of Node's own start.
+  process.stdout.write(`${JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')).version}\n`);
 } else {
   // `plat call <method> <path>`, `plat token` and `plat whoami` without options each have a bundle of their own
   // (dist/plain-call.cjs, …) without commander and the other commands (src/dispatch.ts, src/build/build.mjs): a
