@@ -15,6 +15,13 @@ import type { CallFlags } from './requests/prepare.js';
 import type { TokenFlags } from './commands/auth/token.js';
 
 type ContextFactory = (globals: Globals) => Context;
+/**
+ * In dist/plain-<command>.cjs, the one plain form that bundle runs (src/build/build.mjs); undeclared elsewhere (the
+ * whole program, the tests). A constant in that bundle, so esbuild drops the other forms' branches below, and with
+ * them their commands' modules: each plain start reads and compiles its own command alone. Spelled out in each
+ * condition: esbuild folds a constant there, not through a variable.
+ */
+declare const PLAT_PLAIN_COMMAND: 'call' | 'token' | 'whoami';
 /** The context is made after the command's module is loaded, as commander's actions do. */
 type LazyContext = () => Context;
 
@@ -49,6 +56,8 @@ export interface PlainForm {
 export function plainForm(words: readonly string[]): PlainForm | undefined {
   if (words.some((word) => word.startsWith('-'))) return undefined;
   const [command, ...args] = words;
+  // A per-command bundle runs (and so says it runs: main.ts, runsPlainly) its own command alone.
+  if (typeof PLAT_PLAIN_COMMAND === 'string' && command !== PLAT_PLAIN_COMMAND) return undefined;
   if (command === 'call' && args.length === 2) return { command, args };
   if ((command === 'token' || command === 'whoami') && args.length === 0) return { command, args };
   return undefined;
@@ -59,7 +68,8 @@ export function plainInvocation(words: readonly string[], makeContext: ContextFa
   const form = plainForm(words);
   if (!form) return undefined;
   const ctx = () => makeContext(NO_GLOBAL_OPTIONS);
-  if (form.command === 'call') return () => runCall(ctx, form.args[0]!, form.args[1]!, {});
-  if (form.command === 'token') return () => runToken(ctx, {});
-  return () => runWhoami(ctx);
+  if ((typeof PLAT_PLAIN_COMMAND !== 'string' || PLAT_PLAIN_COMMAND === 'call') && form.command === 'call') return () => runCall(ctx, form.args[0]!, form.args[1]!, {});
+  if ((typeof PLAT_PLAIN_COMMAND !== 'string' || PLAT_PLAIN_COMMAND === 'token') && form.command === 'token') return () => runToken(ctx, {});
+  if ((typeof PLAT_PLAIN_COMMAND !== 'string' || PLAT_PLAIN_COMMAND === 'whoami') && form.command === 'whoami') return () => runWhoami(ctx);
+  return undefined;
 }

@@ -13,12 +13,12 @@ import type * as os from 'node:os';
 declare const PLAT_VERSION: string;
 const version = typeof PLAT_VERSION === 'string' ? PLAT_VERSION : '0.0.0-dev';
 /**
- * True in dist/plain.cjs: this file built for the plain forms alone (src/build/build.mjs), which bin/plat.js loads
+ * True in dist/plain-<command>.cjs: this file built for the plain forms alone (src/build/build.mjs), which bin/plat.js loads
  * for them. Without commander and the other commands it is half the text to read and compile at every start.
  */
 declare const PLAT_PLAIN_BUNDLE: boolean;
 
-/** Whether main() runs these arguments without commander (src/dispatch.ts): what dist/plain.cjs can run. */
+/** Whether main() runs these arguments without commander (src/dispatch.ts): what dist/plain-<command>.cjs can run. */
 export function runsPlainly(argv: string[] = process.argv, env: Record<string, string | undefined> = process.env): boolean {
   // Where a step-up question could be asked (a person at a terminal), the whole program runs: it has the login.
   return plainForm(argv.slice(2)) !== undefined && !mightAsk(argv, env);
@@ -119,7 +119,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       await plain();
     } else if (typeof PLAT_PLAIN_BUNDLE === 'boolean' && PLAT_PLAIN_BUNDLE) {
       // A constant in the built bundles, so esbuild drops the other branch, and commander and cli.ts with it.
-      throw new Error('dist/plain.cjs runs only the plain forms (bin/plat.js loads dist/main.cjs for the rest)');
+      throw new Error('dist/plain-<command>.cjs runs only the plain forms (bin/plat.js loads dist/main.cjs for the rest)');
     } else {
       const [{ buildProgram }, commander, { helpWidth }] = await Promise.all([import('./cli.js'), import('commander'), import('./help/width.js')]);
       isCommanderError = (error) => error instanceof commander.CommanderError;

@@ -5,7 +5,7 @@
  * - In-process: vitest's V8 coverage (@vitest/coverage-v8) of the src/ modules the tests import.
  * - Spawned: every plat the tests start runs with NODE_V8_COVERAGE (test/helpers/cli.ts puts it in runPlat's and
  *   each test home's environment, so a plat started on a pseudo-terminal or through sh is measured too); its bundles
- *   (dist/main.cjs, dist/plain.cjs, dist/mcp.cjs) are mapped back to src/ through the build's source maps
+ *   (dist/main.cjs, dist/plain-<command>.cjs, dist/mcp.cjs) are mapped back to src/ through the build's source maps
  *   (v8-to-istanbul), after merging the processes' raw V8 coverage per bundle (@bcoe/v8-coverage).
  *
  * Printed: line coverage per folder of src/ (in-process, spawned, and either), then every branch arm no test

@@ -1,4 +1,4 @@
-// Bundles src/ into dist/main.cjs and dist/plain.cjs (below): each one CommonJS function body, which bin/plat.js
+// Bundles src/ into dist/main.cjs and dist/plain-<command>.cjs (below): each one CommonJS function body, which bin/plat.js
 // compiles through a V8 code cache, because Node 20 loads one CommonJS file far faster than a graph of ES modules
 // (its ESM loader costs ~20 ms of start-up per invocation). Modules that only some commands need are still
 // initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so their code is
@@ -14,14 +14,16 @@ import { fileURLToPath } from 'node:url';
 
 const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
 await rm(new URL('../../dist', import.meta.url), { recursive: true, force: true });
-// The program twice: dist/main.cjs, all of it, and dist/plain.cjs, the same entry with PLAT_PLAIN_BUNDLE set, which
-// leaves out commander and every command but the plain forms main.ts runs without it (src/dispatch.ts). bin/plat.js
-// loads the second for those: half the text to read and compile on the starts scripts make most (~2 %).
+// The program four times: dist/main.cjs, all of it, and dist/plain-<command>.cjs, the same entry with PLAT_PLAIN_BUNDLE
+// set, which leaves out commander and every command but the one plain form main.ts runs without it (src/dispatch.ts).
+// bin/plat.js loads those for them: a fraction of the text to read and compile on the starts scripts make most.
 // plat mcp (src/mcp/, but for load.ts) and the MCP SDK it alone uses (with zod, ~350 KB in all) are a bundle of their own,
 // dist/mcp.cjs, which src/mcp/load.ts requires on use. Inside dist/main.cjs the command's own 29 KB alone
 // made every other start read more text and a code cache 6.7 KB larger (plat status); left as ES modules in
 // node_modules the SDK costs plat mcp 150-250 ms of loading, against ~25 ms as one CommonJS file.
 const MCP_BUNDLE = 'mcp.cjs';
+/** The plain forms (src/dispatch.ts), each with a bundle of its own that bin/plat.js loads for it. */
+const PLAIN_COMMANDS = ['call', 'token', 'whoami'];
 /** What every bundle shares: one CommonJS file for Node 20, with a linked source map. */
 const common = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', sourcemap: 'linked', legalComments: 'none', logLevel: 'warning' };
 const program = {
@@ -34,12 +36,22 @@ const program = {
   footer: { js: '})' },
   plugins: [lazyChildProcessInCommander(), chalkWithoutDetection()],
 };
-for (const [name, plainOnly] of [['main', false], ['plain', true]]) {
+// The plain forms' bundle is one per command (dist/plain-call.cjs, -token, -whoami: PLAT_PLAIN_COMMAND, src/dispatch.ts):
+// a start pays to read the text of its bundle and to deserialise a code cache that holds every function the bundle
+// declares, used or not, so `plat token` no longer carries the HTTP client, the output formats and paging of
+// `plat call`, nor `plat call` UserInfo (issue 42: token's bundle is 40 % of the shared one it had).
+const bundles = [['main', false], ...PLAIN_COMMANDS.map((command) => [`plain-${command}`, true, command])];
+for (const [name, plainOnly, command] of bundles) {
   const outfile = `dist/${name}.cjs`;
   await build({
     ...program,
     outfile,
-    define: { PLAT_VERSION: JSON.stringify(pkg.version), PLAT_PLAIN_BUNDLE: String(plainOnly), PLAT_MCP_BUNDLE: JSON.stringify(MCP_BUNDLE) },
+    define: {
+      PLAT_VERSION: JSON.stringify(pkg.version),
+      PLAT_PLAIN_BUNDLE: String(plainOnly),
+      PLAT_MCP_BUNDLE: JSON.stringify(MCP_BUNDLE),
+      ...(command ? { PLAT_PLAIN_COMMAND: JSON.stringify(command) } : {}),
+    },
   });
   // bin/plat.js reads the bundle as latin1, which is a plain copy into a one-byte string where utf8 must be decoded
   // (~1 ms per start for 580 KB). esbuild already escapes non-ASCII in strings; what it keeps verbatim (a comment's

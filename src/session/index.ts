@@ -14,7 +14,7 @@
  * its part again. What stays inside: loading a stored session (loadSession), refreshing or binding one by
  * hand, the login and logout flows' steps, the token store.
  *
- * Start-up: the commands scripts run most (call, token, whoami) load this module, and dist/plain.cjs carries only
+ * Start-up: the commands scripts run most (call, token, whoami) load this module, and dist/plain-<command>.cjs carries only
  * what they use (esbuild drops the verbs nobody in a bundle calls). So what only some commands need — the login,
  * logout, batch and paging engines — is loaded with import() inside its verb, never here at the top.
  */

@@ -21,12 +21,13 @@ export function renderResults(results) {
     results.mcpMeasuredAt && `the \`plat mcp\` rows on ${when(results.mcpMeasuredAt)} (\`--mcp-only\`)`,
     results.batchOpsMeasuredAt && results.batchOpsMeasuredAt !== results.batchMeasuredAt && `the \`plat batch\` op-line rows on ${when(results.batchOpsMeasuredAt)} (\`--batch-ops-only\`)`,
     results.proxyMeasuredAt && `the \`plat proxy\` rows on ${when(results.proxyMeasuredAt)} (\`--proxy-only\`)`,
+    results.startupMeasuredAt && `the start-up rows and the 512 MiB download's CPU on ${when(results.startupMeasuredAt)} (\`--startup-rows-only\`; ${results.startupNote})`,
   ].filter(Boolean);
   if (later.length > 0) lines.push(`Measured again since: ${later.join('; ')}.`);
   lines.push('', '| figure | target | measured | met |', '| --- | --- | --- | --- |');
   for (const r of results.rows) {
     // A start-up row's detail names its CPU-time ratio (cpuRatio) already.
-    const measured = r.measured === null ? `n/a: ${r.note}` : `${r.measured}${r.detail ? `: ${r.detail}` : ''}`;
+    const measured = r.measured === null ? `n/a: ${r.note}` : `${r.measured}${r.detail ? `: ${r.detail}` : ''}${r.before ? `; before issue 42's change: ${r.before}` : ''}`;
     lines.push(`| ${cell(r.figure)} | ${cell(r.target)} | ${cell(measured)} | ${r.ok === undefined ? '-' : r.ok ? 'yes' : '**no**'} |`);
   }
   return lines.join('\n');

@@ -1,6 +1,6 @@
 /**
  * The plain forms (`plat call <method> <path>`, `plat token`, `plat whoami`, no option anywhere) run without
- * commander, from dist/plain.cjs (src/dispatch.ts). Held here against commander itself, on the built CLI: each form
+ * commander, from dist/plain-<command>.cjs (src/dispatch.ts). Held here against commander itself, on the built CLI: each form
  * is run as is, and again with --no-color, an option that changes nothing here (neither stream is a terminal, so
  * there is no colour to turn off) but makes bin/plat.js load dist/main.cjs and main.ts hand the words to commander.
  * The two runs must send the same requests to the reference platform and print the same stdout, stderr and exit

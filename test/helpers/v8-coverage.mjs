@@ -1,6 +1,6 @@
 /**
  * The coverage of src/ from plat processes run with NODE_V8_COVERAGE (test/coverage.mjs; held by
- * test/repo/coverage.test.ts): each process's raw V8 coverage of the bundles (dist/main.cjs, dist/plain.cjs,
+ * test/repo/coverage.test.ts): each process's raw V8 coverage of the bundles (dist/main.cjs, dist/plain-<command>.cjs,
  * dist/mcp.cjs) is merged per bundle (@bcoe/v8-coverage), then mapped back to src/ through the build's source maps
  * (v8-to-istanbul reads the `sourceMappingURL` the bundle ends with).
  */
@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import libCoverage from 'istanbul-lib-coverage';
 import v8ToIstanbul from 'v8-to-istanbul';
 
-const BUNDLES = ['main.cjs', 'plain.cjs', 'mcp.cjs'];
+const BUNDLES = ['main.cjs', 'plain-call.cjs', 'plain-token.cjs', 'plain-whoami.cjs', 'mcp.cjs'];
 
 /** { map: istanbul coverage of src/ (absolute paths), processes: how many of the coverage files are a plat's }. */
 export async function spawnedCoverage(dir, root) {

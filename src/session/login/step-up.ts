@@ -62,7 +62,7 @@ export function longScopeText(scope: string): string {
 declare const PLAT_PLAIN_BUNDLE: boolean;
 
 /**
- * Whether plat may ask a question here: a person at a terminal, and nobody said not to. Never in dist/plain.cjs,
+ * Whether plat may ask a question here: a person at a terminal, and nobody said not to. Never in dist/plain-<command>.cjs,
  * the scripts' bundle, which carries no login: bin/plat.js does not choose it where a question could be asked
  * (main.ts runsPlainly), and this constant lets esbuild leave the login out of it.
  */
