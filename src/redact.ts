@@ -118,6 +118,11 @@ export class KnownSecrets {
     return root.value;
   }
 
+  /** The values held, for a scrubber of bytes (plat proxy's answers: proxy/scrub.ts) that spells them itself. */
+  list(): string[] {
+    return [...this.values];
+  }
+
   /** How many values are held (at most CAPACITY). */
   get size(): number {
     return this.values.size;
