@@ -37,6 +37,8 @@ export class SecretMasker {
   private readonly escapeNeedles: Buffer[];
   /** The bytes a spelling can start with: each secret's first, `\` and `%`. */
   private readonly startBytes: number[];
+  /** The same, as a table by byte value. */
+  private readonly startable = new Uint8Array(256);
 
   constructor(values: Iterable<string>) {
     this.secrets = [];
@@ -67,6 +69,7 @@ export class SecretMasker {
     for (const digit of new Set([...codes].map((code) => code >> 4))) needles.push(`%${digit}`);
     this.escapeNeedles = needles.map((n) => Buffer.from(n, 'latin1'));
     this.startBytes = [...new Set([...this.secrets.map((secret) => secret.raw[0]!), BACKSLASH, PERCENT])];
+    for (const byte of this.startBytes) this.startable[byte] = 1;
   }
 
   get empty(): boolean {
@@ -115,17 +118,21 @@ export class SecretMasker {
    */
   cutOff(buf: Buffer): { start: number; chars: number } | undefined {
     const from = Math.max(0, buf.length - this.hold);
-    let earliest: { start: number; chars: number } | undefined;
+    // The first byte in the tail that a spelling can start with (one native search per such byte), then a plain
+    // loop from there: data full of a secret's first character costs one pass, not a search per position.
+    let first = -1;
     for (const byte of this.startBytes) {
-      for (let s = buf.indexOf(byte, from); s !== -1 && (!earliest || s < earliest.start); s = buf.indexOf(byte, s + 1)) {
-        const chars = cutSpellingAt(this.secrets, buf, s);
-        if (chars !== -1) {
-          earliest = { start: s, chars };
-          break;
-        }
-      }
+      const at = buf.indexOf(byte, from);
+      if (at !== -1 && (first === -1 || at < first)) first = at;
     }
-    return earliest;
+    if (first === -1) return undefined;
+    const startable = this.startable;
+    for (let s = first; s < buf.length; s++) {
+      if (startable[buf[s]!] === 0) continue;
+      const chars = cutSpellingAt(this.secrets, buf, s);
+      if (chars !== -1) return { start: s, chars };
+    }
+    return undefined;
   }
 }
 
