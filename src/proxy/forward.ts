@@ -126,17 +126,7 @@ export class Forwarder {
     // As plat call's download (terminal/stream-out.ts): the spent 64 KiB read buffers live outside V8's heap until a
     // GC, so a minor GC every MiB passed on (over all requests) keeps a 1 GiB download as flat as a small one. A body
     // that says it is smaller than that needs no count.
-    if (!(declared < GC_EVERY_BYTES)) {
-      body.on('data', (chunk: Buffer) => {
-        this.moved(chunk.length);
-        // The chunks one read of the platform's socket gives (16 KiB TLS records) go to the client in one write,
-        // not a system call each.
-        if (!res.writableCorked) {
-          res.cork();
-          process.nextTick(uncork, res);
-        }
-      });
-    }
+    if (!(declared < GC_EVERY_BYTES)) body.on('data', (chunk: Buffer) => this.moved(chunk.length));
     return new Promise<void>((resolve) => {
       res.once('close', () => {
         if (!body.readableEnded) body.destroy();
@@ -248,10 +238,6 @@ function readAll(stream: IncomingMessage): Promise<Buffer> {
     stream.once('error', reject);
     stream.once('aborted', () => reject(new PlatError('The client closed the connection before sending its whole body.')));
   });
-}
-
-function uncork(res: ServerResponse): void {
-  res.uncork();
 }
 
 /** A reason phrase Node will send (no control characters), else Node's own for the status. */

@@ -89,8 +89,13 @@ export class SecretMasker {
       }
     }
     // An escaped spelling holds a `\` or a `%`; its first escape is where it is found, the characters before it raw.
+    // One search for each of the two bytes first: text without them (most of it) costs nothing more.
+    const firstBackslash = buf.indexOf(BACKSLASH, from);
+    const firstPercent = buf.indexOf(PERCENT, from);
     for (const needle of this.escapeNeedles) {
-      for (let p = buf.indexOf(needle, from); p !== -1; p = buf.indexOf(needle, p + 1)) {
+      const first = needle[0] === BACKSLASH ? firstBackslash : firstPercent;
+      if (first === -1) continue;
+      for (let p = buf.indexOf(needle, first); p !== -1; p = buf.indexOf(needle, p + 1)) {
         const escaped = escapeAt(buf, p);
         if (!escaped) continue;
         for (const secret of this.secrets) {
@@ -142,6 +147,9 @@ function cutSpellingAt(secrets: readonly Secret[], buf: Buffer, s: number): numb
   for (const secret of secrets) {
     const byte = buf[s];
     if (byte !== secret.raw[0] && byte !== BACKSLASH && byte !== PERCENT) continue;
+    // The usual miss, decided here: the first character raw, the next byte neither the second nor an escape.
+    const next = buf[s + 1];
+    if (byte === secret.raw[0] && next !== undefined && next !== secret.raw[1] && next !== BACKSLASH && next !== PERCENT) continue;
     const end = secret.at.size === 0 ? rawPrefixEnd(buf, s, secret.raw) : spellingEnd(buf, s, secret.text, 0);
     if (end <= -2) best = Math.max(best, -2 - end);
   }
