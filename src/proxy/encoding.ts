@@ -18,11 +18,10 @@ const DECODERS: Record<string, () => Transform> = {
 
 /**
  * The Accept-Encoding to send the platform: the client's list less what the proxy cannot decode, or `identity`
- * when nothing is left, when the client named none (no header means "any coding" to a server), or when the
- * request asks for a range (a part of a compressed body cannot be decoded on its own).
+ * when nothing is left or the client named none (no header means "any coding" to a server).
  */
-export function acceptEncodingUpstream(given: string | undefined, ranged: boolean): string {
-  if (ranged || !given) return 'identity';
+export function acceptEncodingUpstream(given: string | undefined): string {
+  if (!given) return 'identity';
   const kept: string[] = [];
   for (const part of given.split(',')) {
     const coding = part.split(';', 1)[0]!.trim().toLowerCase();
