@@ -37,16 +37,23 @@ export class KnownSecrets {
   /** Insertion order is recency: remembering a value again moves it to the end. */
   private readonly values = new Set<string>();
 
+  private changes = 0;
+
   remember(...values: Array<string | null | undefined>): void {
     for (const value of values) {
       if (typeof value !== 'string' || value.length < 8) continue;
-      this.values.delete(value);
+      if (!this.values.delete(value)) this.changes++;
       this.values.add(value);
     }
     for (const oldest of this.values) {
       if (this.values.size <= KnownSecrets.CAPACITY) break;
       this.values.delete(oldest);
     }
+  }
+
+  /** Changes whenever a value is added (and so whenever one is dropped): what a reader that caches the set keys on. */
+  get version(): number {
+    return this.changes;
   }
 
   /**
@@ -116,6 +123,11 @@ export class KnownSecrets {
       }
     }
     return root.value;
+  }
+
+  /** The values held, for a scrubber of bytes (plat proxy's answers: proxy/scrub.ts) that spells them itself. */
+  list(): string[] {
+    return [...this.values];
   }
 
   /** How many values are held (at most CAPACITY). */

@@ -6,6 +6,7 @@
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { startProxy } from '../proxy/server.js';
+import { keepYoungGenerationSmall } from '../proxy/young-generation.js';
 import { currentProfile, heldScopes, requirePlatform, suggest } from '../session/index.js';
 
 export interface ProxyFlags {
@@ -35,6 +36,7 @@ export async function run(ctx: Context, flags: ProxyFlags): Promise<void> {
   // One line per request is the proxy's --verbose (the access log), not the HTTP client's trace of every header.
   const log = ctx.globals.verbose;
   ctx.globals.verbose = false;
+  keepYoungGenerationSmall();
   const proxy = await startProxy(ctx, { port, socket: flags.socket, allowWrite: flags.allowWrite === true, log });
   ctx.io.out(`${proxy.assignments}\n`);
   ctx.io.note(`plat proxy serves ${platform}${flags.allowWrite ? '' : ' (read-only)'} at ${proxy.socket ?? proxy.url.replace(/\/[^/]+\/$/, '/…/')}; Ctrl-C ends it.`);

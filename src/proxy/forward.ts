@@ -6,16 +6,20 @@
  * changed (another plat signed in, out, or refreshed), or when the last one failed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { Context } from '../context.js';
 import { AuthError, InterruptedError, NetworkError, PlatError } from '../errors.js';
 import { apiUrl, openClient, profileMark, type ApiClient, type ApiRequest, type ApiResponse } from '../session/index.js';
 import { GC_EVERY_BYTES, minorGc } from '../terminal/stream-out.js';
 import { sanitize } from '../terminal/text.js';
+import { decodersFor } from './encoding.js';
 import { downstreamHeaders, upstreamHeaders, type Dropped } from './headers.js';
+import { MaskingStream, SecretMasker } from './scrub.js';
 
 /** A request body up to this size is kept, so a 401 can be refreshed and replayed with it; a larger one streams. */
 const REPLAYABLE_BODY_BYTES = 64 * 1024;
+/** Requests between two forced full collections (see forward()). */
+const MAJOR_GC_EVERY_EXCHANGES = 4096;
 /** Every exchange ends: an hour for a body to move (a 1 GiB download on a slow link), after which it is closed. */
 const EXCHANGE_DEADLINE_MS = 60 * 60_000;
 
@@ -31,6 +35,8 @@ export class Forwarder {
   private client: Promise<ApiClient> | undefined;
   private mark = '';
   private sinceGc = 0;
+  private exchanges = 0;
+  private masker: { version: number; masker: SecretMasker } | undefined;
 
   /** `prefix`: the proxy's own path prefix (`/KEY` over TCP, empty on a socket), for a Location it points back at. */
   constructor(
@@ -57,6 +63,10 @@ export class Forwarder {
 
   /** Sends `path` (origin-form, after the key) to the platform and streams the answer back to `res`. */
   async forward(req: IncomingMessage, res: ServerResponse, path: string): Promise<Outcome> {
+    // Under a steady load V8 grows its old generation with the garbage of thousands of exchanges and collects it
+    // late: a full collection every few thousand requests (a few ms) keeps the proxy's RSS level however long it
+    // runs, instead of rising with the count (a few µs a request).
+    if (++this.exchanges % MAJOR_GC_EVERY_EXCHANGES === 0) (minorGc() as ((options: { type: 'major' }) => void) | null)?.({ type: 'major' });
     const dropped: Dropped = {};
     const headers = upstreamHeaders(req.rawHeaders, dropped);
     let url: URL | undefined;
@@ -73,20 +83,35 @@ export class Forwarder {
       return { ...this.refuseWith(res, error), url, dropped };
     }
     const status = response.status;
+    // The answer's body as the client would read it: decoded from its content coding (passed on as identity), and
+    // masked of the session's secrets as they are now (the token just sent among them).
+    const bodyless = req.method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200);
+    const encoded = decodersFor(response.headers['content-encoding']);
+    if (!bodyless && (encoded === undefined || (encoded.length > 0 && response.headers['content-range'] !== undefined))) {
+      response.body.destroy();
+      const coding = sanitize(String(response.headers['content-encoding']), 60);
+      answer(res, 502, 'undecodable_answer', `The platform answered in a content coding the proxy cannot read (${coding}${encoded ? ', a part of a compressed body' : ''}), so it cannot check the answer for the session's secrets: it is not passed on.`);
+      return { status: 502, url, dropped, error: 'undecodable_answer' };
+    }
+    const masker = this.currentMasker();
     try {
       const passed = downstreamHeaders(response.rawHeaders, dropped, (value) => this.ctx.secrets.scrub(value) !== value);
       for (let i = 0; i + 1 < passed.length; i += 2) {
-        if (passed[i]!.toLowerCase() !== 'location') continue;
-        passed[i + 1] = throughProxy(passed[i + 1]!, url!, baseUrl, this.prefix()) ?? passed[i + 1]!;
+        const name = passed[i]!.toLowerCase();
+        if (name === 'location') passed[i + 1] = throughProxy(passed[i + 1]!, url!, baseUrl, this.prefix()) ?? passed[i + 1]!;
+        // Decoded, the body is another representation: its coding and length are gone, its ETag only a weak one.
+        if (encoded?.length && (name === 'content-encoding' || name === 'content-length')) passed[i] = '';
+        if (encoded?.length && name === 'etag' && !passed[i + 1]!.startsWith('W/')) passed[i + 1] = `W/${passed[i + 1]}`;
       }
-      res.writeHead(status, printable(response.statusText), passed);
+      res.writeHead(status, printable(response.statusText), encoded?.length ? passed.filter((_, i) => passed[i - (i % 2)] !== '') : passed);
     } catch {
       // A header Node will not send again (a value it finds invalid): said in the proxy's words, not half-passed on.
       response.body.destroy();
       answer(res, 502, 'bad_response', 'The platform answered with a header the proxy cannot pass on.');
       return { status: 502, url, dropped, error: 'bad_response' };
     }
-    await this.passOn(response.body, res, Number(response.headers['content-length'] ?? NaN));
+    const stages = bodyless ? [] : [...(encoded ?? []), ...(masker.empty ? [] : [new MaskingStream(masker)])];
+    await this.passOn(response.body, res, Number(response.headers['content-length'] ?? NaN), stages);
     return { status, url, dropped };
   }
 
@@ -97,28 +122,43 @@ export class Forwarder {
    * the client's connection, so a short body is never passed off as a whole one; a client that goes away ends the
    * platform's body. Resolves when the exchange is over, either way.
    */
-  private passOn(body: Readable, res: ServerResponse, declared: number): Promise<void> {
+  private passOn(body: Readable, res: ServerResponse, declared: number, stages: Transform[]): Promise<void> {
     // As plat call's download (terminal/stream-out.ts): the spent 64 KiB read buffers live outside V8's heap until a
     // GC, so a minor GC every MiB passed on (over all requests) keeps a 1 GiB download as flat as a small one. A body
     // that says it is smaller than that needs no count.
-    if (!(declared < GC_EVERY_BYTES)) {
-      body.on('data', (chunk: Buffer) => {
-        this.sinceGc += chunk.length;
-        if (this.sinceGc < GC_EVERY_BYTES) return;
-        this.sinceGc = 0;
-        minorGc()?.({ type: 'minor' });
-      });
-    }
+    if (!(declared < GC_EVERY_BYTES)) body.on('data', (chunk: Buffer) => this.moved(chunk.length));
     return new Promise<void>((resolve) => {
-      body.once('close', () => {
-        if (!body.readableEnded) res.destroy();
-      });
       res.once('close', () => {
         if (!body.readableEnded) body.destroy();
         resolve();
       });
-      body.pipe(res);
+      if (stages.some((stage) => !(stage instanceof MaskingStream))) {
+        // A decoded answer: pipeline() ends every stage with a failure anywhere (a corrupt gzip closes the client's
+        // connection, never a short body passed off as whole).
+        pipeline([body, ...stages, res], () => {});
+        return;
+      }
+      body.once('close', () => {
+        if (!body.readableEnded) res.destroy();
+      });
+      if (stages.length === 0) body.pipe(res);
+      else body.pipe(stages[0]!).pipe(res);
     });
+  }
+
+  /** The masker for the session's secrets as they are now: made again only when the set changed (a refresh). */
+  private currentMasker(): SecretMasker {
+    const version = this.ctx.secrets.version;
+    if (!this.masker || this.masker.version !== version) this.masker = { version, masker: new SecretMasker(this.ctx.secrets.list()) };
+    return this.masker.masker;
+  }
+
+  /** Counts bytes moved through the proxy, either way, and collects the spent read buffers every GC_EVERY_BYTES. */
+  private moved(bytes: number): void {
+    this.sinceGc += bytes;
+    if (this.sinceGc < GC_EVERY_BYTES) return;
+    this.sinceGc = 0;
+    minorGc()?.({ type: 'minor' });
   }
 
   private async requestOf(req: IncomingMessage, url: URL, headers: Record<string, string>): Promise<ApiRequest> {
@@ -140,7 +180,17 @@ export class Forwarder {
       body: () => {
         if (given) throw new PlatError('The request body was already sent.');
         given = true;
-        return req;
+        // Counted for the GC pacing, as a download is: without it an upload's spent read buffers waited for V8's
+        // 64 MiB external-memory limit (a 128 MiB upload peaked at 94 MiB). pipeline() carries a client's reset on
+        // to the platform's request.
+        const counted = new Transform({
+          transform: (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) => {
+            this.moved(chunk.length);
+            done(null, chunk);
+          },
+        });
+        pipeline(req, counted, () => {});
+        return counted;
       },
     };
   }

@@ -6,14 +6,18 @@
  *   are Cookie and Origin (the proxy grants no browser anything; Origin is refused before this anyway);
  * - to the client: Set-Cookie and every Access-Control-* header are dropped, so a platform (or anyone answering in
  *   its name) cannot set a cookie for 127.0.0.1, which every local service shares, or open the proxy to a web page;
- *   and so is any header that carries the token back. (A body is passed on byte for byte: a platform that echoes
- *   the token in a body hands it over, as it would to plat call.)
+ *   and so is any header that carries the token back (a body is masked of the session's secrets: scrub.ts);
+ * - Accept-Encoding, to the platform, names only codings the proxy can decode (encoding.ts), and Range and
+ *   If-Range are dropped, so the masker always reads a whole answer.
  */
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'http2-settings']);
 import { refusedHeader } from '../http/header-rule.js';
+import { acceptEncodingUpstream } from './encoding.js';
 
-const NEVER_UPSTREAM = new Set(['origin']);
+// Range and If-Range: a platform that reflects the request and honours ranges would hand a token over a few bytes
+// per part, each too short to be seen as one; the proxy asks for whole answers (a client's range gets a 200).
+const NEVER_UPSTREAM = new Set(['origin', 'range', 'if-range']);
 const NEVER_DOWNSTREAM = new Set(['set-cookie', 'set-cookie2']);
 
 /** What the proxy dropped that a person reading the access log should know of. */
@@ -52,6 +56,7 @@ export function upstreamHeaders(raw: readonly string[], dropped: Dropped): Recor
     const value = raw[i + 1]!;
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
   }
+  headers['accept-encoding'] = acceptEncodingUpstream(headers['accept-encoding']);
   return headers;
 }
 

@@ -19,6 +19,7 @@ import { benchPagination } from './pages.mjs';
 import { benchHostile } from './hostile.mjs';
 import { benchBatch, benchBatchOps } from './batch.mjs';
 import { benchProxy } from './proxy.mjs';
+import { benchProxyAnchors } from './proxy-anchors.mjs';
 import { renderResults, writeBenchReadme } from './readme.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -124,6 +125,7 @@ try {
     const token = (await capture(process.execPath, [plat, 'token'])).trim();
     const proxyRows = [];
     await benchProxy({ platform, plat, token, rows: proxyRows, env: stores.file, quick });
+    await benchProxyAnchors({ plat, rows: proxyRows, rounds: quick ? 41 : 101, downloadMiB: quick ? 256 : 1024 });
     previous.rows = [...previous.rows.filter((r) => !isProxyRow(r)), ...proxyRows];
     previous.proxyMeasuredAt = new Date().toISOString();
     await writeFile(path.join(root, 'test', 'bench', 'results.json'), `${JSON.stringify(previous, null, 2)}\n`);
@@ -199,6 +201,7 @@ try {
   results.batch = await benchBatch({ platform, plat, token, measure, rows: results.rows, dir, env: stores.file, runs: quick ? 1 : undefined });
   results.batchOps = await benchBatchOps({ platform, plat, token, measure, rows: results.rows, dir, env: stores.file, runs: quick ? 1 : undefined });
   await benchProxy({ platform, plat, token, rows: results.rows, env: stores.file, quick, pairs: quick ? 40 : undefined });
+  await benchProxyAnchors({ plat, rows: results.rows, rounds: quick ? 41 : 101, downloadMiB: quick ? 256 : 1024 });
 
   platform.stats.reset();
   await login();

@@ -304,6 +304,44 @@ describe('plat proxy', () => {
     expect(peakMiB).toBeLessThanOrEqual(64);
   });
 
+  it('streams a large upload with --allow-write with flat memory: 256 MiB read whole by the platform, the proxy\'s peak RSS within 64 MiB', async () => {
+    await login('courses:read courses:write');
+    const proxy = await startPlatProxy(home, ['--allow-write']);
+    const bytes = 256 * 1024 * 1024;
+    platform.override('/api/upload', (req, res) => {
+      let received = 0;
+      let patternOk = true;
+      req.on('data', (chunk: Buffer) => {
+        for (let i = 0; i < chunk.length; i += 4093) if (chunk[i] !== (received + i) % 251) patternOk = false;
+        received += chunk.length;
+      });
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ received, patternOk, authenticated: req.headers.authorization?.startsWith('Bearer ') === true }));
+      });
+      return true;
+    });
+    // curl -T - streams stdin as it comes (chunked); the test writes it with backpressure, 1 MiB at a time.
+    const child = spawn('curl', ['-sS', '-f', '-T', '-', `${proxy.url}api/upload`], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const block = Buffer.alloc(1024 * 1024);
+    let sent = 0;
+    const writeMore = () => {
+      while (sent < bytes) {
+        for (let i = 0; i < block.length; i++) block[i] = (sent + i) % 251;
+        sent += block.length;
+        if (!child.stdin.write(Buffer.from(block))) return void child.stdin.once('drain', writeMore);
+      }
+      child.stdin.end();
+    };
+    writeMore();
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
+    expect(JSON.parse(out)).toEqual({ received: bytes, patternOk: true, authenticated: true });
+    const peakMiB = Number(/VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${proxy.child.pid}/status`, 'utf8'))![1]) / 1024;
+    expect(peakMiB).toBeLessThanOrEqual(64);
+  });
+
   it('answers 401 naming plat login after a logout, and picks up a login without a restart', async () => {
     await login();
     const proxy = await startPlatProxy(home);

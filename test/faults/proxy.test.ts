@@ -4,8 +4,10 @@
  * cookies or CORS for the proxy's origin, and a body that breaks off.
  */
 import { spawn } from 'node:child_process';
-import { request } from 'node:http';
+import { request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
+import { KnownSecrets } from '../../src/redact.js';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { curl, startPlatProxy, stopAllProxies } from '../helpers/proxy.js';
@@ -247,5 +249,156 @@ describe('plat proxy: a hostile platform answer', () => {
     expect(await proxy.stderrContains('/api/echo-auth')).toContain('a header that echoed the token dropped');
     const withCookie = await curl(`${proxy.url}api/echo`, ['-H', 'Cookie: session=stolen']);
     expect(JSON.parse(withCookie.body).headers.cookie).toBeUndefined();
+  });
+});
+
+describe('plat proxy: an answer that reflects the session\'s secrets', () => {
+  /** Every spelling of `secret` that KnownSecrets reads: each character escaped as JSON (`\u0041`) or a URL (`%41`). */
+  const unicodeEscaped = (secret: string) => [...secret].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+  const percentEncoded = (secret: string) => [...secret].map((c, i) => (i % 2 ? c : `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('');
+
+  /** The session's secrets, and a check that a text holds none of them in any spelling KnownSecrets.scrub reads. */
+  async function secretsOf(): Promise<{ values: string[]; holdsNone: (text: string) => void }> {
+    const session = await readStoredSession(home);
+    const values = [session.accessToken, session.refreshToken, session.idToken].filter((v): v is string => typeof v === 'string');
+    expect(values.length).toBeGreaterThanOrEqual(2);
+    const known = new KnownSecrets();
+    known.remember(...values);
+    return {
+      values,
+      holdsNone: (text) => {
+        for (const value of values) expect(text).not.toContain(value);
+        expect(known.scrub(text)).toBe(text);
+      },
+    };
+  }
+
+  /** A reflection page: the request's headers, the session's other secrets, in the spellings a platform writes. */
+  function reflection(req: IncomingMessage, values: string[]): string {
+    const token = String(req.headers.authorization).replace(/^Bearer /, '');
+    return JSON.stringify({
+      headers: req.headers,
+      others: values,
+      link: `/api/next?access_token=${percentEncoded(token)}`,
+      escaped: '@@ESCAPED@@',
+    }).replace('@@ESCAPED@@', unicodeEscaped(token));
+  }
+
+  it('gives back no secret from a JSON reflection, an HTML error page, a percent-encoded or \\u-escaped spelling, keeping Content-Length true', async () => {
+    await login();
+    const { values, holdsNone } = await secretsOf();
+    const proxy = await startPlatProxy(home);
+    let sentLength = 0;
+    platform.override('/api/reflect/json', (req, res) => {
+      req.resume();
+      const body = Buffer.from(reflection(req, values));
+      sentLength = body.length;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+      res.end(body);
+      return true;
+    });
+    platform.override('/api/reflect/html', (req, res) => {
+      req.resume();
+      const rows = Object.entries(req.headers).map(([name, value]) => `<tr><th>${name}</th><td>${String(value)}</td></tr>`).join('');
+      res.writeHead(500, { 'content-type': 'text/html' });
+      res.end(`<html><body><h1>Internal Server Error</h1><table>${rows}</table></body></html>`);
+      return true;
+    });
+    const json = await curl(`${proxy.url}api/reflect/json`);
+    expect(json.status).toBe(200);
+    holdsNone(json.body);
+    expect(Number(json.headers['content-length']?.[0])).toBe(sentLength);
+    expect(Buffer.byteLength(json.body, 'latin1')).toBe(sentLength);
+    // Still the platform's JSON, the secrets masked where they stood.
+    const parsed = JSON.parse(json.body);
+    expect(parsed.headers.authorization).toMatch(/^Bearer \*+$/);
+    const html = await curl(`${proxy.url}api/reflect/html`);
+    expect(html.status).toBe(500);
+    expect(html.body).toContain('<th>authorization</th><td>Bearer ');
+    holdsNone(html.body);
+  });
+
+  it('gives back no secret from a gzip-, deflate- or br-encoded reflection: decoded in the proxy and passed on as identity', async () => {
+    await login();
+    const { values, holdsNone } = await secretsOf();
+    const proxy = await startPlatProxy(home);
+    const encoders: Record<string, (b: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+    for (const [coding, encode] of Object.entries(encoders)) {
+      platform.override(`/api/reflect/${coding}`, (req, res) => {
+        req.resume();
+        // Encoded whatever the request asked: a platform that compresses every answer.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': coding, etag: '"v1"' });
+        res.end(encode(Buffer.from(reflection(req, values))));
+        return true;
+      });
+    }
+    for (const coding of Object.keys(encoders)) {
+      for (const args of [[], ['--compressed']]) {
+        const answer = await curl(`${proxy.url}api/reflect/${coding}`, args);
+        expect(answer.status, coding).toBe(200);
+        expect(answer.headers['content-encoding'], coding).toBeUndefined();
+        expect(answer.headers.etag).toEqual(['W/"v1"']);
+        holdsNone(answer.body);
+        expect(JSON.parse(answer.body).headers.authorization).toMatch(/^Bearer \*+$/);
+      }
+    }
+    // An answer without a secret decodes to exactly the platform's bytes.
+    const plain = Buffer.from(Array.from({ length: 300_000 }, (_, i) => String.fromCharCode(32 + (i % 90))).join(''));
+    platform.override('/api/packed', (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+      res.end(gzipSync(plain));
+      return true;
+    });
+    expect((await curl(`${proxy.url}api/packed`)).body).toBe(plain.toString('latin1'));
+  });
+
+  it('gives back no secret split across chunk boundaries, written a few bytes at a time', async () => {
+    await login();
+    const { values, holdsNone } = await secretsOf();
+    const proxy = await startPlatProxy(home);
+    platform.override('/api/reflect/trickle', (req, res: ServerResponse) => {
+      req.resume();
+      const body = Buffer.from(reflection(req, values));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Chunked: each write its own chunk, which the proxy reads as one (every few bytes a boundary).
+      let at = 0;
+      const next = () => {
+        if (at >= body.length) return res.end();
+        const size = 1 + (at % 5);
+        res.write(body.subarray(at, at + size), () => setImmediate(next));
+        at += size;
+      };
+      next();
+      return true;
+    });
+    const answer = await curl(`${proxy.url}api/reflect/trickle`);
+    expect(answer.status).toBe(200);
+    holdsNone(answer.body);
+    expect(JSON.parse(answer.body).others).toHaveLength(values.length);
+  });
+
+  it('offers the platform only codings it can decode and asks for no range, and refuses an answer in another coding (zstd) in its own name', async () => {
+    await login();
+    const proxy = await startPlatProxy(home);
+    const seen: Array<string | undefined> = [];
+    const ranges: Array<string | undefined> = [];
+    platform.override('/api/coding', (req, res) => {
+      req.resume();
+      seen.push(req.headers['accept-encoding']);
+      ranges.push(req.headers.range ?? (req.headers['if-range'] as string | undefined));
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-encoding': 'zstd' });
+      res.end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0]));
+      return true;
+    });
+    const refused = await curl(`${proxy.url}api/coding`, ['-H', 'Accept-Encoding: zstd, gzip;q=0.5, br, compress']);
+    expect(refused.status).toBe(502);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: 'undecodable_answer' });
+    expect(refused.headers['content-encoding']).toBeUndefined();
+    await curl(`${proxy.url}api/coding`);
+    // A range is not asked for: each part of a reflection would hold too little of a token to be seen as one.
+    await curl(`${proxy.url}api/coding`, ['-H', 'Accept-Encoding: gzip', '-H', 'Range: bytes=0-3', '-H', 'If-Range: "v1"']);
+    expect(seen).toEqual(['gzip;q=0.5, br', 'identity', 'gzip']);
+    expect(ranges).toEqual([undefined, undefined, undefined]);
   });
 });
