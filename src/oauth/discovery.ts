@@ -59,10 +59,10 @@ class NotThere extends Error {
 
 /**
  * RFC 9728: the protected-resource metadata names the API's authorization server. Looked for where the API
- * publishes it: the well-known address with the base URL's path (§3.1), then the `resource_metadata` of a 401 or
- * 403 from the API itself (§5.1). Any 4xx, 5xx or non-JSON answer moves on; a document for another API (the
- * origin's own, for a base URL with a path, among them) is never used (§3.3). An API that publishes none is its own
- * authorization server (the platform's layout).
+ * publishes it: the well-known address with the base URL's path (§3.1), then, for a base URL with a path, the
+ * origin's own document (one for the whole origin, or a path the base URL is under), then the `resource_metadata` of
+ * a 401 or 403 from the API itself (§5.1). Any 4xx, 5xx or non-JSON answer moves on; a document for another API is
+ * never used (§3.3). An API that publishes none is its own authorization server (the platform's layout).
  */
 async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[], named?: string): Promise<oauth.ResourceServer | undefined> {
   const step = "reading the API's protected-resource metadata";
