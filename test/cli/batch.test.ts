@@ -69,6 +69,20 @@ describe('plat batch: lines in, results out', () => {
     expect(apiRequests()).toEqual([]);
   });
 
+  it('an answer nested 40,000 deep is kept as its text in the result line (no stack overflow writing it)', async () => {
+    await loggedIn();
+    const deep = `${'{"a":'.repeat(40_000)}1${'}'.repeat(40_000)}`;
+    platform.override('/api/courses', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(deep);
+      return true;
+    });
+    const result = await home.run(['batch', '-'], { stdin: `${JSON.stringify({ method: 'GET', path: '/api/courses' })}\n` });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/call stack/);
+    const [line] = results(result);
+    expect(line).toMatchObject({ status: 200, ok: true, body: deep });
+  });
+
   it('bad lines are listed with their numbers and nothing is sent (exit 2); --check checks and stops', async () => {
     await loggedIn();
     const input = ndjson([
