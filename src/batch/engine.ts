@@ -9,6 +9,7 @@ import type { Context } from '../context.js';
 import { bodyReadError } from '../http/body-error.js';
 import { AuthError } from '../errors.js';
 import { createGovernor, GOVERNED_RETRIES, type Governor } from './governor.js';
+import { nestsDeeperThan } from '../requests/depth.js';
 import { responseError } from '../session/response-error.js';
 import { type ApiClient, type ApiRequest, type ApiResponse } from '../session/request.js';
 
@@ -252,6 +253,9 @@ async function sendOne(ctx: Context, client: ApiClient, item: BatchItem, governo
   return result;
 }
 
+/** How deep a result's body may nest and still be written as JSON (deeper, it goes as its text). */
+const MAX_RESULT_DEPTH = 256;
+
 async function readBody(response: ApiResponse): Promise<{ value?: unknown; error?: string }> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -268,7 +272,10 @@ async function readBody(response: ApiResponse): Promise<{ value?: unknown; error
   const type = String(response.headers['content-type'] ?? '');
   if (/\bjson\b/i.test(type)) {
     try {
-      return { value: JSON.parse(text) };
+      const value: unknown = JSON.parse(text);
+      // A result line is written with JSON.stringify, which recurses: a body nested deeper than a line can hold is
+      // kept as its text (still the server's JSON, one string), never a stack overflow.
+      return { value: nestsDeeperThan(value, MAX_RESULT_DEPTH) ? text : value };
     } catch {
       return { value: text };
     }

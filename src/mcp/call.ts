@@ -13,6 +13,7 @@ import { readBodyUpTo } from '../http/read-body.js';
 import { identify, openClient, readPages, responseFailure, responseHeader, type ApiClient, type ApiRequest, type ApiResponse, type RequestGovernor } from '../session/index.js';
 import { sanitize } from '../terminal/text.js';
 import { nestsDeeperThan, MAX_STRUCTURED_DEPTH } from './bounds.js';
+import { MAX_NESTING, tooDeep } from '../requests/depth.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './tools.js';
 import { buildRawRequest, givenParams, opRequest, problemPhrase, type OpRules, type RequestProblem } from '../requests/request-object.js';
 
@@ -47,6 +48,9 @@ export interface Pace {
 /** `signal`: the client cancelled the call; `failed` may put a failure in other words before it is the tool error. */
 export async function runTool(ctx: Context, tool: Tool, args: Args, signal?: AbortSignal, failed?: (error: unknown) => unknown, pace?: Pace): Promise<ToolResult> {
   try {
+    // Before anything walks an argument (JSON.stringify of a body recurses): past the bound, named (requests/depth.ts).
+    const deep = Object.keys(args).find((key) => nestsDeeperThan(args[key], MAX_NESTING));
+    if (deep !== undefined) throw new ToolError(`${tool.name}: ${tooDeep(`argument "${sanitize(deep, 64)}"`)}`);
     if (tool.kind === 'whoami') return await whoami(ctx);
     if (tool.kind === 'call') return await callAnyPath(ctx, tool, args, signal, pace);
     return await callOperation(ctx, tool, args, signal, pace);

@@ -30,6 +30,7 @@ import {
 } from '../session/index.js';
 import { didYouMean, sanitize } from '../terminal/text.js';
 import { buildRawRequest, givenParams, opRequest, problemPhrase } from '../requests/request-object.js';
+import { MAX_NESTING, tooDeep } from '../requests/depth.js';
 
 declare const PLAT_MCP_BUNDLE: string | undefined;
 
@@ -53,5 +54,6 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/terminal/text.ts': { didYouMean, sanitize },
     'src/requests/request-object.ts': { buildRawRequest, givenParams, opRequest, problemPhrase },
     'src/requests/values.ts': { parsePositiveInt },
+    'src/requests/depth.ts': { MAX_NESTING, tooDeep },
   };
 }

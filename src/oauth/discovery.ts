@@ -34,7 +34,12 @@ export async function discover(deps: OAuthDeps, baseUrl: string, now: number, op
   const resource = await discoverResource(deps, base, tried, options.resourceMetadata);
   const issuer = chooseIssuer(resource, baseUrl);
   // A document plat was told of and could not use: the error lists why, not only the metadata addresses' 404s.
-  const as = await discoverAuthorizationServer(deps, new URL(issuer), tried, Boolean(options.resourceMetadata) && !resource);
+  const as = await discoverAuthorizationServer(deps, new URL(issuer), tried, {
+    listAll: Boolean(options.resourceMetadata) && !resource,
+    // An API that names no authorization server is its own: with a path, the origin's root metadata is its
+    // (the 2025-03-26 MCP servers' layout), after the addresses with the path.
+    originRoot: issuer === baseUrl && hasPath(base),
+  });
   const filledFromSpec = fillFromSpec(as, baseUrl);
   return { baseUrl, issuer: as.issuer, resource, as, filledFromSpec, fetchedAt: now };
 }
@@ -54,10 +59,10 @@ class NotThere extends Error {
 
 /**
  * RFC 9728: the protected-resource metadata names the API's authorization server. Looked for where the API
- * publishes it: the well-known address with the base URL's path (§3.1), then the `resource_metadata` of a 401 or
- * 403 from the API itself (§5.1). Any 4xx, 5xx or non-JSON answer moves on; a document for another API (the
- * origin's own, for a base URL with a path, among them) is never used (§3.3). An API that publishes none is its own
- * authorization server (the platform's layout).
+ * publishes it: the well-known address with the base URL's path (§3.1), then, for a base URL with a path, the
+ * origin's own document (one for the whole origin, or a path the base URL is under), then the `resource_metadata` of
+ * a 401 or 403 from the API itself (§5.1). Any 4xx, 5xx or non-JSON answer moves on; a document for another API is
+ * never used (§3.3). An API that publishes none is its own authorization server (the platform's layout).
  */
 async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[], named?: string): Promise<oauth.ResourceServer | undefined> {
   const step = "reading the API's protected-resource metadata";
@@ -73,6 +78,14 @@ async function discoverResource(deps: OAuthDeps, base: URL, tried: Tried[], name
   }
   const found = await tryDocument(deps, step, wellKnown(base, 'oauth-protected-resource', 'inserted'), tried, (response) => readResource(response, base));
   if (found) return found;
+  if (hasPath(base)) {
+    // A base URL with a path (https://host/mcp) on a server that publishes one document for its whole origin: its
+    // `resource` is the origin, or a path the base URL is under (never another origin's).
+    const root = await tryDocument(deps, step, wellKnown(new URL(base.origin), 'oauth-protected-resource', 'inserted'), tried, (response) =>
+      readResource(response, base, 'prefix'),
+    );
+    if (root) return root;
+  }
   const linked = await resourceMetadataLink(deps, base, tried);
   return linked ? tryDocument(deps, step, linked, tried, (response) => readResource(response, base)) : undefined;
 }
@@ -165,8 +178,11 @@ function isUnusableDocument(error: oauth.OperationProcessingError): boolean {
   return error.code === oauth.INVALID_RESPONSE || error.code === oauth.RESPONSE_IS_NOT_CONFORM;
 }
 
-/** RFC 9728 §3.3: the document must be for this API (the same URL, a trailing slash aside). */
-async function readResource(response: Response, base: URL): Promise<oauth.ResourceServer> {
+/**
+ * RFC 9728 §3.3: the document must be for this API (the same URL, a trailing slash aside); `prefix`, for the
+ * origin's own document: for this API or a path it is under, on the same origin.
+ */
+async function readResource(response: Response, base: URL, match: 'same' | 'prefix' = 'same'): Promise<oauth.ResourceServer> {
   const text = await response.text();
   let document: unknown;
   try {
@@ -179,18 +195,27 @@ async function readResource(response: Response, base: URL): Promise<oauth.Resour
     throw new NotThere('not a protected-resource metadata document (no "resource")');
   }
   const resource = (document as { resource: string }).resource;
-  if (!sameResource(resource, base)) throw new NotThere(`a document for another API (${sanitize(resource, 120)})`);
+  if (!sameResource(resource, base, match)) throw new NotThere(`a document for another API (${sanitize(resource, 120)})`);
   return document as oauth.ResourceServer;
 }
 
-function sameResource(resource: string, base: URL): boolean {
+function sameResource(resource: string, base: URL, match: 'same' | 'prefix'): boolean {
   try {
     const url = new URL(resource);
     const trim = (path: string) => path.replace(/\/+$/, '');
-    return url.origin === base.origin && trim(url.pathname) === trim(base.pathname) && url.search === base.search;
+    if (url.origin !== base.origin) return false;
+    if (match === 'prefix' && url.search === '') {
+      const own = trim(url.pathname);
+      return own === '' || trim(base.pathname) === own || base.pathname.startsWith(`${own}/`);
+    }
+    return trim(url.pathname) === trim(base.pathname) && url.search === base.search;
   } catch {
     return false;
   }
+}
+
+function hasPath(url: URL): boolean {
+  return url.pathname !== '/' && url.pathname !== '';
 }
 
 /**
@@ -256,15 +281,28 @@ function chooseIssuer(resource: oauth.ResourceServer | undefined, baseUrl: strin
  * OIDC Discovery §4 has it, then inserted, as some servers publish it). A 4xx, 5xx or non-JSON answer moves on to
  * the next address; metadata that names another issuer stops discovery at once (RFC 8414 §3.3).
  */
-async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: Tried[], listAll = false): Promise<oauth.AuthorizationServer> {
+async function discoverAuthorizationServer(
+  deps: OAuthDeps,
+  issuer: URL,
+  tried: Tried[],
+  options: { listAll?: boolean; originRoot?: boolean } = {},
+): Promise<oauth.AuthorizationServer> {
+  const { listAll = false } = options;
   const step = 'reading the authorization server metadata';
-  const hasPath = issuer.pathname !== '/' && issuer.pathname !== '';
-  const addresses = [wellKnown(issuer, 'oauth-authorization-server', 'inserted'), wellKnown(issuer, 'openid-configuration', 'appended')];
-  if (hasPath) addresses.push(wellKnown(issuer, 'openid-configuration', 'inserted'));
+  const addresses: Array<{ url: URL; issuer: URL }> = [
+    { url: wellKnown(issuer, 'oauth-authorization-server', 'inserted'), issuer },
+    { url: wellKnown(issuer, 'openid-configuration', 'appended'), issuer },
+  ];
+  if (hasPath(issuer)) addresses.push({ url: wellKnown(issuer, 'openid-configuration', 'inserted'), issuer });
+  if (options.originRoot) {
+    // The origin's own metadata names the origin as its issuer (RFC 8414 §3.3 still holds it to that).
+    const origin = new URL(issuer.origin);
+    addresses.push({ url: wellKnown(origin, 'oauth-authorization-server', 'inserted'), issuer: origin }, { url: wellKnown(origin, 'openid-configuration', 'appended'), issuer: origin });
+  }
   const first = tried.length;
-  for (const url of addresses) {
+  for (const { url, issuer: expected } of addresses) {
     try {
-      const found = await tryDocument(deps, step, url, tried, (response) => oauth.processDiscoveryResponse(issuer, response));
+      const found = await tryDocument(deps, step, url, tried, (response) => oauth.processDiscoveryResponse(expected, response));
       if (found) return found;
     } catch (error) {
       if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
@@ -289,10 +327,9 @@ async function discoverAuthorizationServer(deps: OAuthDeps, issuer: URL, tried: 
 
 function noMetadataError(issuer: URL): PlatError {
   const address = issuer.href.replace(/\/$/, '');
-  const hasPath = issuer.pathname !== '/' && issuer.pathname !== '';
   return new PlatError(
     `There is no platform at ${address}: it publishes no sign-in metadata (HTTP 404 for its OAuth and OpenID Connect discovery documents). ` +
-      (hasPath
+      (hasPath(issuer)
         ? `Check the base URL; a platform's address usually has no path (try --base-url ${issuer.origin}).`
         : 'Check the base URL (plat discover --base-url <url> shows what an address publishes).'),
   );

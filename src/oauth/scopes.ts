@@ -35,6 +35,16 @@ export function scopesToRequest(requested: string[], added: string[], granted: s
 }
 
 /**
+ * RFC 6749 §3.3 (and the MCP authorization specification): with no scope named anywhere — none asked for, and
+ * neither the authorization server nor the API's protected-resource document lists any — `scope` is left out of
+ * the request and the server applies its default, rather than plat guessing openid profile email at a server that
+ * may know none of them.
+ */
+export function noScopeNamed(asked: readonly string[], ...listed: Array<readonly string[] | undefined>): boolean {
+  return asked.length === 0 && listed.every((list) => !Array.isArray(list) || list.length === 0);
+}
+
+/**
  * `--for`: exactly the scopes the operations need plus openid where the server offers it (and whatever
  * --scope/--add-scope name beside it); with a session on the same server, on top of the scopes it holds, as
  * --add-scope does.

@@ -6,6 +6,8 @@
  * flags' values (typed values and @files are the caller's), so it stays a leaf any layer may use.
  */
 import { UsageError } from '../errors.js';
+import { sanitize } from '../terminal/text.js';
+import { MAX_NESTING, tooDeep } from './depth.js';
 
 export type FieldTree = { [key: string]: unknown };
 
@@ -35,6 +37,11 @@ function fieldKey(key: string, flag: string): FieldKey {
     throw new UsageError(`${flag} ${key}: a field's key is a name with optional [sub] or [] parts, such as teacher[name] or ids[].`);
   }
   const path = [match[1] ?? '', ...[...(match[2] ?? '').matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1] ?? '')];
+  // The builders below and the query rule walk the tree: a key as deep as a whole argument list could be is not
+  // taken (named by its start: 40,000 levels would fill the terminal).
+  if (path.length > MAX_NESTING) {
+    throw new UsageError(`${tooDeep(`${flag} ${sanitize(key, 40)}`)} Send a deeper document as the body with --input.`);
+  }
   if (path.some((part, n) => part === '' && path[n + 1] === '')) {
     throw new UsageError(`${flag} ${key}: a list of lists cannot be written as fields; send the body with --input.`);
   }
@@ -42,10 +49,19 @@ function fieldKey(key: string, flag: string): FieldKey {
 }
 
 /**
+ * A key given more than once for a query (`-f q=a -f q=b` on GET): each value goes under the same name, in order
+ * (`q=a&q=b`), as curl -G -d sends them and as most APIs take a list. Never in a JSON body, where gh refuses it.
+ */
+class Repeated {
+  constructor(readonly values: unknown[]) {}
+}
+
+/**
  * Adds one field to the tree, as gh does: `[]` then `[x]` fills the list's last object while it has no `x` yet,
  * else starts a new one. `value` undefined is `key[]` alone: an empty list (a list already there is kept).
+ * `repeat`: the tree becomes a query, where a key given twice repeats (Repeated); in a body it is refused.
  */
-export function addField(tree: FieldTree, field: FieldKey, value: unknown): void {
+export function addField(tree: FieldTree, field: FieldKey, value: unknown, options: { repeat?: boolean } = {}): void {
   let dest = tree;
   let isList = false;
   let name: string | undefined;
@@ -70,6 +86,11 @@ export function addField(tree: FieldTree, field: FieldKey, value: unknown): void
     return;
   }
   if (Object.hasOwn(dest, last)) {
+    if (options.repeat && value !== undefined && (existing instanceof Repeated || !isContainer(existing))) {
+      if (existing instanceof Repeated) existing.values.push(value);
+      else dest[last] = new Repeated([existing, value]);
+      return;
+    }
     throw new UsageError(`Field ${field.key} is given twice. For a list, give each value as ${field.key}[]=value.`);
   }
   dest[last] = value;
@@ -103,7 +124,12 @@ function conflict(key: string, name: string, wanted: string): UsageError {
 }
 
 function isObject(value: unknown): value is FieldTree {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Repeated);
+}
+
+/** A list or an object another field built: a value given for the same name conflicts with it. */
+function isContainer(value: unknown): boolean {
+  return Array.isArray(value) || isObject(value);
 }
 
 function isPlainObject(value: unknown): value is FieldTree {
@@ -120,7 +146,9 @@ function isPlainObject(value: unknown): value is FieldTree {
  */
 export function appendQuery(params: URLSearchParams, tree: FieldTree, lists: 'brackets' | 'repeat', what: (name: string) => string): void {
   const add = (name: string, value: unknown, inList: boolean): void => {
-    if (Array.isArray(value)) {
+    if (value instanceof Repeated) {
+      for (const item of value.values) add(name, item, inList);
+    } else if (Array.isArray(value)) {
       if (inList && lists === 'repeat') throw new UsageError(`${what(name)}: a list inside a list has no query form.`);
       for (const item of value) add(lists === 'brackets' ? `${name}[]` : name, item, true);
     } else if (isPlainObject(value)) {

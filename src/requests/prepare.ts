@@ -86,17 +86,19 @@ export async function prepareRequest(args: CallArgs, baseUrl: string | undefined
   );
   // -f first, then -F, as gh reads them: the order decides which list item a `[]` field lands in.
   const fields = emptyTree();
+  // Fields that become the query may repeat a key (`q=a&q=b`, as curl -G -d sends it); a body's may not.
+  const inQuery = QUERY_METHODS.has(method) || args.input !== undefined;
   for (const raw of args.fields) {
     const field = splitField(raw, '-f');
-    addField(fields, field, field.value);
+    addField(fields, field, field.value, { repeat: inQuery });
   }
   for (const raw of args.typedFields) {
     const field = splitField(raw, '-F');
-    addField(fields, field, field.value === undefined ? undefined : await typedValue(field.value, readStdinText));
+    addField(fields, field, field.value === undefined ? undefined : await typedValue(field.value, readStdinText), { repeat: inQuery });
   }
   let jsonBody: string | undefined;
   if (args.fields.length + args.typedFields.length > 0) {
-    if (QUERY_METHODS.has(method) || args.input !== undefined) {
+    if (inQuery) {
       appendQuery(url.searchParams, fields, 'brackets', (name) => `Field ${name}`);
     } else {
       jsonBody = JSON.stringify(fields);

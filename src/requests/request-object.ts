@@ -13,6 +13,7 @@ import type { OperationDetail } from '../catalogue/openapi.js';
 import type { ParamSpec } from '../catalogue/operation-shape.js';
 import { UsageError } from '../errors.js';
 import { apiUrl } from '../session/index.js';
+import { nestsDeeperThan, tooDeep } from './depth.js';
 import { appendQuery, type FieldTree } from './fields.js';
 import { headerRecord, TOKEN } from './headers.js';
 import type { GivenParam } from './operation.js';
@@ -127,6 +128,7 @@ export async function buildRequest(object: unknown, rules: ObjectRules): Promise
 export function buildRawRequest(given: Record<string, unknown>, rules: RawRules): PreparedRequest {
   const { say } = rules;
   const { method, path, query, headers } = given;
+  assertShallow({ query, headers, body: given.body }, say);
   if (typeof method !== 'string' || method === '') throw say({ kind: 'method' });
   if (typeof path !== 'string' || path === '') throw say({ kind: 'path' });
   if (!TOKEN.test(method)) throw say({ kind: 'rule', message: `"${method}" is not an HTTP method.` });
@@ -188,6 +190,7 @@ function headersOf(headers: Record<string, unknown>, sameOrigin: boolean, say: S
 /** An operation's parameters by name, each one it takes and none it refuses (header parameters the rule keeps). */
 export function givenParams(op: Operation, params: unknown, rules: OpRules): GivenParam[] {
   const { say } = rules;
+  assertShallow({ params }, say);
   params ??= {};
   if (typeof params !== 'object' || Array.isArray(params)) throw say({ kind: 'params' });
   const lookup = rules.param ?? ((name: string) => op.parameters.find((p) => p.name === name));
@@ -209,6 +212,7 @@ export function givenParams(op: Operation, params: unknown, rules: OpRules): Giv
  * every parameter and the body checked against the description.
  */
 export async function opRequest(op: Operation, given: GivenParam[], body: unknown, rules: Pick<OpRules, 'baseUrl' | 'say'>): Promise<PreparedRequest> {
+  assertShallow({ body }, rules.say);
   const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   const { prepareOpRequest } = await import('./operation.js');
   let prepared: PreparedRequest;
@@ -230,6 +234,16 @@ export async function opRequest(op: Operation, given: GivenParam[], body: unknow
     prepared.jsonBody = text;
   }
   return prepared;
+}
+
+/**
+ * Every member nested at most MAX_NESTING deep (depth.ts), before anything walks it: the query rule, the header
+ * rule, JSON.stringify and the body's check all recurse. The member is named ("body", "query").
+ */
+function assertShallow(members: Record<string, unknown>, say: Say): void {
+  for (const [name, value] of Object.entries(members)) {
+    if (nestsDeeperThan(value)) throw say({ kind: 'rule', message: tooDeep(`"${name}"`) });
+  }
 }
 
 function isPlainObject(value: unknown): boolean {

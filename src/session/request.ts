@@ -21,6 +21,7 @@ import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile } from '../store/types.js';
 import { sleep } from '../sleep.js';
 import { rememberResourceMetadata } from './resource-hint.js';
+import { parseBaseUrl } from './base-url.js';
 import { freshToken, type ActiveSession } from './access.js';
 import { anonymousNote, bindSession, noSessionError, type Binding, type TokenSource } from './binding.js';
 import { offerStepUp, scopesToAsk } from './login/step-up.js';
@@ -191,8 +192,11 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode; bin
     const result = response as ApiResponse;
     result.token = token;
     result.platformOrigin = origin;
-    if (response.status === 401 && !token && binding.kind === 'none' && options.auth !== 'anonymous' && binding.baseUrl && request.url.origin === origin) {
-      result.signIn = await rememberChallenge(ctx, binding.baseUrl, response);
+    if (response.status === 401 && !token && binding.kind === 'none' && options.auth !== 'anonymous') {
+      // The base URL the login would use: the platform's, or, for a URL given alone (no profile, no --base-url),
+      // that URL itself (as `plat login --base-url <URL>` takes it).
+      const baseUrl = binding.baseUrl ? (request.url.origin === origin ? binding.baseUrl : undefined) : baseUrlOf(request.url);
+      if (baseUrl) result.signIn = await rememberChallenge(ctx, baseUrl, response);
     }
     if (sendOptions.stepUp && replayable && result.status === 403 && token?.kind === 'session') return stepUp(request, result, token, sendOptions.stepUp.what);
     return result;
@@ -242,6 +246,15 @@ function headersToSend(request: ApiRequest, towardPlatform: boolean): Record<str
   return headers;
 }
 
+/** A URL called alone as the base URL a login takes (its query dropped); undefined where login would refuse it. */
+function baseUrlOf(url: URL): string | undefined {
+  try {
+    return parseBaseUrl(`${url.origin}${url.pathname}`);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * RFC 9728 §5.1: the API's 401 names its protected-resource document. Only one on the API's own origin and not at
  * the well-known address is kept (a document elsewhere could name any authorization server); discovery still
@@ -257,6 +270,8 @@ async function rememberChallenge(ctx: Context, baseUrl: string, response: HttpRe
     return undefined;
   }
   const base = new URL(baseUrl);
+  // The exact origin (scheme, host and port): an http:// document for an https API, or one on another port of the
+  // same host, is another party's, and could name any authorization server.
   if (address.origin !== base.origin) return undefined;
   // The well-known address (RFC 9728 §3.1) is where discovery looks anyway: nothing to remember, nothing to add.
   if (address.href === new URL(`/.well-known/oauth-protected-resource${base.pathname.replace(/\/+$/, '')}`, base).href) return undefined;

@@ -50,6 +50,39 @@ describe('plat batch: lines in, results out', () => {
     expect(result.stderr).toMatch(/4 succeeded, 0 failed/);
   });
 
+  it('a line nested 40,000 deep is a bad line naming the member (no stack overflow), and nothing is sent', async () => {
+    await loggedIn();
+    const deep = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    const lines = [
+      JSON.stringify({ method: 'GET', path: '/api/courses' }),
+      `{"method":"POST","path":"/api/echo","body":${deep(40_000)}}`,
+      `{"method":"GET","path":"/api/echo","query":${deep(40_000)}}`,
+      `{"op":"createCourse","body":${deep(40_000)}}`,
+    ];
+    const result = await home.run(['batch', '-'], { stdin: `${lines.join('\n')}\n` });
+    expect(result.code, result.stderr).toBe(2);
+    expectCleanError(result);
+    expect(result.stderr).not.toMatch(/call stack/);
+    expect(result.stderr).toMatch(/line 2: "body" is nested more than 100 levels deep/);
+    expect(result.stderr).toMatch(/line 3: "query" is nested more than 100 levels deep/);
+    expect(result.stderr).toMatch(/line 4: "body" is nested more than 100 levels deep/);
+    expect(apiRequests()).toEqual([]);
+  });
+
+  it('an answer nested 40,000 deep is kept as its text in the result line (no stack overflow writing it)', async () => {
+    await loggedIn();
+    const deep = `${'{"a":'.repeat(40_000)}1${'}'.repeat(40_000)}`;
+    platform.override('/api/courses', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(deep);
+      return true;
+    });
+    const result = await home.run(['batch', '-'], { stdin: `${JSON.stringify({ method: 'GET', path: '/api/courses' })}\n` });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/call stack/);
+    const [line] = results(result);
+    expect(line).toMatchObject({ status: 200, ok: true, body: deep });
+  });
+
   it('bad lines are listed with their numbers and nothing is sent (exit 2); --check checks and stops', async () => {
     await loggedIn();
     const input = ndjson([

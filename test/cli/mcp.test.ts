@@ -542,6 +542,28 @@ describe('the server process', () => {
     expectCleanError(result);
   });
 
+  it('a tool argument nested 40,000 deep is a tool error naming the argument (no stack overflow), and the next call is answered', async () => {
+    await login('courses:read courses:write');
+    platform.stats.reset();
+    const deep = `${'{"a":'.repeat(40_000)}1${'}'.repeat(40_000)}`;
+    const lines = [
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call","arguments":{"method":"GET","path":"/api/echo","query":${deep}}}}`,
+      `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"createCourse","arguments":{"body":${deep}}}}`,
+      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'call', arguments: { method: 'GET', path: '/api/courses' } } }),
+    ];
+    const result = await home.run(['mcp', '--allow-write'], { stdin: `${lines.join('\n')}\n` });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/call stack/);
+    const answers = result.stdout.trim().split('\n').map((line) => JSON.parse(line)).sort((a, b) => a.id - b.id);
+    expect(answers.map((a) => a.id)).toEqual([1, 2, 3, 4]);
+    expect(answers[1].result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/"query" is nested more than 100 levels deep/) }] });
+    expect(answers[2].result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/"body" is nested more than 100 levels deep/) }] });
+    expect(answers[3].result.isError).toBeFalsy();
+    expect(platform.stats.count('GET /api/echo') + platform.stats.count('POST /api/courses')).toBe(0);
+  });
+
   it('ends quietly (0) when the host closes the pipe it reads answers from', async () => {
     await login();
     const child = spawn(process.execPath, [platBin, 'mcp'], { env: home.env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });

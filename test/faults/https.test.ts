@@ -71,6 +71,20 @@ describe.skipIf(openssl.skip)(openssl.title('an https issuer'), () => {
     expect(await expectConsistent(home)).toBe('logged-in');
   });
 
+  it('a 401 of the https API naming an http:// document on its own host and port is not remembered (another origin): the plain sentence', async () => {
+    const http = platform.baseUrl.replace(/^https:/, 'http:');
+    platform.override('/api/private', (_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': `Bearer resource_metadata="${http}/prm.json"` }).end('{}');
+      return true;
+    });
+    for (const args of [['call', 'GET', '/api/private', '--base-url', platform.baseUrl], ['call', 'GET', `${platform.baseUrl}/api/private`]]) {
+      const call = await home.run(args);
+      expectFailure(call, 4, /GET \/api\/private needs you to be signed in \(HTTP 401\)\. Run: plat login/, { stdout: true });
+      expect(call.stderr).not.toContain('prm.json');
+      expect(await listFiles(path.join(home.configDir, 'resource-metadata')).catch(() => [])).toEqual([]);
+    }
+  });
+
   it('refuses a certificate it does not trust (exit 3, what to do), storing nothing', async () => {
     const result = await home.run(['login', '--no-browser', '--base-url', platform.baseUrl], { env: { NODE_EXTRA_CA_CERTS: undefined } });
     expectFailure(result, 3, /Could not establish a trusted TLS connection to https:\/\/127\.0\.0\.1:\d+ .*NODE_EXTRA_CA_CERTS/);

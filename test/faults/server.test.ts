@@ -438,10 +438,10 @@ describe('a challenge only on POST (an MCP-style endpoint whose document is at a
     return home.run(['login', '--no-browser', '--base-url', mcp(), ...args], { onStderr: approval.onStderr });
   };
 
-  it('discovery alone finds nothing; plat call meets the 401, names the login for that base URL and remembers the document, and that login works', async () => {
+  it('plat call meets the 401, names the login for that base URL and remembers the document, and that login works', async () => {
     platform.knobs.postOnlyMcp = true;
-    expectFailure(await loginAt([]), 1, /no platform at|no usable sign-in metadata/i);
-
+    // (Discovery alone now finds the origin's own documents for a base URL with a path; the document the 401 names,
+    // for this very API, goes first once remembered.)
     const call = await home.run(['call', 'POST', mcp(), '--base-url', mcp(), '-f', 'method=ping']);
     expectFailure(call, 4, new RegExp(`POST /mcp needs you to be signed in \\(HTTP 401\\); the API names its sign-in metadata at ${platform.baseUrl}/mcp-resource\\.json, which plat will use\\. Run: plat login --base-url ${mcp()}`), { stdout: true });
 
@@ -459,8 +459,32 @@ describe('a challenge only on POST (an MCP-style endpoint whose document is at a
     expect(JSON.parse(signedIn.stdout).result.user).toBe('user-ada');
   });
 
-  it('a 401 naming the well-known address (where discovery looks anyway) or another origin: the plain sentence, nothing remembered', async () => {
-    for (const named of [`${platform.baseUrl}/.well-known/oauth-protected-resource`, 'http://127.0.0.2:9/prm.json']) {
+  it('a URL given alone (no profile, no --base-url): the 401 names plat login --base-url <that URL>, the document is remembered for it, and that login and the call again work', async () => {
+    platform.knobs.postOnlyMcp = true;
+    const call = await home.run(['call', 'POST', mcp(), '-f', 'method=ping']);
+    expectFailure(call, 4, new RegExp(`POST /mcp needs you to be signed in \\(HTTP 401\\); the API names its sign-in metadata at ${platform.baseUrl}/mcp-resource\\.json, which plat will use\\. Run: plat login --base-url ${mcp()}$`, 'm'), { stdout: true });
+    expect(await listFiles(`${home.configDir}/resource-metadata`)).toHaveLength(1);
+
+    const login = await loginAt(['--scope', 'courses:read']);
+    expectSuccess(login);
+    expect(platform.stats.count('GET /mcp-resource.json')).toBeGreaterThanOrEqual(1);
+    expect((await readState(home)).profile).toMatchObject({ baseUrl: mcp(), issuer: platform.issuer, resource: mcp() });
+    const again = await home.run(['call', 'POST', mcp(), '-f', 'method=ping']);
+    expectSuccess(again);
+    expect(JSON.parse(again.stdout).result.user).toBe('user-ada');
+  });
+
+  it('a URL given alone whose 401 names a document on another origin (another port of the same host): the plain sentence, nothing remembered', async () => {
+    const otherPort = platform.baseUrl.replace(/:\d+$/, ':9');
+    platform.override('/api/private', json(401, { error: 'unauthorized' }, { 'www-authenticate': `Bearer resource_metadata="${otherPort}/prm.json"` }));
+    const call = await home.run(['call', 'GET', `${platform.baseUrl}/api/private`]);
+    expectFailure(call, 4, /GET \/api\/private needs you to be signed in \(HTTP 401\)\. Run: plat login/, { stdout: true });
+    expect(call.stderr).not.toContain('prm.json');
+    expect(await listFiles(`${home.configDir}/resource-metadata`).catch(() => [])).toEqual([]);
+  });
+
+  it('a 401 naming the well-known address (where discovery looks anyway) or another origin (another host, another port of the same host): the plain sentence, nothing remembered', async () => {
+    for (const named of [`${platform.baseUrl}/.well-known/oauth-protected-resource`, 'http://127.0.0.2:9/prm.json', `${platform.baseUrl.replace(/:\d+$/, ':9')}/prm.json`]) {
       platform.override('/api/private', json(401, { error: 'unauthorized' }, { 'www-authenticate': `Bearer resource_metadata="${named}"` }));
       const call = await home.run(['call', 'GET', '/api/private', '--base-url', platform.baseUrl]);
       expectFailure(call, 4, /GET \/api\/private needs you to be signed in \(HTTP 401\)\. Run: plat login/, { stdout: true });

@@ -478,6 +478,29 @@ describe('client.batch', () => {
     expect(platform.stats.count('GET /api/courses')).toBe(11);
   });
 
+  it('client.batch(): a request nested 40,000 deep is a UsageError naming the request and the member, not a stack overflow', async () => {
+    await loggedIn();
+    const run = await program(`
+      const client = createClient();
+      let deep = 1;
+      for (let i = 0; i < 40000; i++) deep = { a: deep };
+      const errors = [];
+      for (const request of [{ method: 'POST', path: '/api/echo', body: deep }, { method: 'GET', path: '/api/echo', query: { q: deep } }]) {
+        try {
+          for await (const _ of client.batch([request])) {}
+        } catch (error) {
+          errors.push(describe(error));
+        }
+      }
+      return errors;
+    `);
+    expect(run.json?.result, run.stderr + run.stdout).toEqual([
+      expect.objectContaining({ isUsageError: true, message: expect.stringMatching(/^request 1: "body" is nested more than 100 levels deep/) }),
+      expect.objectContaining({ isUsageError: true, message: expect.stringMatching(/^request 1: "query" is nested more than 100 levels deep/) }),
+    ]);
+    expect(platform.stats.count('POST /api/echo') + platform.stats.count('GET /api/echo')).toBe(0);
+  });
+
   it('a query object: a list repeats its name, an object is name[member], a list of objects is refused, never [object Object]', async () => {
     await loggedIn();
     const run = await program(`

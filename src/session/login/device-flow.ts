@@ -28,6 +28,8 @@ export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, 
   const device = await startDeviceAuthorization(deps, discovery.as, credentials, { scopes: input.scopes, resource: input.resource, now: started });
   ctx.secrets.remember(device.deviceCode);
   await show(ctx, device, input.browser);
+  // RFC 8628 §3.2 expires_in: the person knows how long they have, as a span and as a time on their clock.
+  ctx.io.err(`The code expires in ${span(device.expiresAt - started)}, at ${clockTime(device.expiresAt)}.`);
   const deadline = Math.min(device.expiresAt, started + input.timeoutSeconds * 1000);
   let interval = device.interval;
   const spinner = await ctx.io.spinner('Waiting for you to approve… (Ctrl-C to cancel)');
@@ -37,6 +39,8 @@ export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, 
       if (wait <= 0) break;
       // Ctrl-C ends the wait at once, with exit 130.
       if (!(await sleep(wait, ctx.signal))) throw new InterruptedError('Login cancelled.');
+      // An expired code is not polled for: the server can only say so (expired_token), or not even that.
+      if (ctx.now() >= device.expiresAt) break;
       const answer = await pollDeviceToken(deps, discovery.as, credentials, {
         deviceCode: device.deviceCode,
         resource: input.resource,
@@ -44,7 +48,7 @@ export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, 
         now: ctx.now(),
       }).catch((error: unknown) => {
         // A server that forgets an expired code answers invalid_grant instead of expired_token: the same fact.
-        if (error instanceof DeviceCodeRejectedError && ctx.now() >= device.expiresAt - EXPIRY_SLACK_MS) throw expired(input.again);
+        if (error instanceof DeviceCodeRejectedError && ctx.now() >= device.expiresAt - EXPIRY_SLACK_MS) throw expired(input.again, device.expiresAt);
         throw error;
       });
       if ('session' in answer) return answer;
@@ -54,7 +58,7 @@ export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, 
   } finally {
     spinner.stop();
   }
-  if (ctx.now() >= device.expiresAt) throw expired(input.again);
+  if (ctx.now() >= device.expiresAt) throw expired(input.again, device.expiresAt);
   throw new AuthError(
     `No approval within ${input.timeoutSeconds} s. Run ${input.again} again (add --timeout <seconds> if you need longer than ${input.timeoutSeconds}).`,
   );
@@ -63,8 +67,22 @@ export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, 
 /** Clocks differ: a code the server forgot within this much of its announced expiry has expired. */
 const EXPIRY_SLACK_MS = 2_000;
 
-function expired(again: string): AuthError {
-  return new AuthError(`The code expired before anyone approved it (expired_token). Run ${again} again.`);
+function expired(again: string, at: number): AuthError {
+  return new AuthError(`The code expired before anyone approved it (at ${clockTime(at)}). Run ${again} again.`);
+}
+
+/** A code's lifetime as a person says it: "10 minutes", "1 minute", "45 seconds". */
+function span(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 90) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.round(seconds / 60);
+  return `${minutes} minutes`;
+}
+
+/** A time on the person's clock (local time), hours and minutes: "14:32". */
+function clockTime(ms: number): string {
+  const at = new Date(ms);
+  return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
 }
 
 async function show(ctx: Context, device: DeviceAuthorization, browser: boolean): Promise<void> {

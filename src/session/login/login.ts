@@ -8,10 +8,10 @@
 import type { Context } from '../../context.js';
 import { AuthError, InterruptedError, UsageError } from '../../errors.js';
 import { buildAuthorizationRequest, newLoginSecrets, validateCallback } from '../../oauth/authorize.js';
-import { isMetadataDocumentClient, parseClientMetadataUrl, supportsClientMetadataDocuments } from '../../oauth/client.js';
+import { parseClientMetadataUrl } from '../../oauth/client.js';
 import type { Discovery } from '../../oauth/discovery.js';
 import { assertS256, assertSecureEndpoint } from '../../oauth/endpoints.js';
-import { checkScopesSupported, parseScopeArgs, scopesForPlan, scopesToRequest, withIdentityScopes, withOfflineAccess } from '../../oauth/scopes.js';
+import { checkScopesSupported, noScopeNamed, parseScopeArgs, scopesForPlan, scopesToRequest, withIdentityScopes, withOfflineAccess } from '../../oauth/scopes.js';
 import { ClientRejectedError, exchangeCode } from '../../oauth/tokens.js';
 import { ConsentDeniedError, oauthErrorOf } from '../../oauth/errors.js';
 import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedError, UserInfoUnauthorizedError } from '../../oauth/userinfo.js';
@@ -75,17 +75,16 @@ export async function login(ctx: Context, options: LoginOptions): Promise<LoginR
     const secret = choice.kind === 'registered' && choice.secretOnStdin ? await readSecret(ctx, stdin) : undefined;
     // A login nobody can approve fails now, before anything is discovered or registered, not after --timeout.
     (await import('./finish-ways.js')).assertLoginCanFinish(ctx, options, profile.name, baseUrl);
-    let discovery = await getDiscovery(ctx, baseUrl, { resourceMetadata: options.resourceMetadata });
+    // Always read afresh (the cache serves the commands between logins): an API whose authorization server moved
+    // names the new one now, and the registration kept for the old one (another issuer) is never presented there.
+    const discovery = await getDiscovery(ctx, baseUrl, { refresh: true, resourceMetadata: options.resourceMetadata });
     const stored = profile.client?.issuer === discovery.issuer ? profile.client : undefined;
-    const documentClient = metadataUrl ?? (choice.kind === 'auto' && stored && isMetadataDocumentClient(stored) ? stored.clientId : undefined);
-    if (documentClient && !supportsClientMetadataDocuments(discovery.as)) {
-      // The cached metadata may predate the server's support: look once more before refusing.
-      discovery = await getDiscovery(ctx, baseUrl, { refresh: true });
-    }
     const { as } = discovery;
     let scopes = options.forScopes
       ? scopesForPlan(options.forScopes, parseScopeArgs(options.scope), added, sameServer && profile.loggedIn ? profile.scopes : undefined, as.scopes_supported)
-      : scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined, as.scopes_supported);
+      : noScopeNamed([...parseScopeArgs(options.scope), ...added], as.scopes_supported, discovery.resource?.scopes_supported)
+        ? []
+        : scopesToRequest(parseScopeArgs(options.scope), added, sameServer ? profile.scopes : undefined, as.scopes_supported);
     // Tokens bound to the API (RFC 8707) cannot be replayed at another API of the same server; the MCP
     // authorization specification requires it of clients, and RFC 6749 §3.1 has a server ignore a parameter it does
     // not know. Not sent to a server that refused it before.

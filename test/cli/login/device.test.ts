@@ -250,6 +250,28 @@ describe('plat login --device', () => {
     expectCleanError(result);
   });
 
+  it('says when the code expires (from expires_in, in local time) and, once it has, ends at once (exit 4) naming the login to run again, without polling for the server to say so', async () => {
+    const clock = (ms: number) => `${String(new Date(ms).getHours()).padStart(2, '0')}:${String(new Date(ms).getMinutes()).padStart(2, '0')}`;
+    const before = Date.now();
+    const approved = await deviceLogin([], (s) => platform.approveDevice(s.uri, { userCode: s.code }));
+    expect(approved.result.code, approved.result.stderr).toBe(0);
+    const at = /The code expires in 10 minutes, at (\d\d:\d\d)\./.exec(approved.result.stderr)?.[1];
+    expect(at, approved.result.stderr).toBeDefined();
+    expect([clock(before + 600_000), clock(Date.now() + 600_000)]).toContain(at);
+
+    platform.knobs.deviceCodeTtl = 3;
+    platform.stats.reset();
+    const started = Date.now();
+    const { result } = await deviceLogin([], () => {});
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stderr).toMatch(/The code expires in 3 seconds, at \d\d:\d\d\./);
+    expect(result.stderr).toMatch(/The code expired before anyone approved it \(at \d\d:\d\d\)\. Run plat login --device( --base-url \S+)? again\./);
+    // plat's own clock ended it: the server was never asked after the code's time, so it never said expired_token
+    expect(result.stderr).not.toMatch(/expired_token/);
+    expect(Date.now() - started).toBeLessThan(scaled(10_000));
+    expectCleanError(result);
+  });
+
   it('--timeout bounds the wait (exit 4, naming the command to run again); Ctrl-C ends it at once (exit 130)', async () => {
     const started = Date.now();
     const { result } = await deviceLogin(['--timeout', '2'], () => {});

@@ -52,7 +52,8 @@ describe('a stored registration', () => {
     expect(redirectPort(approval.urls[0]!)).toBe(first.port);
     expect(platform.stats.count('register')).toBe(0);
     expect(platform.stats.count('GET /oauth/authorize')).toBe(1); // the browser's own
-    expect(platform.stats.count('GET /.well-known/oauth-authorization-server')).toBe(0);
+    // the login's own fresh discovery (servers-move.test.ts), nothing more
+    expect(platform.stats.count('GET /.well-known/oauth-authorization-server')).toBe(1);
   });
 
   it('on another port is kept when the server accepts any loopback port (one question to the server)', async () => {

@@ -1,0 +1,9 @@
+// Module hooks (register.mjs): the conformance package's import of 'fs' gets fs-shim.mjs, which adds globSync.
+const shim = new URL('./fs-shim.mjs', import.meta.url).href;
+
+export async function resolve(specifier, context, next) {
+  if ((specifier === 'fs' || specifier === 'node:fs') && context.parentURL?.includes('/@modelcontextprotocol/conformance/')) {
+    return { url: shim, shortCircuit: true };
+  }
+  return next(specifier, context);
+}
