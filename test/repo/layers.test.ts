@@ -73,6 +73,7 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['requests', 'library', 'requests are built below the adapters'],
   ['requests', 'store', 'requests go through the session'],
   ['requests', 'protocol', 'requests go through the session'],
+  ['commands', 'entry', 'a command defines itself (<command>.define.ts); the entry only lists the definitions'],
   ['batch', 'commands', 'the engine knows no command line'],
   ['batch', 'store', 'the engine goes through the session'],
   ['batch', 'protocol', 'the engine goes through the session'],
@@ -290,7 +291,7 @@ describe('the import graph of src/ keeps the layers', () => {
 
   it('reads every kind of import: static, type-only, re-export and dynamic', () => {
     const has = (from: string, to: string) => imports.some((i) => i.from === from && i.to === to);
-    expect(has('src/cli.ts', 'src/commands/auth/login.ts')).toBe(true); // import() in an action
+    expect(has('src/commands/auth/login.define.ts', 'src/commands/auth/login.ts')).toBe(true); // import() in an action
     expect(has('src/cli.ts', 'src/context.ts')).toBe(true); // import type
     expect(files.length).toBeGreaterThan(50);
   });
@@ -341,6 +342,33 @@ describe('the token path loads no protocol library', () => {
 
   it('sees through the chain: the login flow (session/login/login.ts, which plat login loads through signIn) does load it', () => {
     expect(chain(loadedBy('src/session/login/login.ts', imports), 'oauth4webapi')).toMatch(/^src\/session\/login\/login\.ts → .* → oauth4webapi$/);
+  });
+});
+
+describe("each command's definition (commands/**/<command>.define.ts) loads no run", () => {
+  // src/cli.ts imports every definition on each start that builds the program: a definition's run (and what it
+  // loads: the session, the protocol) must wait for import() in its action, or every command would carry every run.
+  const { files, imports } = graph();
+  const definitions = files.filter((f) => f.endsWith('.define.ts'));
+  /** What a definition may load when it starts: the other definitions' pieces, commander, the completion hints and help's leaves. */
+  const allowed = (module: string) =>
+    module.endsWith('.define.ts') ||
+    ['src/commands/definition.ts', 'src/commands/call/options.ts', 'src/completion/value-kinds.ts', 'src/help/fit.ts', 'src/help/topics.ts', 'src/terminal/text.ts'].includes(module) ||
+    !module.startsWith('src/');
+
+  it('finds the definitions, one file per command', () => {
+    expect(definitions.length).toBeGreaterThanOrEqual(19);
+    expect(definitions).toContain('src/commands/proxy.define.ts');
+  });
+
+  it.each(definitions)('%s loads only definitions and their leaves when it starts', (definition) => {
+    const via = loadedBy(definition, imports);
+    expect([...via.keys()].filter((m) => !allowed(m)).map((m) => chain(via, m))).toEqual([]);
+  });
+
+  it('src/cli.ts loads no run either', () => {
+    const via = loadedBy('src/cli.ts', imports);
+    expect([...via.keys()].filter((m) => m !== 'src/cli.ts' && m !== 'src/context.ts' && !allowed(m)).map((m) => chain(via, m))).toEqual([]);
   });
 });
 
