@@ -5,6 +5,7 @@
  */
 import type * as Public from './public.js';
 import { UsageError } from '../errors.js';
+import { apiRequestOf } from '../requests/api-request.js';
 import { buildRequest, problemPhrase, type RequestProblem } from '../requests/request-object.js';
 import { openClient, startBatch, type BatchItem } from '../session/index.js';
 import { libraryContext, type LibrarySettings } from './context.js';
@@ -43,8 +44,7 @@ async function toItem(request: Public.BatchRequest, position: number, baseUrl: s
     noBaseUrl: 'log in with plat login, or pass baseUrl to createClient (or set PLAT_BASE_URL)',
     say: (problem) => new UsageError(libraryWords(problem, where)),
   });
-  const text = prepared.jsonBody;
-  return { line: position, id: request.id ?? position, request: { method: prepared.method, url: prepared.url, headers: prepared.headers, body: text === undefined ? undefined : () => text } };
+  return { line: position, id: request.id ?? position, request: apiRequestOf(prepared) };
 }
 
 function libraryWords(problem: RequestProblem, where: string): string {

@@ -7,6 +7,7 @@
  */
 import { findOperation, operationsFor, pathBelow, type ApiIndex, type FullApiIndex, type OperationDetail } from '../catalogue/openapi.js';
 import type { ApiRequest } from '../session/index.js';
+import { apiRequestOf } from './api-request.js';
 import { buildRequest, problemPhrase } from './request-object.js';
 
 export class LineError extends Error {}
@@ -53,11 +54,10 @@ export async function prepareLine(text: string, context: LineContext): Promise<P
       return context.operations.get(operationId);
     },
   });
-  const body = prepared.jsonBody;
   const { id: _, ...rest } = line;
   return {
     id: id as string | number | undefined,
-    request: { method: prepared.method, url: prepared.url, headers: prepared.headers, body: body === undefined ? undefined : () => body },
+    request: apiRequestOf(prepared),
     canonical: JSON.stringify(rest),
     raw: !isOp,
   };
