@@ -164,10 +164,16 @@ export async function startBatch(
 /**
  * `plat batch --journal`: the journal of earlier runs, checked (never a link; its header names this platform and
  * profile; every record well-formed) before anything is sent, and the line fingerprint it records. Nothing is
- * written to it before startWriting().
+ * written to it before startWriting(). The profile it names is the session's to say: none when PLAT_TOKEN stands
+ * in for the profile's session.
  */
-export async function openBatchJournal(file: string, binding: Journals.JournalBinding): Promise<{ journal: Journal; lineHash: (text: string) => string }> {
+export async function openBatchJournal(
+  ctx: Context,
+  file: string,
+  target: { baseUrl: string; profile: string },
+): Promise<{ journal: Journal; lineHash: (text: string) => string }> {
   const { lineHash, openJournal } = await import('../batch/journal.js');
+  const binding: Journals.JournalBinding = { origin: new URL(target.baseUrl).origin, profile: ctx.env.PLAT_TOKEN?.trim() ? null : target.profile };
   return { journal: await openJournal(file, binding), lineHash };
 }
 
@@ -175,9 +181,10 @@ export async function openBatchJournal(file: string, binding: Journals.JournalBi
 
 /**
  * Who the session (or PLAT_TOKEN) belongs to, from the issuer's UserInfo, else the ID token's claims; `profile`:
- * another profile than the invocation's; `quiet`: no note when the ID token answers.
+ * another profile than the invocation's; `quiet`: no note when the ID token answers; `asker`: who wants to know, as a
+ * step-up question names it.
  */
-export async function identify(ctx: Context, options: { profile?: Profile; quiet?: boolean } = {}): Promise<WhoAmI> {
+export async function identify(ctx: Context, options: { profile?: Profile; quiet?: boolean; asker?: string } = {}): Promise<WhoAmI> {
   return whoAmI(ctx, options);
 }
 
