@@ -65,8 +65,7 @@ export async function run(ctx: Context, file: string | undefined, flags: BatchFl
     let lineHash: ((text: string) => string) | undefined;
     if (flags.journal) {
       if (!baseUrl) throw new UsageError('--journal records which platform its lines went to: log in first, or pass --base-url.');
-      const binding = { origin: new URL(baseUrl).origin, profile: ctx.env.PLAT_TOKEN?.trim() ? null : profile };
-      ({ journal, lineHash } = await openBatchJournal(flags.journal, binding));
+      ({ journal, lineHash } = await openBatchJournal(ctx, flags.journal, { baseUrl, profile }));
     }
     progress = ctx.io.stderrIsTTY ? startProgress(ctx) : undefined;
     const lineContext = makeLineContext(ctx, baseUrl);
