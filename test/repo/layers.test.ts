@@ -48,6 +48,9 @@ const LAYERS = {
   // What plat keeps, as types: any layer may name them.
   shapes: ['src/store/types.ts'],
   store: ['src/store/'],
+  // Leaves any layer may use; named only so that the help topics (which render to the terminal) stay above it.
+  help: ['src/help/'],
+  terminal: ['src/terminal/'],
 } as const;
 type Layer = keyof typeof LAYERS;
 
@@ -86,6 +89,7 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['completion', 'session', 'completion reads the program it is given'],
   ['candidates', 'http', 'a Tab press stays offline'],
   ['context', 'session', 'the context builds effects and runs no flow'],
+  ['terminal', 'help', "the terminal's leaves know no help topic: help/ renders through them"],
 ];
 
 /**
