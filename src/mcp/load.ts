@@ -27,6 +27,7 @@ import {
   suggest,
 } from '../session/index.js';
 import { didYouMean, sanitize } from '../terminal/text.js';
+import { apiRequestOf } from '../requests/api-request.js';
 import { buildRawRequest, givenParams, opRequest, problemPhrase } from '../requests/request-object.js';
 
 declare const PLAT_MCP_BUNDLE: string | undefined;
@@ -49,6 +50,7 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/http/read-body.ts': { readBodyUpTo },
     'src/session/index.ts': { currentProfile, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },
     'src/terminal/text.ts': { didYouMean, sanitize },
+    'src/requests/api-request.ts': { apiRequestOf },
     'src/requests/request-object.ts': { buildRawRequest, givenParams, opRequest, problemPhrase },
   };
 }
