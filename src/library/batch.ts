@@ -7,7 +7,8 @@ import type * as Public from './public.js';
 import { UsageError } from '../errors.js';
 import { apiRequestOf } from '../requests/api-request.js';
 import { buildRequest, problemPhrase, type RequestProblem } from '../requests/request-object.js';
-import { openClient, startBatch, type BatchItem } from '../session/index.js';
+import { startBatch, type BatchItem } from '../batch/index.js';
+import { openClient } from '../session/index.js';
 import { libraryContext, type LibrarySettings } from './context.js';
 
 export async function* batch(

@@ -63,12 +63,11 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['commands', 'protocol', 'commands go through the session'],
   ['commands', 'store', 'commands go through the session'],
   ['commands', 'http', "commands make their requests through the session's front door (session/index.ts: openClient)"],
-  ['commands', 'batch', "the batch engine is reached through the session's front door (startBatch)"],
   ...(['library', 'mcp', 'proxy'] as const).flatMap((way) => [
     [way, 'protocol', way === 'library' ? 'the library goes through the session' : 'a way in goes through the session'],
     [way, 'store', 'a way in goes through the session'],
     [way, 'commands', 'no command line in a way in for programs'],
-    [way, 'batch', "the batch engine is reached through the session's front door"],
+    ...(way === 'library' ? [] : [[way, 'batch', 'a way in for one request at a time sends no batch'] as const]),
   ] as const),
   ['mcp', 'http', "the MCP server's requests go through the session's front door"],
   ['requests', 'commands', 'requests are built below the commands, for every way in'],
@@ -82,6 +81,7 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['batch', 'protocol', 'the engine goes through the session'],
   ['proxy', 'http', "the proxy's requests go through the session's front door (openClient), which adds the token by its rules"],
   ['proxy', 'entry', 'the proxy serves commands and the library alike'],
+  ['session', 'batch', 'the session knows no bulk engine: the engine sends through the session, and commands and the library reach it by its own door'],
   ['store', 'session', 'storage knows no flow'],
   ['store', 'http', 'storage makes no requests'],
   ['http', 'session', 'the transport knows no session'],
@@ -98,6 +98,10 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
  */
 const SESSION_DOOR = 'src/session/index.ts';
 const THROUGH_THE_DOOR: readonly Layer[] = ['commands', 'library', 'mcp', 'proxy', 'requests', 'completion', 'candidates'];
+
+/** The batch engine's front door (batch/index.ts): plat batch and client.batch() start a batch and open a journal there. */
+const BATCH_DOOR = 'src/batch/index.ts';
+const THROUGH_THE_BATCH_DOOR: readonly Layer[] = ['commands', 'library'];
 
 /** A module a forbidden arrow may reach with `import type` (or `typeof import()`) only; none today. */
 const TYPE_ONLY_EXCEPTIONS: ReadonlyArray<readonly [Layer, string, string]> = [];
@@ -261,6 +265,9 @@ function violations(files: readonly string[], imports: readonly Import[]): Viola
     }
     if (a !== undefined && THROUGH_THE_DOOR.includes(a) && b === 'session' && i.to !== SESSION_DOOR) {
       note(`session door: ${i.from} → ${i.to}`, i, `enters the session by a side door: import from its front door, ${SESSION_DOOR} (add a verb there if none fits)`);
+    }
+    if (a !== undefined && THROUGH_THE_BATCH_DOOR.includes(a) && b === 'batch' && i.to !== BATCH_DOOR) {
+      note(`batch door: ${i.from} → ${i.to}`, i, `enters the batch engine by a side door: import from its front door, ${BATCH_DOOR}`);
     }
     if (i.reExport) note(`re-export: ${i.from} → ${i.to}`, i, 'hands on symbols of another module: import them from where they are defined');
     if (i.from === i.to || (component.get(i.from) !== undefined && component.get(i.from) === component.get(i.to))) {
