@@ -1,6 +1,6 @@
 /**
- * The three commands scripts run most, each with one runner that loads its module on use. cli.ts's actions call
- * these runners; main.ts calls them straight from argv for the plain forms (`plat call <method> <path>`,
+ * The three commands scripts run most, each with one runner that loads its module on use, as their definitions'
+ * actions load it (commands/call/call.define.ts, auth/token.define.ts, auth/whoami.define.ts); main.ts calls them straight from argv for the plain forms (`plat call <method> <path>`,
  * `plat token`, `plat whoami`, no option anywhere), where commander would find the same command, the same words
  * and no flags. Skipping commander there saves building the program and loading commander's code: ~3 ms of every
  * such start, 3 % of `plat call` (src/README.md, "Start-up"). Anything else, however close, goes to commander, which
@@ -25,22 +25,22 @@ declare const PLAT_PLAIN_COMMAND: 'call' | 'token' | 'whoami';
 /** The context is made after the command's module is loaded, as commander's actions do. */
 type LazyContext = () => Context;
 
-export async function runCall(ctx: LazyContext, method: string, target: string, flags: CallFlags): Promise<void> {
+async function runCall(ctx: LazyContext, method: string, target: string, flags: CallFlags): Promise<void> {
   const { run } = await import('./commands/call/call.js');
   await run(ctx(), method, target, flags);
 }
 
-export async function runToken(ctx: LazyContext, flags: TokenFlags): Promise<void> {
+async function runToken(ctx: LazyContext, flags: TokenFlags): Promise<void> {
   const { run } = await import('./commands/auth/token.js');
   await run(ctx(), flags);
 }
 
-export async function runWhoami(ctx: LazyContext): Promise<void> {
+async function runWhoami(ctx: LazyContext): Promise<void> {
   const { run } = await import('./commands/auth/whoami.js');
   await run(ctx());
 }
 
-/** What commander's actions hand a command when no global option is given (cli.ts, ctxFor). */
+/** What commander's actions hand a command when no global option is given (cli.ts, contextFor). */
 const NO_GLOBAL_OPTIONS: Globals = Object.freeze({ baseUrl: undefined, profile: '', json: false, verbose: false });
 
 /** A plain form: the command and its words, as commander would hand them on with no option given. */

@@ -1,4 +1,4 @@
-// Loads plat's program definition (src/cli.ts) and the generators that read it (src/completion/*), for the
+// Loads plat's program (src/cli.ts, from each command's definition) and the generators that read it (src/completion/*), for the
 // scripts that write completions/ and dist/plat.1: bundled on the fly with esbuild, so they need no build first.
 import { build } from 'esbuild';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

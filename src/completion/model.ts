@@ -1,6 +1,6 @@
 /**
  * A shell-neutral description of the command line, read from the commander program itself, so the completion
- * scripts and the man page follow every change to src/cli.ts.
+ * scripts and the man page follow every change to a command's definition (each command's <command>.define.ts).
  */
 import type { Argument, Command, Option } from 'commander';
 import { HELP_TOPICS } from '../help/topics.js';
@@ -114,7 +114,7 @@ function examplesOf(command: Command): string[] {
   } finally {
     command.configureOutput(saved);
   }
-  // An example's comment may be on the line below it (cli.ts keeps examples within 80 columns): joined back here.
+  // An example's comment may be on the line below it (commands/definition.ts keeps examples within 80 columns): joined back here.
   const block = /\nExamples:\n((?: {2}\$ .*\n?| {6}# .*\n?)+)/.exec(text)?.[1] ?? '';
   const examples: string[] = [];
   for (const line of block.split('\n')) {
@@ -137,7 +137,7 @@ export function describeProgram(program: Command): ProgramSpec {
     name: command.name(),
     description: command.description(),
     group: command.helpGroup().replace(/:$/, ''),
-    // A command may show options it leaves to a command it makes (plat op's, cli.ts): its Help knows them.
+    // A command may show options it leaves to a command it makes (plat op's, commands/op/op.define.ts): its Help knows them.
     options: [
       ...command
         .createHelp()

@@ -1,7 +1,7 @@
 /**
- * What the program's definition (src/cli.ts) tells the completion generator about its options, kept apart from both
- * so that the generator reads the program it is given and never imports the entry point (which would be a cycle:
- * cli.ts loads the completion command, which loads the generator).
+ * What the commands' definitions (each command's <command>.define.ts) tell the completion generator about their
+ * options, kept apart from both so that the generator reads the program it is given and never imports the entry
+ * point (which would be a cycle: the program loads the completion command, which loads the generator).
  */
 import type { Argument, Option } from 'commander';
 

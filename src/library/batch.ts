@@ -11,7 +11,8 @@ import type { Context } from '../context.js';
 import type { FullApiIndex } from '../catalogue/openapi.js';
 import { prepareObject, type LineContext } from '../requests/batch-line.js';
 import { problemPhrase, type RequestProblem } from '../requests/request-object.js';
-import { openClient, startBatch, type BatchItem } from '../session/index.js';
+import { startBatch, type BatchItem } from '../batch/index.js';
+import { openClient } from '../session/index.js';
 import { libraryContext, type LibrarySettings } from './context.js';
 
 export async function* batch(

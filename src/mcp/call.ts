@@ -15,6 +15,7 @@ import { sanitize } from '../terminal/text.js';
 import { nestsDeeperThan, MAX_STRUCTURED_DEPTH } from './bounds.js';
 import { MAX_NESTING, tooDeep } from '../requests/depth.js';
 import { lacking, PAGE_LIMITS, READ_METHODS, type CallTool, type OperationTool, type Tool } from './tools.js';
+import { apiRequestOf } from '../requests/api-request.js';
 import { buildRawRequest, givenParams, opRequest, problemPhrase, type OpRules, type RequestProblem } from '../requests/request-object.js';
 
 /** The most of a body a tool result carries; an agent's context is the limit, not memory. */
@@ -113,14 +114,7 @@ async function callOperation(ctx: Context, tool: OperationTool, args: Args, sign
   const prepared = await opRequest(op, given, body, { ...rules, baseUrl: client.baseUrl });
   // A JSON body was read from the argument above; nothing may ever read plat's stdin, the agent host's pipe.
   if (prepared.inputFrom !== undefined || !prepared.sameOrigin) throw new ToolError(`${tool.name}: plat mcp could not build its request.`);
-  const request: ApiRequest = {
-    method: prepared.method,
-    url: prepared.url,
-    headers: prepared.headers,
-    body: () => prepared.jsonBody,
-    timeoutMs: TOOL_DEADLINE_MS,
-    signal,
-  };
+  const request = apiRequestOf(prepared, { timeoutMs: TOOL_DEADLINE_MS, signal });
   return paginate ? pages(ctx, client, request) : send(ctx, client, request);
 }
 
@@ -148,15 +142,15 @@ async function callAnyPath(ctx: Context, tool: CallTool, args: Args, signal: Abo
   }
   if (args.body !== undefined && (READ_METHODS.has(method) || method === 'DELETE')) throw new ToolError(`call: a ${method} request takes no body here; use query.`);
   const client = governed(await openClient(ctx, { auth: 'required' }), pace);
-  const { url, headers, jsonBody: body } = buildRawRequest(
+  const built = buildRawRequest(
     // No headers: the body is always sent as JSON.
     { method, path, query: args.query, body: args.body },
     { baseUrl: client.baseUrl, noBaseUrl: 'the profile has no platform', say: (problem) => new ToolError(callWords(problem)) },
   );
-  if (!client.baseUrl || url.origin !== new URL(client.baseUrl).origin) {
+  if (!client.baseUrl || built.url.origin !== new URL(client.baseUrl).origin) {
     throw new ToolError(`${sanitize(path, 100)} is not on the platform's origin; nothing else is called.`);
   }
-  const request: ApiRequest = { method, url, headers, body: () => body, timeoutMs: TOOL_DEADLINE_MS, signal };
+  const request = apiRequestOf(built, { timeoutMs: TOOL_DEADLINE_MS, signal });
   if (args.paginate === true) {
     if (method !== 'GET') throw new ToolError('call: only GET lists are paged.');
     return pages(ctx, client, request);

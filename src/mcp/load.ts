@@ -16,9 +16,9 @@ import { AuthError, NetworkError, PlatError, UsageError } from '../errors.js';
 import { bodyReadError } from '../http/body-error.js';
 import { readBodyUpTo } from '../http/read-body.js';
 import { parsePositiveInt } from '../requests/values.js';
+import { governRequests } from '../batch/index.js';
 import {
   currentProfile,
-  governRequests,
   heldScopes,
   identify,
   openClient,
@@ -29,6 +29,7 @@ import {
   suggest,
 } from '../session/index.js';
 import { didYouMean, sanitize } from '../terminal/text.js';
+import { apiRequestOf } from '../requests/api-request.js';
 import { buildRawRequest, givenParams, opRequest, problemPhrase } from '../requests/request-object.js';
 import { MAX_NESTING, tooDeep } from '../requests/depth.js';
 
@@ -48,10 +49,12 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/catalogue/fetch-openapi.ts': { getFullApiIndex },
     'src/catalogue/openapi.ts': { API_TTL_MS, isPublicOperation, missingScopes, OPENAPI_PATH },
     'src/errors.ts': { AuthError, NetworkError, PlatError, UsageError },
+    'src/batch/index.ts': { governRequests },
     'src/http/body-error.ts': { bodyReadError },
     'src/http/read-body.ts': { readBodyUpTo },
-    'src/session/index.ts': { currentProfile, governRequests, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },
+    'src/session/index.ts': { currentProfile, heldScopes, identify, openClient, platformOf, readPages, responseFailure, responseHeader, suggest },
     'src/terminal/text.ts': { didYouMean, sanitize },
+    'src/requests/api-request.ts': { apiRequestOf },
     'src/requests/request-object.ts': { buildRawRequest, givenParams, opRequest, problemPhrase },
     'src/requests/values.ts': { parsePositiveInt },
     'src/requests/depth.ts': { MAX_NESTING, tooDeep },

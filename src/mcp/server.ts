@@ -14,7 +14,8 @@ import { API_TTL_MS, OPENAPI_PATH, type FullApiIndex } from '../catalogue/openap
 import type { Context } from '../context.js';
 import { NetworkError, PlatError, UsageError } from '../errors.js';
 import { parsePositiveInt } from '../requests/values.js';
-import { currentProfile, governRequests, heldScopes, platformOf, suggest } from '../session/index.js';
+import { governRequests } from '../batch/index.js';
+import { currentProfile, heldScopes, platformOf, suggest } from '../session/index.js';
 import { sanitize } from '../terminal/text.js';
 import { errorResult, runTool } from './call.js';
 import { forTheHost } from './host.js';

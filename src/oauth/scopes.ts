@@ -1,4 +1,4 @@
-import { editDistance } from '../terminal/text.js';
+import { closestWords } from '../terminal/text.js';
 import { UsageError } from '../errors.js';
 
 export const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
@@ -92,22 +92,13 @@ export function checkScopesSupported(scopes: string[], supported: readonly strin
   const unknown = scopes.filter((s) => !supported.includes(s));
   if (unknown.length === 0) return;
   const parts = unknown.map((s) => {
-    const close = closeMatches(s, supported);
+    const close = closestWords(s, supported);
     return close.length > 0 ? `"${s}" (did you mean ${close.map((c) => `"${c}"`).join(' or ')}?)` : `"${s}"`;
   });
   throw new UsageError(
     `The server does not offer the scope${unknown.length > 1 ? 's' : ''} ${parts.join(', ')}. Run \`plat scopes\` to list the ones it offers.`,
   );
 }
-
-export function closeMatches(word: string, candidates: readonly string[], max = 3): string[] {
-  const scored = candidates
-    .map((c) => ({ c, d: editDistance(word.toLowerCase(), c.toLowerCase()) }))
-    .filter(({ c, d }) => d <= Math.max(2, Math.floor(c.length / 3)) || c.startsWith(word) || word.startsWith(c.split(':')[0] ?? c));
-  scored.sort((a, b) => a.d - b.d || a.c.localeCompare(b.c));
-  return scored.slice(0, max).map(({ c }) => c);
-}
-
 
 export function formatScopes(scopes: readonly string[]): string {
   return scopes.length > 0 ? scopes.join(' ') : '(none)';

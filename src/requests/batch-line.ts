@@ -7,6 +7,7 @@
  */
 import { findOperation, operationsFor, pathBelow, type ApiIndex, type FullApiIndex, type OperationDetail } from '../catalogue/openapi.js';
 import type { ApiRequest } from '../session/index.js';
+import { apiRequestOf } from './api-request.js';
 import { buildRequest, problemPhrase, type RequestProblem } from './request-object.js';
 
 export class LineError extends Error {}
@@ -63,11 +64,10 @@ export async function prepareObject(value: unknown, context: LineContext, say: (
       return context.operations.get(operationId);
     },
   });
-  const body = prepared.jsonBody;
   const { id: _, ...rest } = line;
   return {
     id: id as string | number | undefined,
-    request: { method: prepared.method, url: prepared.url, headers: prepared.headers, body: body === undefined ? undefined : () => body },
+    request: apiRequestOf(prepared),
     canonical: JSON.stringify(rest),
     raw: !isOp,
   };

@@ -37,11 +37,8 @@ import { responseError } from './response-error.js';
 import { suggestCommand, type SuggestOptions } from './suggest.js';
 import { whoAmI } from './userinfo.js';
 // Types only, erased from the bundles: the shapes below are the steps' own, named here for the callers.
-import type * as Batches from '../batch/engine.js';
 import type * as Bindings from './binding.js';
-import type * as Governors from '../batch/governor.js';
 import type * as Identity from './userinfo.js';
-import type * as Journals from '../batch/journal.js';
 import type * as Logins from './login/options.js';
 import type * as Logouts from './logout.js';
 import type * as Paging from './paging/paginate.js';
@@ -69,16 +66,6 @@ export type WhoAmI = Identity.WhoAmI;
 export type ClientChoice = Logins.ClientChoice;
 /** What `plat logout` did for one profile: whether it was signed in, and whether its tokens were revoked. */
 export type LogoutResult = Logouts.LogoutResult;
-/** One request of a batch, with its line and id (and a result already settled, for a line not to send). */
-export type BatchItem = Batches.BatchItem;
-/** One line's outcome: its status and body, or the error. */
-export type BatchResult = Batches.BatchResult;
-/** A batch under way: its results as they complete, its governor and counts, how it ended. */
-export type BatchRun = Batches.BatchRun;
-/** `plat batch --journal`'s record of which lines were sent and answered. */
-export type Journal = Journals.Journal;
-/** What a journal recorded for one line: its hash, whether its outcome is known, its Idempotency-Key. */
-export type JournalRecord = Journals.JournalRecord;
 
 /**
  * What `plat status` shows of a profile's stored session: no token. Whether the token works is asked with check(),
@@ -153,44 +140,22 @@ export function nextPageHint(text: string) {
   return parseNextHint(text);
 }
 
-/** `plat batch` and the library's `batch()`: items sent N at a time through the client, one governor for all. */
-export async function startBatch(
-  ctx: Context,
-  client: ApiClient,
-  items: AsyncIterable<BatchItem> | Iterable<BatchItem>,
-  options: Batches.BatchOptions,
-): Promise<BatchRun> {
-  const { runBatch } = await import('../batch/engine.js');
-  return runBatch(ctx, client, items, options);
-}
-
 /**
- * One pace for many requests: plat batch's governor (batch/governor.ts), not a second one. A server's 429/503
- * pauses them all, and at most `maxInFlight` callers hold a place at once, the rest waiting in order. A request goes
- * under it with `{ governor, retries }`. plat mcp governs its tool calls with it.
+ * Whose requests these are, as a record of them (plat batch's journal) names them: the platform's origin and the
+ * profile, none when PLAT_TOKEN stands in for the profile's session (whose token it is plat cannot know).
  */
-export async function governRequests(ctx: Context, options: Omit<Governors.GovernorOptions, 'now' | 'signal'>): Promise<{ governor: Governors.Governor; retries: number }> {
-  const { createGovernor, GOVERNED_RETRIES } = await import('../batch/governor.js');
-  return { governor: createGovernor({ ...options, signal: ctx.signal, now: () => ctx.now() }), retries: GOVERNED_RETRIES };
-}
-
-/**
- * `plat batch --journal`: the journal of earlier runs, checked (never a link; its header names this platform and
- * profile; every record well-formed) before anything is sent, and the line fingerprint it records. Nothing is
- * written to it before startWriting().
- */
-export async function openBatchJournal(file: string, binding: Journals.JournalBinding): Promise<{ journal: Journal; lineHash: (text: string) => string }> {
-  const { lineHash, openJournal } = await import('../batch/journal.js');
-  return { journal: await openJournal(file, binding), lineHash };
+export function requestsOf(ctx: Context, target: { baseUrl: string; profile: string }): { origin: string; profile: string | null } {
+  return { origin: new URL(target.baseUrl).origin, profile: ctx.env.PLAT_TOKEN?.trim() ? null : target.profile };
 }
 
 // ---- The session itself ----------------------------------------------------------------------------------------
 
 /**
  * Who the session (or PLAT_TOKEN) belongs to, from the issuer's UserInfo, else the ID token's claims; `profile`:
- * another profile than the invocation's; `quiet`: no note when the ID token answers.
+ * another profile than the invocation's; `quiet`: no note when the ID token answers; `asker`: who wants to know, as a
+ * step-up question names it.
  */
-export async function identify(ctx: Context, options: { profile?: Profile; quiet?: boolean } = {}): Promise<WhoAmI> {
+export async function identify(ctx: Context, options: { profile?: Profile; quiet?: boolean; asker?: string } = {}): Promise<WhoAmI> {
   return whoAmI(ctx, options);
 }
 

@@ -30,7 +30,8 @@ export interface WhoAmI {
 }
 
 /** `profile`: another profile than the invocation's (status --check); `quiet`: no note when the ID token answers. */
-export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?: boolean } = {}): Promise<WhoAmI> {
+/** `asker`: who wants to know, as a step-up question names it ("whoami needs …"); by default what is asked. */
+export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?: boolean; asker?: string } = {}): Promise<WhoAmI> {
   const binding = await bindSession(ctx, options.profile);
   if (binding.kind === 'none') throw noSessionError(ctx, binding);
   const baseUrl = binding.baseUrl;
@@ -78,7 +79,7 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
     // send a token to: UserInfo names a scope the session lacks, and a person at a terminal may add it. Only for the
     // invocation's own profile: a sign-in adds scopes to that one, never to another that plat status --check asks about.
     const missing = error instanceof UserInfoRefusedError && source.kind === 'session' && !options.profile ? scopesToAsk(ctx, error.challenge, source.session.scopes) : undefined;
-    if (missing && (await offerStepUp(ctx, profile, missing, 'whoami'))) {
+    if (missing && (await offerStepUp(ctx, profile, missing, options.asker ?? 'Reading who you are (UserInfo)'))) {
       source = await getAccessToken(ctx, { binding: await bindSession(ctx, options.profile) });
       const again = await fetchUserInfo(http, discovery.as, source.token, expected);
       return { claims: again, user: toProfileUser(again), from: 'userinfo', baseUrl, profile: source.profile, source };

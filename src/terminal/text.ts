@@ -97,9 +97,10 @@ export function editDistance(a: string, b: string): number {
 
 /**
  * The candidates a mistyped word most likely meant, closest first: a few edits away, or one contains the other
- * (listStudent → listStudents). One rule for every unknown word plat meets (profiles, operations, subcommands).
+ * (listStudent → listStudents). One rule for every unknown word plat meets (profiles, operations, subcommands,
+ * scopes a server does not offer); didYouMean says them as a sentence, a list that quotes them says them its way.
  */
-function closestWords(word: string, candidates: readonly string[], max = 3): string[] {
+export function closestWords(word: string, candidates: readonly string[], max = 3): string[] {
   const lower = word.toLowerCase();
   const FAR = Number.MAX_SAFE_INTEGER;
   return [...new Set(candidates)]

@@ -25,7 +25,7 @@ const USED_ONLY_BY_TESTS: Record<string, Record<string, string>> = {
   'src/oauth/authorize.ts': { CALLBACK_ERRORS: 'test/unit/oauth/errors.test.ts' },
   'src/oauth/client.ts': { secretMethod: 'test/unit/oauth/client-server-choices.test.ts, test/cli/login/registration.test.ts' },
   'src/proxy/forward.ts': { throughProxy: 'test/unit/proxy/forward.test.ts (base paths, which the reference platform has none of)' },
-  'src/oauth/scopes.ts': { DEFAULT_SCOPES: 'test/unit/oauth/scopes.test.ts', closeMatches: 'test/unit/oauth/scopes.test.ts', formatScopes: 'test/unit/oauth/scopes.test.ts' },
+  'src/oauth/scopes.ts': { DEFAULT_SCOPES: 'test/unit/oauth/scopes.test.ts', formatScopes: 'test/unit/oauth/scopes.test.ts' },
   'src/redact.ts': { REDACTED: 'test/unit/redact.test.ts', redactForm: 'test/unit/redact.test.ts', redactJson: 'test/unit/redact.test.ts' },
   'src/session/access.ts': { needsRefresh: 'test/unit/session/access.test.ts (the margin rule; refreshDue asks it)' },
   'src/session/discovery-cache.ts': { DISCOVERY_TTL_MS: 'test/faults/trust.test.ts, test/in-process/session/logout-and-discovery.test.ts' },
@@ -47,7 +47,7 @@ const USED_ONLY_BY_TESTS: Record<string, Record<string, string>> = {
   'src/store/paths.ts': { cacheDir: 'test/unit/store/paths.test.ts, test/cli/startup.test.ts' },
   'src/store/secret-service.ts': { mayUseLibsecretFile: 'test/in-process/store/secret-service.test.ts' },
   'src/store/select.ts': { AutoTokenStore: 'test/in-process/store/select.test.ts' },
-  'src/terminal/text.ts': { isPrintable: 'test/unit/terminal/text.test.ts' },
+  'src/terminal/text.ts': { isPrintable: 'test/unit/terminal/text.test.ts', editDistance: 'test/unit/oauth/scopes.test.ts' },
 };
 
 function knip(args: string[]): { code: number | null; stdout: string; stderr: string } {

@@ -48,6 +48,9 @@ const LAYERS = {
   // What plat keeps, as types: any layer may name them.
   shapes: ['src/store/types.ts'],
   store: ['src/store/'],
+  // Leaves any layer may use; named only so that the help topics (which render to the terminal) stay above it.
+  help: ['src/help/'],
+  terminal: ['src/terminal/'],
 } as const;
 type Layer = keyof typeof LAYERS;
 
@@ -60,12 +63,12 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['commands', 'protocol', 'commands go through the session'],
   ['commands', 'store', 'commands go through the session'],
   ['commands', 'http', "commands make their requests through the session's front door (session/index.ts: openClient)"],
-  ['commands', 'batch', "the batch engine is reached through the session's front door (startBatch)"],
   ...(['library', 'mcp', 'proxy'] as const).flatMap((way) => [
     [way, 'protocol', way === 'library' ? 'the library goes through the session' : 'a way in goes through the session'],
     [way, 'store', 'a way in goes through the session'],
     [way, 'commands', 'no command line in a way in for programs'],
-    [way, 'batch', "the batch engine is reached through the session's front door"],
+    // plat mcp paces its calls with the batch engine's governor (one governor, not a second), through the door.
+    ...(way === 'proxy' ? [[way, 'batch', 'a way in for one request at a time sends no batch'] as const] : []),
   ] as const),
   ['mcp', 'http', "the MCP server's requests go through the session's front door"],
   ['requests', 'commands', 'requests are built below the commands, for every way in'],
@@ -73,11 +76,13 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['requests', 'library', 'requests are built below the adapters'],
   ['requests', 'store', 'requests go through the session'],
   ['requests', 'protocol', 'requests go through the session'],
+  ['commands', 'entry', 'a command defines itself (<command>.define.ts); the entry only lists the definitions'],
   ['batch', 'commands', 'the engine knows no command line'],
   ['batch', 'store', 'the engine goes through the session'],
   ['batch', 'protocol', 'the engine goes through the session'],
   ['proxy', 'http', "the proxy's requests go through the session's front door (openClient), which adds the token by its rules"],
   ['proxy', 'entry', 'the proxy serves commands and the library alike'],
+  ['session', 'batch', 'the session knows no bulk engine: the engine sends through the session, and commands and the library reach it by its own door'],
   ['store', 'session', 'storage knows no flow'],
   ['store', 'http', 'storage makes no requests'],
   ['http', 'session', 'the transport knows no session'],
@@ -85,6 +90,7 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
   ['completion', 'session', 'completion reads the program it is given'],
   ['candidates', 'http', 'a Tab press stays offline'],
   ['context', 'session', 'the context builds effects and runs no flow'],
+  ['terminal', 'help', "the terminal's leaves know no help topic: help/ renders through them"],
 ];
 
 /**
@@ -93,6 +99,13 @@ const NEVER: ReadonlyArray<readonly [Layer, Layer, string]> = [
  */
 const SESSION_DOOR = 'src/session/index.ts';
 const THROUGH_THE_DOOR: readonly Layer[] = ['commands', 'library', 'mcp', 'proxy', 'requests', 'completion', 'candidates'];
+
+/**
+ * The batch engine's front door (batch/index.ts): plat batch and client.batch() start a batch and open a journal
+ * there; plat mcp takes the governor that paces its tool calls (governRequests) there.
+ */
+const BATCH_DOOR = 'src/batch/index.ts';
+const THROUGH_THE_BATCH_DOOR: readonly Layer[] = ['commands', 'library', 'mcp'];
 
 /** A module a forbidden arrow may reach with `import type` (or `typeof import()`) only; none today. */
 const TYPE_ONLY_EXCEPTIONS: ReadonlyArray<readonly [Layer, string, string]> = [];
@@ -257,6 +270,9 @@ function violations(files: readonly string[], imports: readonly Import[]): Viola
     if (a !== undefined && THROUGH_THE_DOOR.includes(a) && b === 'session' && i.to !== SESSION_DOOR) {
       note(`session door: ${i.from} → ${i.to}`, i, `enters the session by a side door: import from its front door, ${SESSION_DOOR} (add a verb there if none fits)`);
     }
+    if (a !== undefined && THROUGH_THE_BATCH_DOOR.includes(a) && b === 'batch' && i.to !== BATCH_DOOR) {
+      note(`batch door: ${i.from} → ${i.to}`, i, `enters the batch engine by a side door: import from its front door, ${BATCH_DOOR}`);
+    }
     if (i.reExport) note(`re-export: ${i.from} → ${i.to}`, i, 'hands on symbols of another module: import them from where they are defined');
     if (i.from === i.to || (component.get(i.from) !== undefined && component.get(i.from) === component.get(i.to))) {
       note(`cycle: ${i.from} → ${i.to}`, i, `closes the import cycle ${pathBack(i.from, i.to, edges).join(' → ')}`);
@@ -290,7 +306,7 @@ describe('the import graph of src/ keeps the layers', () => {
 
   it('reads every kind of import: static, type-only, re-export and dynamic', () => {
     const has = (from: string, to: string) => imports.some((i) => i.from === from && i.to === to);
-    expect(has('src/cli.ts', 'src/commands/auth/login.ts')).toBe(true); // import() in an action
+    expect(has('src/commands/auth/login.define.ts', 'src/commands/auth/login.ts')).toBe(true); // import() in an action
     expect(has('src/cli.ts', 'src/context.ts')).toBe(true); // import type
     expect(files.length).toBeGreaterThan(50);
   });
@@ -341,6 +357,33 @@ describe('the token path loads no protocol library', () => {
 
   it('sees through the chain: the login flow (session/login/login.ts, which plat login loads through signIn) does load it', () => {
     expect(chain(loadedBy('src/session/login/login.ts', imports), 'oauth4webapi')).toMatch(/^src\/session\/login\/login\.ts → .* → oauth4webapi$/);
+  });
+});
+
+describe("each command's definition (commands/**/<command>.define.ts) loads no run", () => {
+  // src/cli.ts imports every definition on each start that builds the program: a definition's run (and what it
+  // loads: the session, the protocol) must wait for import() in its action, or every command would carry every run.
+  const { files, imports } = graph();
+  const definitions = files.filter((f) => f.endsWith('.define.ts'));
+  /** What a definition may load when it starts: the other definitions' pieces, commander, the completion hints and help's leaves. */
+  const allowed = (module: string) =>
+    module.endsWith('.define.ts') ||
+    ['src/commands/definition.ts', 'src/commands/call/options.ts', 'src/completion/value-kinds.ts', 'src/help/fit.ts', 'src/help/topics.ts', 'src/terminal/text.ts'].includes(module) ||
+    !module.startsWith('src/');
+
+  it('finds the definitions, one file per command', () => {
+    expect(definitions.length).toBeGreaterThanOrEqual(19);
+    expect(definitions).toContain('src/commands/proxy.define.ts');
+  });
+
+  it.each(definitions)('%s loads only definitions and their leaves when it starts', (definition) => {
+    const via = loadedBy(definition, imports);
+    expect([...via.keys()].filter((m) => !allowed(m)).map((m) => chain(via, m))).toEqual([]);
+  });
+
+  it('src/cli.ts loads no run either', () => {
+    const via = loadedBy('src/cli.ts', imports);
+    expect([...via.keys()].filter((m) => m !== 'src/cli.ts' && m !== 'src/context.ts' && !allowed(m)).map((m) => chain(via, m))).toEqual([]);
   });
 });
 

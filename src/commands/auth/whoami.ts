@@ -4,7 +4,7 @@ import { sanitize } from '../../terminal/text.js';
 import { describeUser, expiryText, printJson, rows } from '../shared/format.js';
 
 export async function run(ctx: Context): Promise<void> {
-  const who = await identify(ctx);
+  const who = await identify(ctx, { asker: 'whoami' });
   if (ctx.globals.json) {
     printJson(ctx.io, who.claims);
     return;

@@ -12,7 +12,8 @@ import { createInterface } from 'node:readline';
 import type { FullApiIndex } from '../../catalogue/openapi.js';
 import type { Context } from '../../context.js';
 import { AuthError, ExitStatus, InterruptedError, PlatError, UsageError } from '../../errors.js';
-import { currentProfile, openBatchJournal, openClient, platformOf, startBatch, type ApiClient, type BatchItem, type BatchResult, type BatchRun, type Journal } from '../../session/index.js';
+import { openBatchJournal, startBatch, type BatchItem, type BatchResult, type BatchRun, type Journal } from '../../batch/index.js';
+import { currentProfile, openClient, platformOf, requestsOf, type ApiClient } from '../../session/index.js';
 import { escapeJsonForTerminal, sanitize } from '../../terminal/text.js';
 import { openInput, type Input } from './input.js';
 import { LineError, pathProblem, prepareLine, type LineContext, type PreparedLine } from '../../requests/batch-line.js';
@@ -65,8 +66,7 @@ export async function run(ctx: Context, file: string | undefined, flags: BatchFl
     let lineHash: ((text: string) => string) | undefined;
     if (flags.journal) {
       if (!baseUrl) throw new UsageError('--journal records which platform its lines went to: log in first, or pass --base-url.');
-      const binding = { origin: new URL(baseUrl).origin, profile: ctx.env.PLAT_TOKEN?.trim() ? null : profile };
-      ({ journal, lineHash } = await openBatchJournal(flags.journal, binding));
+      ({ journal, lineHash } = await openBatchJournal(flags.journal, requestsOf(ctx, { baseUrl, profile })));
     }
     progress = ctx.io.stderrIsTTY ? startProgress(ctx) : undefined;
     const lineContext = makeLineContext(ctx, baseUrl);

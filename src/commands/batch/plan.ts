@@ -4,7 +4,7 @@
  * fixed and sent again. The same answer in the check pass (counted and reported before anything is sent) and in
  * the sending pass.
  */
-import type { JournalRecord } from '../../session/index.js';
+import type { JournalRecord } from '../../batch/index.js';
 
 /** --resend-unknown, --settle-unknown done|failed: the person's word on lines whose fate is unknown. */
 export type UnknownChoice = 'resend' | 'done' | 'failed';

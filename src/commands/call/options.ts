@@ -1,7 +1,7 @@
 /**
  * The options of the commands that send one request, defined once: plat call's, which plat api and plat op take too
  * (the same runner behind all three), and plat op's own. Each call makes fresh Option objects, so every command that
- * has them holds its own: cli.ts's commands, and the commands plat op makes for an operation (op/command.ts).
+ * has them holds its own: call.define.ts and api.define.ts, and the commands plat op makes for an operation (op/command.ts).
  */
 import { Option } from 'commander';
 import { collect, completes } from '../../completion/value-kinds.js';

@@ -1,6 +1,6 @@
 /**
  * plat op's words, parsed by commander. Which of them are plat's options and which the operation's parameters depends
- * on the operation named, known only once the document is read: so `plat op` (cli.ts) hands its words on as they
+ * on the operation named, known only once the document is read: so `plat op` (op.define.ts) hands its words on as they
  * are, and here a Command is made for them — one for the options before the first word; then one for the operation
  * named, its parameters as options with plat op's own (plat call's) beside them, as restish makes its commands from
  * the document; or one for a listing's filter. Combined short flags (-iH 'a: b'), --name=value and the rest then
@@ -203,7 +203,7 @@ function refusedParam(operation: Operation, name: string): UsageError | undefine
   return refused && new UsageError(`${operation.operationId}'s header parameter ${sanitize(refused.name, 100)} is not taken from input: ${refused.reason}.`);
 }
 
-/** kubectl's `-o json`, as cli.ts says it for every other command. */
+/** kubectl's `-o json`, as cli.ts (withHints, commands/definition.ts) says it for every other command. */
 const JSON_HINT = 'For machine-readable output, plat takes --json (as in plat status --json).';
 
 function unknownParam(operationId: string, params: ParamSpec[], flag: string): UsageError {

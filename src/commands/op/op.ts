@@ -21,7 +21,7 @@ interface OpFlags extends CallFlags {
 /**
  * `words`: everything after `plat op` but plat's global options, as typed — an operationId or a filter, the
  * operation's `--<name> value` parameters and plat call's options, parsed in command.ts once the operation is
- * known. `command`: plat op's own (cli.ts), for its settings and its help.
+ * known. `command`: plat op's own (op.define.ts), for its settings and its help.
  */
 export async function run(ctx: Context, command: Command, words: string[]): Promise<void> {
   const { parseLeading, parseFilter, parseOperation } = await import('./command.js');

@@ -7,7 +7,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClient, responseFailure, startBatch, type ApiRequest, type BatchResult } from '../../../src/session/index.js';
+import { startBatch, type BatchResult } from '../../../src/batch/index.js';
+import { openClient, responseFailure, type ApiRequest } from '../../../src/session/index.js';
 import { signIn } from '../../helpers/consent.js';
 import { useTestContexts, type TestContext } from '../../helpers/context.js';
 import { useHome, usePlatform } from '../../helpers/platform.js';

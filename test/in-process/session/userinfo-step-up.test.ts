@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { run as status } from '../../../src/commands/auth/status.js';
+import { identify } from '../../../src/session/index.js';
 import { signIn } from '../../helpers/consent.js';
 import { useTestContexts } from '../../helpers/context.js';
 import { useHome, usePlatform } from '../../helpers/platform.js';
@@ -15,6 +16,27 @@ import { readProfile } from '../../helpers/state.js';
 const platform = usePlatform();
 const home = useHome();
 const open = useTestContexts(home);
+
+describe("UserInfo's step-up question", () => {
+  it('names who asks: plat whoami says whoami, any other caller what it asked', async () => {
+    platform.knobs.protectedResourceMetadata = 'missing';
+    await signIn(home, platform, ['--scope', 'openid courses:read']);
+    platform.override('/api/oauth/userinfo', (req, res) => {
+      req.resume();
+      res.writeHead(403, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="analytics:read"' }).end();
+      return true;
+    });
+    const asked = async (asker?: string) => {
+      const t = open({ env: { CI: undefined, PLAT_NO_PROMPT: undefined }, globals: { prompt: true }, stdin: 'n\n', terminal: true });
+      await identify(t.ctx, { quiet: true, ...(asker ? { asker } : {}) }).catch(() => undefined);
+      return t.stderr();
+    };
+    expect(await asked('whoami')).toMatch(/^whoami needs analytics:read\. Sign in again adding it\? \[y\/N\]/m);
+    const other = await asked();
+    expect(other).toMatch(/Reading who you are \(UserInfo\) needs analytics:read\. Sign in again/);
+    expect(other).not.toMatch(/whoami needs/);
+  });
+});
 
 describe('plat status --check at a terminal', () => {
   it("another profile's UserInfo refusal naming a missing scope asks nothing, and no profile gains the scope", async () => {

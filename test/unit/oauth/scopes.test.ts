@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ExitCode, UsageError } from '../../../src/errors.js';
-import { editDistance } from '../../../src/terminal/text.js';
+import { closestWords, editDistance } from '../../../src/terminal/text.js';
 import {
   DEFAULT_SCOPES,
   checkScopesSupported,
-  closeMatches,
   formatScopes,
   parseScopeArgs,
   scopesForPlan,
@@ -113,16 +112,17 @@ describe('checkScopesSupported', () => {
   });
 });
 
-describe('closeMatches', () => {
+describe("a scope the server does not offer, by plat's one closest-match rule (terminal/text.ts closestWords)", () => {
   it('ranks by edit distance, caps the list, and finds nothing for a distant word', () => {
-    expect(closeMatches('courses:raed', SUPPORTED)).toEqual(['courses:read', 'courses:write']);
-    expect(closeMatches('courses', SUPPORTED, 1)).toEqual(['courses:read']);
-    expect(closeMatches('qqqqqqqq', SUPPORTED)).toEqual([]);
+    expect(closestWords('courses:raed', SUPPORTED)).toEqual(['courses:read', 'courses:write']);
+    expect(closestWords('courses', SUPPORTED, 1)).toEqual(['courses:read']);
+    expect(closestWords('qqqqqqqq', SUPPORTED)).toEqual([]);
+    expect(() => checkScopesSupported(['courses:raed'], SUPPORTED)).toThrow(/"courses:raed" \(did you mean "courses:read" or "courses:write"\?\)/);
   });
 
-  it('finds a scope from a prefix of its resource and ignores case in the distance', () => {
-    expect(closeMatches('analytics', SUPPORTED)).toContain('analytics:read');
-    expect(closeMatches('ORDERS:READ', SUPPORTED)[0]).toBe('orders:read');
+  it('finds a scope from its resource and ignores case', () => {
+    expect(closestWords('analytics', SUPPORTED)).toContain('analytics:read');
+    expect(closestWords('ORDERS:READ', SUPPORTED)[0]).toBe('orders:read');
   });
 });
 
