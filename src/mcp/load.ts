@@ -31,7 +31,7 @@ import {
 import { didYouMean, sanitize } from '../terminal/text.js';
 import { apiRequestOf } from '../requests/api-request.js';
 import { buildRawRequest, givenParams, opRequest, problemPhrase } from '../requests/request-object.js';
-import { MAX_NESTING, tooDeep } from '../requests/depth.js';
+import { MAX_NESTING, nestsDeeperThan, tooDeep } from '../requests/depth.js';
 
 declare const PLAT_MCP_BUNDLE: string | undefined;
 
@@ -57,6 +57,6 @@ export function mainModules(): Record<string, Record<string, unknown>> {
     'src/requests/api-request.ts': { apiRequestOf },
     'src/requests/request-object.ts': { buildRawRequest, givenParams, opRequest, problemPhrase },
     'src/requests/values.ts': { parsePositiveInt },
-    'src/requests/depth.ts': { MAX_NESTING, tooDeep },
+    'src/requests/depth.ts': { MAX_NESTING, nestsDeeperThan, tooDeep },
   };
 }

@@ -5,7 +5,8 @@
  * kind of container and for a deep branch that is not the first.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_STRUCTURED_DEPTH, nestsDeeperThan } from '../../../src/mcp/bounds.js';
+import { MAX_STRUCTURED_DEPTH } from '../../../src/mcp/bounds.js';
+import { nestsDeeperThan } from '../../../src/requests/depth.js';
 
 /** `levels` containers, one inside the other, arrays or objects or each in turn. */
 function nested(levels: number, kind: 'array' | 'object' | 'mixed'): unknown {
