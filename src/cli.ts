@@ -223,6 +223,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
       .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
       .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
       .option('--timeout <seconds>', 'how long to wait for approval in the browser (default: 300)')
+      .option('--no-dpop', 'ask for bearer tokens even where the server offers DPoP-bound ones (RFC 9449)')
       .addOption(forOperations('ask for exactly the scopes these operations need (plat scopes plan)'))
       .addHelpText(
         'after',
@@ -285,6 +286,9 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 network, 4 authentication,
   lazily(program.command('token').description('print the access token (refreshed if needed) and nothing else'), (cmd) =>
     cmd
       .option('--min-ttl <seconds>', 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts')
+      .option('--dpop-bound', 'on a DPoP-bound session: print the token anyway, for a program that sends it with proofs (--dpop-proof)')
+      .option('--dpop-proof <"METHOD URL">', "on a DPoP-bound session: print a fresh DPoP proof for one request to the platform (--json: with the token and the key's thumbprint)")
+      .option('--dpop-nonce <nonce>', 'the DPoP-Nonce the server gave, for --dpop-proof')
       .addHelpText(
         'after',
         examples(
