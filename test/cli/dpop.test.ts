@@ -9,6 +9,7 @@ import { generateKeyPairSync, createHash, randomUUID, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { expectCleanError } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { startPlatProxy } from '../helpers/proxy.js';
 
 const platform = usePlatform({ dpop: true });
 const home = useHome();
@@ -71,6 +72,240 @@ async function readProfiles(): Promise<unknown> {
   return out;
 }
 
-void expectCleanError;
-void writeFile;
-void foreignProof;
+/** The API requests (not the OAuth endpoints) the platform saw. */
+const apiRequests = () => platform.stats.events.filter((e) => e.path.startsWith('/api/') && !e.path.startsWith('/api/oauth/'));
+
+/** Every proof the API accepted is by the session's key, for its own request, never seen before. */
+async function expectProofsByTheSessionKey(count: number) {
+  const jkt = (await storedSessionJkt())!;
+  expect(platform.dpopProofs.length).toBe(count);
+  for (const proof of platform.dpopProofs) {
+    expect(proof.jkt).toBe(jkt);
+    expect(proof.htu).not.toMatch(/[?#]/);
+  }
+  expect(new Set(platform.dpopProofs.map((p) => p.jti)).size).toBe(count);
+}
+
+async function storedSessionJkt(): Promise<string | undefined> {
+  const status = await home.run(['status', '--json']);
+  return JSON.parse(status.stdout).profiles[0]?.dpopJkt;
+}
+
+function mcpLines(...calls: Array<Record<string, unknown>>): string {
+  const lines = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ...calls.map((params, i) => ({ jsonrpc: '2.0', id: i + 2, method: 'tools/call', params })),
+  ];
+  return `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
+}
+
+describe('the whole journey on a DPoP platform, every proof checked by the server', () => {
+  it('whoami, call, a paginated call, refresh, op, batch, mcp, proxy and logout with revocation', async () => {
+    await login();
+    platform.stats.reset();
+    platform.dpopProofs.length = 0;
+
+    const who = await home.run(['whoami', '--json']);
+    expect(who.code, who.stderr).toBe(0);
+    expect(JSON.parse(who.stdout)).toMatchObject({ sub: 'user-ada' });
+
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code, call.stderr).toBe(0);
+    expect(JSON.parse(call.stdout)).toMatchObject({ anonymous: false, sub: 'user-ada' });
+    expect(platform.dpopProofs).toHaveLength(1);
+    expect(platform.dpopProofs[0]).toMatchObject({ htm: 'GET', htu: `${platform.baseUrl}/api/courses` });
+
+    // Each page its own proof, for its own URL without the query.
+    const pages = await home.run(['call', 'GET', '/api/lists/link?per_page=5&total=12', '--paginate', '--jq', '[.[].id] | length']);
+    expect(pages.code, pages.stderr).toBe(0);
+    expect(platform.dpopProofs.slice(1).map((p) => p.htu)).toEqual(Array(3).fill(`${platform.baseUrl}/api/lists/link`));
+
+    const refresh = await home.run(['refresh']);
+    expect(refresh.code, refresh.stderr).toBe(0);
+    expect(platform.stats.count('token:refresh_token')).toBe(1);
+
+    const op = await home.run(['op', 'getCourse', '--courseId', 'course-101']);
+    expect(op.code, op.stderr).toBe(0);
+
+    const batch = await home.run(['batch', '-'], { stdin: `${JSON.stringify({ method: 'GET', path: '/api/courses' })}\n${JSON.stringify({ op: 'getCourse', params: { courseId: 'course-102' } })}\n` });
+    expect(batch.code, batch.stderr).toBe(0);
+
+    const mcp = await home.run(['mcp'], { stdin: mcpLines({ name: 'call', arguments: { method: 'GET', path: '/api/courses' } }) });
+    expect(mcp.code, mcp.stderr).toBe(0);
+    const answer = mcp.stdout.trim().split('\n').map((line) => JSON.parse(line)).find((a) => a.id === 2);
+    expect(answer.result.structuredContent).toMatchObject({ anonymous: false });
+
+    const proxy = await startPlatProxy(home);
+    const viaProxy = await fetch(`${proxy.url}api/courses`);
+    expect(viaProxy.status).toBe(200);
+    expect(await viaProxy.json()).toMatchObject({ anonymous: false });
+    await proxy.stop();
+
+    // 1 call + 3 pages + op + 2 batch lines + mcp + proxy, every one with a proof by the session's key.
+    await expectProofsByTheSessionKey(9);
+    expect(apiRequests().length).toBe(9);
+
+    const logout = await home.run(['logout']);
+    expect(logout.code, logout.stderr).toBe(0);
+    expect(platform.stats.count('revoke:refresh_token')).toBe(1);
+    await expect(readFile(sessionFile(), 'utf8')).rejects.toThrow();
+  });
+
+  it('--no-dpop on a DPoP server gives a bearer session that works as before', async () => {
+    await login(['--no-dpop']);
+    const session = await storedSession();
+    expect(session.tokenType).toBe('Bearer');
+    expect(session.dpopKey).toBeUndefined();
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code, call.stderr).toBe(0);
+    expect(JSON.parse(call.stdout)).toMatchObject({ anonymous: false });
+    expect(platform.dpopProofs).toHaveLength(0);
+    const token = await home.run(['token']);
+    expect(token.code).toBe(0);
+    expect(token.stdout).toBe(`${session.accessToken}\n`);
+  });
+});
+
+describe('a token copied out of the store is worth nothing alone', () => {
+  it('refused as Bearer, refused with a proof from another key, and a proof replayed is refused', async () => {
+    await login();
+    const { accessToken } = await storedSession();
+    const url = `${platform.baseUrl}/api/courses`;
+    const asBearer = await fetch(url, { headers: { authorization: `Bearer ${accessToken}` } });
+    expect(asBearer.status).toBe(401);
+    const foreign = await fetch(url, { headers: { authorization: `DPoP ${accessToken}`, dpop: foreignProof('GET', url, accessToken) } });
+    expect(foreign.status).toBe(401);
+    expect(foreign.headers.get('www-authenticate')).toContain('not the key the token is bound to');
+
+    // plat token --dpop-proof: a program that makes its own requests gets a proof by the session's key, once.
+    const made = await home.run(['token', '--json', '--dpop-proof', `GET ${url}`]);
+    expect(made.code, made.stderr).toBe(0);
+    const { access_token, dpop_proof, token_type } = JSON.parse(made.stdout);
+    expect(token_type).toBe('DPoP');
+    const first = await fetch(url, { headers: { authorization: `DPoP ${access_token}`, dpop: dpop_proof } });
+    expect(first.status).toBe(200);
+    const replayed = await fetch(url, { headers: { authorization: `DPoP ${access_token}`, dpop: dpop_proof } });
+    expect(replayed.status).toBe(401);
+    expect(replayed.headers.get('www-authenticate')).toContain('replay');
+  });
+});
+
+describe('the token contract stays truthful', () => {
+  it('plat token exits 2 naming the ways that work; --json holds no token; exec without --proxy starts nothing', async () => {
+    await login();
+    const bare = await home.run(['token']);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe('');
+    expect(bare.stderr).toMatch(/plat proxy/);
+    expect(bare.stderr).toMatch(/plat exec --proxy/);
+    expect(bare.stderr).toMatch(/plat login --no-dpop/);
+    expectCleanError(bare);
+
+    const json = await home.run(['token', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    const described = JSON.parse(json.stdout);
+    expect(described).toMatchObject({ token_type: 'DPoP', access_token: null, dpop_jkt: await storedSessionJkt() });
+    const { accessToken } = await storedSession();
+    expect(json.stdout).not.toContain(accessToken);
+
+    const bound = await home.run(['token', '--dpop-bound']);
+    expect(bound.stdout).toBe(`${accessToken}\n`);
+
+    const marker = path.join(home.dir, 'started');
+    const exec = await home.run(['exec', '--', process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`]);
+    expect(exec.code).toBe(2);
+    expect(exec.stderr).toBe(bare.stderr);
+    await expect(readFile(marker, 'utf8')).rejects.toThrow();
+
+    const viaProxy = await home.run(['exec', '--proxy', '--', process.execPath, '-e', 'fetch(process.env.PLAT_PROXY_URL + "api/courses").then(async (r) => process.stdout.write(String(r.status) + " " + (await r.json()).anonymous))']);
+    expect(viaProxy.code, viaProxy.stderr).toBe(0);
+    expect(viaProxy.stdout).toBe('200 false');
+  });
+
+  it('a reflecting endpoint behind plat proxy hands out a token the program cannot use', async () => {
+    await login();
+    platform.override('/api/reflect', (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ authorization: req.headers.authorization, dpop: req.headers.dpop }));
+      return true;
+    });
+    const proxy = await startPlatProxy(home);
+    const reflected = (await (await fetch(`${proxy.url}api/reflect`)).json()) as { authorization?: string; dpop?: string };
+    await proxy.stop();
+    expect(reflected.authorization).toMatch(/^DPoP /);
+    const leaked = reflected.authorization!.slice('DPoP '.length);
+    const url = `${platform.baseUrl}/api/courses`;
+    expect((await fetch(url, { headers: { authorization: `Bearer ${leaked}` } })).status).toBe(401);
+    expect((await fetch(url, { headers: { authorization: `DPoP ${leaked}`, dpop: reflected.dpop! } })).status).toBe(401);
+    expect((await fetch(url, { headers: { authorization: `DPoP ${leaked}`, dpop: foreignProof('GET', url, leaked) } })).status).toBe(401);
+  });
+});
+
+describe('nonces (RFC 9449 §8, §9)', () => {
+  it('the token endpoint and the API ask for their nonce: each is answered once, and the call succeeds', async () => {
+    platform.knobs.dpopNonce = 'required';
+    await login();
+    // oidc-provider refused the first code exchange for want of its nonce (400 use_dpop_nonce), and took the second.
+    expect(platform.stats.count('token:authorization_code')).toBe(2);
+    platform.stats.reset();
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code, call.stderr).toBe(0);
+    expect(apiRequests().length).toBe(2);
+    expect(platform.dpopProofs).toHaveLength(1);
+    expect(platform.dpopProofs[0]!.nonce).toEqual(expect.any(String));
+    const refresh = await home.run(['refresh']);
+    expect(refresh.code, refresh.stderr).toBe(0);
+  });
+
+  it('an API that asks for a new nonce forever gets one retry, then a clear error', async () => {
+    await login();
+    platform.knobs.dpopNonce = 'always-new';
+    platform.stats.reset();
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code).toBe(1);
+    expect(apiRequests().length).toBe(2);
+    expect(platform.stats.count('token:refresh_token')).toBe(0);
+    expect(call.stderr).toMatch(/asked for a new DPoP nonce \(use_dpop_nonce\) again/);
+    expectCleanError(call);
+  });
+
+  it("a proof refused for its time says the clock is likely wrong", async () => {
+    await login();
+    platform.knobs.dpopClockOffset = 600;
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code).toBe(4);
+    expect(call.stderr).toMatch(/clock is probably wrong/);
+    expectCleanError(call);
+  });
+});
+
+describe('the key is handled like a refresh token', () => {
+  it('a key deleted from the store ends the session (exit 4 naming plat login), never a bearer request', async () => {
+    await login();
+    const session = await storedSession();
+    delete session.dpopKey;
+    await writeFile(sessionFile(), JSON.stringify(session), { mode: 0o600 });
+    platform.stats.reset();
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code).toBe(4);
+    expect(call.stderr).toMatch(/DPoP key .* is missing/);
+    expect(call.stderr).toMatch(/plat login/);
+    expect(apiRequests()).toHaveLength(0);
+    const again = await home.run(['call', 'GET', '/api/courses']);
+    expect(again.code).toBe(4);
+    expect(apiRequests()).toHaveLength(0);
+  });
+
+  it('a new login makes a new key; the key never reaches output, even --verbose', async () => {
+    await login();
+    const first = await storedSession();
+    const verbose = await home.run(['call', 'GET', '/api/courses', '--verbose']);
+    expect(verbose.code, verbose.stderr).toBe(0);
+    expect(verbose.stderr + verbose.stdout).not.toContain(first.dpopKey.jwk.d);
+    expect(verbose.stderr).not.toContain(first.accessToken);
+    await login();
+    const second = await storedSession();
+    expect(second.dpopKey.jwk.d).not.toBe(first.dpopKey.jwk.d);
+  });
+});
