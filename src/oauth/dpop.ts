@@ -72,13 +72,17 @@ export function isUsableDpopKey(value: unknown): value is DpopKey {
 
 const keyObjects = new Map<string, KeyObject>();
 
+/** The private key as node:crypto signs with it, made once per process; a key not of its algorithm's kind throws. */
 function keyObject(key: DpopKey): KeyObject {
-  const id = String(key.jwk.d);
+  if (typeof key.jwk.d !== 'string' || !key.jwk.d) throw new Error('the key has no private part');
+  const id = `${key.alg} ${key.jwk.d}`;
   let found = keyObjects.get(id);
   if (!found) {
     found = createPrivateKey({ key: key.jwk, format: 'jwk' });
     const kind = found.asymmetricKeyType;
-    const fits = key.alg.startsWith('ES') ? kind === 'ec' : key.alg.startsWith('Ed') ? kind === 'ed25519' : kind === 'rsa';
+    const curve = found.asymmetricKeyDetails?.namedCurve;
+    const fits =
+      key.alg === 'ES256' ? kind === 'ec' && curve === 'prime256v1' : key.alg === 'ES384' ? kind === 'ec' && curve === 'secp384r1' : key.alg.startsWith('Ed') ? kind === 'ed25519' : kind === 'rsa';
     if (!fits) throw new Error('the key is not of its algorithm’s kind');
     keyObjects.set(id, found);
   }
