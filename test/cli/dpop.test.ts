@@ -10,6 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { expectCleanError } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { startPlatProxy } from '../helpers/proxy.js';
+import { keyring } from '../helpers/components.js';
+import { filesWithText } from '../helpers/state.js';
 
 const platform = usePlatform({ dpop: true });
 const home = useHome();
@@ -307,5 +309,26 @@ describe('the key is handled like a refresh token', () => {
     await login();
     const second = await storedSession();
     expect(second.dpopKey.jwk.d).not.toBe(first.dpopKey.jwk.d);
+  });
+});
+
+describe.skipIf(keyring.skip)(keyring.title('the key moves with the session'), () => {
+  it('a session moved from the 0600 file to the keychain takes its key along, and no file keeps it', async () => {
+    keyring.require();
+    await login();
+    const { dpopKey } = await storedSession();
+    const jkt = await storedSessionJkt();
+    const moved = await home.run(['call', 'GET', '/api/courses'], { env: { PLAT_TOKEN_STORE: 'keychain' } });
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(JSON.parse(moved.stdout)).toMatchObject({ anonymous: false });
+    const status = JSON.parse((await home.run(['status', '--json'], { env: { PLAT_TOKEN_STORE: 'keychain' } })).stdout).profiles[0];
+    expect(status).toMatchObject({ tokenStore: 'keychain', tokenType: 'DPoP', dpopJkt: jkt });
+    const text = (await filesWithText(home.dir)).map(({ text }) => text).join('\n');
+    expect(text).not.toContain(dpopKey.jwk.d);
+    // Still bound, by the same key: the API checked a proof for each call.
+    const again = await home.run(['call', 'GET', '/api/courses'], { env: { PLAT_TOKEN_STORE: 'keychain' } });
+    expect(again.code, again.stderr).toBe(0);
+    expect(platform.dpopProofs.every((p) => p.jkt === jkt)).toBe(true);
+    expect((await home.run(['logout'], { env: { PLAT_TOKEN_STORE: 'keychain' } })).code).toBe(0);
   });
 });
