@@ -169,6 +169,26 @@ describe('the whole journey on a DPoP platform, every proof checked by the serve
   });
 });
 
+describe('the device flow on a DPoP platform', () => {
+  it('every poll carries a proof, and the session is bound like a browser login', async () => {
+    let acted = false;
+    const result = await home.run(['login', '--device', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read'], {
+      onStderr: (stderr) => {
+        const uri = /^ {2}(http\S+)$/m.exec(stderr)?.[1];
+        const code = /enter the code: +(\S+)/.exec(stderr)?.[1];
+        if (!uri || !code || acted) return;
+        acted = true;
+        void platform.approveDevice(uri, { userCode: code });
+      },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await storedSession()).tokenType).toBe('DPoP');
+    const call = await home.run(['call', 'GET', '/api/courses']);
+    expect(call.code, call.stderr).toBe(0);
+    expect(platform.dpopProofs).toHaveLength(1);
+  });
+});
+
 describe('a token copied out of the store is worth nothing alone', () => {
   it('refused as Bearer, refused with a proof from another key, and a proof replayed is refused', async () => {
     await login();
