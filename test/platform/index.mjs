@@ -393,7 +393,8 @@ export async function startPlatform(options = {}) {
     switch (pathname) {
       case '/.well-known/oauth-protected-resource':
         if (knobs.protectedResourceMetadata === 'missing') return sendJson(res, 404, { error: 'not_found' });
-        return sendJson(res, 200, protectedResourceMetadata(baseUrl, issuer));
+        // RFC 9728 §2: the API says it checks DPoP proofs, with the algorithms its checker takes (api.mjs).
+        return sendJson(res, 200, { ...protectedResourceMetadata(baseUrl, issuer), ...(options.dpop ? { dpop_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA', 'PS256', 'RS256'] } : {}) });
       case '/.well-known/oauth-authorization-server':
         // RFC 8414 metadata is the same document as OIDC discovery; let oidc-provider produce it.
         req.url = `/.well-known/openid-configuration${url.search}`;

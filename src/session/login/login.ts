@@ -172,7 +172,7 @@ async function signInByDevice(ctx: Context, attempt: Attempt, plan: ClientPlan):
   const { registration } = client.credentials;
   let tokens: DeviceTokens;
   try {
-    const dpop = await loginKey(discovery.as, options);
+    const dpop = await loginKey(discovery, options);
     if (dpop) ctx.secrets.remember(String(dpop.jwk.d));
     tokens = await waitForDeviceApproval(ctx, discovery, client.credentials, {
       dpop,
@@ -224,7 +224,7 @@ async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Pro
   let listener: LoopbackListener | undefined;
   try {
     const secrets = newLoginSecrets();
-    const dpop = await loginKey(as, options);
+    const dpop = await loginKey(discovery, options);
     if (dpop) ctx.secrets.remember(String(dpop.jwk.d));
     listener = await listen(options.port, plan.stored ? portOf(plan.stored.redirectUris[0]) : plan.known?.port, secrets.state);
     const client = await settleClient(ctx, discovery, listener, plan, scopes);
@@ -471,13 +471,18 @@ async function assertKeyKept(store: TokenStore, name: string, key: DpopKey): Pro
 }
 
 /**
- * The key this login's tokens are bound to: made anew (node:crypto) when the server lists
- * dpop_signing_alg_values_supported with an algorithm plat signs with, unless --no-dpop declined it.
+ * The key this login's tokens are bound to: made anew (node:crypto) when the authorization server lists
+ * dpop_signing_alg_values_supported with an algorithm plat signs with, unless --no-dpop declined it, or the API's
+ * own protected-resource metadata (RFC 9728 §2) says what it takes and DPoP is not among it: a token bound at the
+ * authorization server that the API cannot check would be refused at every call (Better Auth's provider offers
+ * DPoP, and its resource helper takes Bearer only).
  */
-async function loginKey(as: { dpop_signing_alg_values_supported?: unknown }, options: LoginOptions): Promise<DpopKey | undefined> {
+async function loginKey(discovery: Discovery, options: LoginOptions): Promise<DpopKey | undefined> {
   if (options.dpop === false) return undefined;
-  const offered = as.dpop_signing_alg_values_supported;
+  const offered = discovery.as.dpop_signing_alg_values_supported;
   if (!Array.isArray(offered) || offered.length === 0) return undefined;
+  const api = discovery.resource;
+  if (api && !Array.isArray(api.dpop_signing_alg_values_supported) && api.dpop_bound_access_tokens_required !== true) return undefined;
   const { chooseDpopAlgorithm, makeDpopKey } = await import('../../oauth/dpop.js');
   const alg = chooseDpopAlgorithm(offered);
   return alg ? makeDpopKey(alg) : undefined;
