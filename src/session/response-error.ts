@@ -63,7 +63,11 @@ export function responseError(ctx: Context, request: ApiRequest, response: ApiRe
     if (token.kind === 'env') return new AuthError(`The server rejected PLAT_TOKEN (HTTP 401) for ${where}. Provide a valid token, or unset PLAT_TOKEN to use the stored session.`);
     const dpop = /\bdpop\b[^]*error\s*=\s*"?(use_dpop_nonce|invalid_dpop_proof)"?(?:[^]*error_description\s*=\s*"([^"]*)")?/i.exec(String(response.headers['www-authenticate'] ?? ''));
     if (dpop?.[1] === 'use_dpop_nonce') {
-      return new PlatError(`The platform asked for a new DPoP nonce (use_dpop_nonce) again after plat sent the one it gave, for ${where}: plat stopped rather than loop. Try again; if it repeats, the platform is misconfigured.`, ExitCode.failure);
+      return new PlatError(
+        `The platform refused ${where} for want of its DPoP nonce (use_dpop_nonce), after plat sent the request once more with the nonce it gave (or could not: a body read from stdin is sent once): plat stopped rather than loop. ` +
+          'Try again (a body from a file, --input <file>, can be sent again); if it repeats, the platform is misconfigured.',
+        ExitCode.failure,
+      );
     }
     if (dpop && /\biat\b|recent|clock|time/i.test(dpop[2] ?? '')) {
       return new AuthError(`The platform refused plat's DPoP proof for its time (invalid_dpop_proof: ${sanitize(dpop[2]!, 200)}) for ${where}: this computer's clock is probably wrong. Set the clock right (NTP), then try again.`);

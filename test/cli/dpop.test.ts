@@ -288,7 +288,7 @@ describe('nonces (RFC 9449 §8, §9)', () => {
     expect(call.code).toBe(1);
     expect(apiRequests().length).toBe(2);
     expect(platform.stats.count('token:refresh_token')).toBe(0);
-    expect(call.stderr).toMatch(/asked for a new DPoP nonce \(use_dpop_nonce\) again/);
+    expect(call.stderr).toMatch(/refused GET \/api\/courses for want of its DPoP nonce \(use_dpop_nonce\), after plat sent the request once more/);
     expectCleanError(call);
   });
 

@@ -472,17 +472,14 @@ async function assertKeyKept(store: TokenStore, name: string, key: DpopKey): Pro
 
 /**
  * The key this login's tokens are bound to: made anew (node:crypto) when the authorization server lists
- * dpop_signing_alg_values_supported with an algorithm plat signs with, unless --no-dpop declined it, or the API's
- * own protected-resource metadata (RFC 9728 §2) says what it takes and DPoP is not among it: a token bound at the
- * authorization server that the API cannot check would be refused at every call (Better Auth's provider offers
- * DPoP, and its resource helper takes Bearer only).
+ * dpop_signing_alg_values_supported with an algorithm plat signs with, unless --no-dpop declined it. The
+ * authorization server's word alone, as the contract says: the API's protected-resource metadata is no guide (the
+ * MCP conformance suite's DPoP server requires bound tokens and its document does not list DPoP).
  */
 async function loginKey(discovery: Discovery, options: LoginOptions): Promise<DpopKey | undefined> {
   if (options.dpop === false) return undefined;
   const offered = discovery.as.dpop_signing_alg_values_supported;
   if (!Array.isArray(offered) || offered.length === 0) return undefined;
-  const api = discovery.resource;
-  if (api && !Array.isArray(api.dpop_signing_alg_values_supported) && api.dpop_bound_access_tokens_required !== true) return undefined;
   const { chooseDpopAlgorithm, makeDpopKey } = await import('../../oauth/dpop.js');
   const alg = chooseDpopAlgorithm(offered);
   return alg ? makeDpopKey(alg) : undefined;
