@@ -278,6 +278,11 @@ describe('nonces (RFC 9449 §8, §9)', () => {
     expect(platform.dpopProofs[0]!.nonce).toEqual(expect.any(String));
     const refresh = await home.run(['refresh']);
     expect(refresh.code, refresh.stderr).toBe(0);
+    // oidc-provider's UserInfo asks for its nonce too: answered once, and whoami answers from UserInfo.
+    const who = await home.run(['whoami', '--json']);
+    expect(who.code, who.stderr).toBe(0);
+    expect(JSON.parse(who.stdout)).toMatchObject({ sub: 'user-ada' });
+    expect(who.stderr).not.toMatch(/ID token/);
   });
 
   it('an API that asks for a new nonce forever gets one retry, then a clear error', async () => {
