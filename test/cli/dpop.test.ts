@@ -297,6 +297,39 @@ describe('nonces (RFC 9449 §8, §9)', () => {
     expectCleanError(call);
   });
 
+  it('a token endpoint that asks for a new nonce forever gets one retry, then a clear error; the session is kept', async () => {
+    await login();
+    let asked = 0;
+    platform.override('/api/oauth/token', (req, res) => {
+      req.resume();
+      asked += 1;
+      res.writeHead(400, { 'content-type': 'application/json', 'dpop-nonce': `nonce-${asked}`, 'cache-control': 'no-store' });
+      res.end(JSON.stringify({ error: 'use_dpop_nonce', error_description: 'Authorization server requires nonce in DPoP proof' }));
+      return true;
+    });
+    const refresh = await home.run(['refresh']);
+    expect(refresh.code).toBe(1);
+    expect(asked).toBe(2);
+    expect(refresh.stderr).toMatch(/asked for a new DPoP nonce \(use_dpop_nonce\) again after plat sent the one it gave/);
+    expectCleanError(refresh);
+    platform.clearOverrides();
+    expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
+  });
+
+  it('a token endpoint that refuses the proof for its time: the error says the clock is likely wrong', async () => {
+    await login();
+    platform.override('/api/oauth/token', (req, res) => {
+      req.resume();
+      res.writeHead(400, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(JSON.stringify({ error: 'invalid_dpop_proof', error_description: 'DPoP proof iat is not recent enough' }));
+      return true;
+    });
+    const refresh = await home.run(['refresh']);
+    expect(refresh.code).toBe(4);
+    expect(refresh.stderr).toMatch(/refused plat's DPoP proof for its time .* clock is probably wrong/);
+    expectCleanError(refresh);
+  });
+
   it("a proof refused for its time says the clock is likely wrong", async () => {
     await login();
     platform.knobs.dpopClockOffset = 600;
