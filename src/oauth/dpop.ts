@@ -161,12 +161,6 @@ export function asksForDpopNonce(status: number, headers: Record<string, string 
   return Boolean(nonce) && /\bdpop\b[^]*error\s*=\s*"?use_dpop_nonce/i.test(challenge);
 }
 
-/** A 401 whose DPoP challenge says the proof's time was refused: the clock is the likely cause, and the error says so. */
-export function dpopTimeRefused(headers: Record<string, string | string[] | undefined>): boolean {
-  const challenge = [headers['www-authenticate']].flat().join(', ');
-  return /\bdpop\b[^]*error\s*=\s*"?invalid_dpop_proof[^]*\biat\b/i.test(challenge);
-}
-
 /** A key pair in Web Crypto form, for oauth4webapi's DPoP handle at the token endpoint. */
 export async function dpopCryptoKeyPair(key: DpopKey): Promise<{ privateKey: webcrypto.CryptoKey; publicKey: webcrypto.CryptoKey }> {
   const { subtle } = webcrypto;
