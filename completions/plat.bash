@@ -8,7 +8,7 @@ __plat_takes_value() {
   case $2 in --base-url|--profile) return 0 ;; esac
   case $1 in
     login) case $2 in --scope|--add-scope|--port|--resource|--resource-metadata|--client-id|--client-metadata-url|--timeout|--for) return 0 ;; esac ;;
-    token) case $2 in --min-ttl) return 0 ;; esac ;;
+    token) case $2 in --min-ttl|--dpop-proof|--dpop-nonce) return 0 ;; esac ;;
     exec) case $2 in --env|--min-ttl) return 0 ;; esac ;;
     call) case $2 in --header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next|--jq) return 0 ;; esac ;;
     api) case $2 in --method|-X|--jq|-q|--header|-H|--field|-f|--typed-field|-F|--input|--timeout|--retry|--max-pages|--max-items|--items|--next) return 0 ;; esac ;;
@@ -55,12 +55,12 @@ __plat_value_kind() {
 __plat_options() {
   echo '--version --base-url --profile --json --verbose --no-color --no-prompt -h --help'
   case $1 in
-    login) echo '--scope --add-scope --device --no-browser --port --resource --resource-metadata --client-id --client-secret-stdin --client-metadata-url --timeout --for -h --help' ;;
+    login) echo '--scope --add-scope --device --no-browser --port --resource --resource-metadata --client-id --client-secret-stdin --client-metadata-url --timeout --no-dpop --for -h --help' ;;
     whoami) echo '-h --help' ;;
     status) echo '--check -h --help' ;;
     switch) echo '-h --help' ;;
     refresh) echo '-h --help' ;;
-    token) echo '--min-ttl -h --help' ;;
+    token) echo '--min-ttl --dpop-bound --dpop-proof --dpop-nonce -h --help' ;;
     exec) echo '--env --proxy --min-ttl -h --help' ;;
     logout) echo '--no-revoke --all --forget -h --help' ;;
     call) echo '-H --header -f --field -F --typed-field --input -i --include --anonymous --timeout --retry --paginate --ndjson --slurp --max-pages --max-items --items --next --jq -h --help' ;;

@@ -9,7 +9,7 @@ function __plat_takes_value
         case login
             contains -- $argv[2] --scope --add-scope --port --resource --resource-metadata --client-id --client-metadata-url --timeout --for; and return 0
         case token
-            contains -- $argv[2] --min-ttl; and return 0
+            contains -- $argv[2] --min-ttl --dpop-proof --dpop-nonce; and return 0
         case exec
             contains -- $argv[2] --env --min-ttl; and return 0
         case call
@@ -134,6 +134,7 @@ complete -c plat -n '__plat_using login' -l client-id -d 'use a pre-registered c
 complete -c plat -n '__plat_using login' -l client-secret-stdin -d 'read the pre-registered client\'s secret from the first line of stdin'
 complete -c plat -n '__plat_using login' -l client-metadata-url -d 'use the https URL of your client ID metadata document as the client_id (servers that support it)' -x
 complete -c plat -n '__plat_using login' -l timeout -d 'how long to wait for approval in the browser (default: 300)' -x
+complete -c plat -n '__plat_using login' -l no-dpop -d 'ask for bearer tokens even where the server offers DPoP-bound ones (RFC 9449)'
 complete -c plat -n '__plat_using login' -l for -d 'ask for exactly the scopes these operations need (plat scopes plan); repeat, or separate with spaces or commas' -x -a '(__plat_query operations)'
 complete -c plat -n __plat_needs_command -a whoami -d 'show who you are signed in as (OIDC UserInfo)'
 complete -c plat -n __plat_needs_command -a status -d 'list profiles (or the one named): platform, user, scopes, token expiry, where tokens are stored; exit 4 if one is not logged in'
@@ -144,6 +145,9 @@ complete -c plat -n '__plat_arg switch 0' -x -a '(__plat_query profiles)' -d 'th
 complete -c plat -n __plat_needs_command -a refresh -d 'refresh the access token now and store the rotated refresh token'
 complete -c plat -n __plat_needs_command -a token -d 'print the access token (refreshed if needed) and nothing else'
 complete -c plat -n '__plat_using token' -l min-ttl -d 'refresh first if the token would expire sooner; exit 4 if the server cannot give one that lasts' -x
+complete -c plat -n '__plat_using token' -l dpop-bound -d 'on a DPoP-bound session: print the token anyway, for a program that sends it with proofs (--dpop-proof)'
+complete -c plat -n '__plat_using token' -l dpop-proof -d 'on a DPoP-bound session: print a fresh DPoP proof for one request to the platform (--json: with the token and the key\'s thumbprint)' -x
+complete -c plat -n '__plat_using token' -l dpop-nonce -d 'the DPoP-Nonce the server gave, for --dpop-proof' -x
 complete -c plat -n __plat_needs_command -a exec -d 'run a program with a fresh token in its environment (PLAT_TOKEN, PLAT_BASE_URL)'
 complete -c plat -n '__plat_using exec' -l env -d 'the environment variable that carries the token' -x
 complete -c plat -n '__plat_using exec' -l proxy -d 'give the program no token: a plat proxy for its lifetime, in PLAT_PROXY_URL and PLAT_BASE_URL'

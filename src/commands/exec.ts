@@ -4,7 +4,7 @@
  */
 import type { Context } from '../context.js';
 import { ExitStatus, UsageError } from '../errors.js';
-import { accessToken, currentProfile, requirePlatform } from '../session/index.js';
+import { accessToken, boundTokenError, currentProfile, isDpopBound, requirePlatform } from '../session/index.js';
 import { parsePositiveInt } from '../requests/values.js';
 
 export interface ExecFlags {
@@ -35,6 +35,8 @@ export async function run(ctx: Context, argv: string[], flags: ExecFlags): Promi
   const { MAX_MIN_TTL_SECONDS } = await import('./auth/token.js');
   const minTtl = parsePositiveInt(flags.minTtl, '--min-ttl', MAX_MIN_TTL_SECONDS);
   const source = await accessToken(ctx, { minTtlMs: minTtl === undefined ? undefined : minTtl * 1000 });
+  // A DPoP-bound token in PLAT_TOKEN would be refused wherever the program sent it: the program is not started.
+  if (isDpopBound(source)) throw boundTokenError(ctx, source);
   // The session's own origin (the token is for it), or for PLAT_TOKEN the platform named by --base-url/PLAT_BASE_URL.
   const baseUrl = source.kind === 'session' ? source.profile.baseUrl : source.baseUrl;
   const env: Record<string, string> = {};

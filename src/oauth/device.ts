@@ -12,7 +12,8 @@ import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import { bearerWhenUntyped } from './token-type.js';
-import { heldByServer, toSession } from './tokens.js';
+import { dpopFailure, heldByServer, toSession, withDpopNonce } from './tokens.js';
+import type { DpopKey } from './dpop.js';
 import { sanitize } from '../terminal/text.js';
 import type { TokenSet } from './types.js';
 
@@ -99,21 +100,26 @@ export async function pollDeviceToken(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
   credentials: ClientCredentials,
-  input: { deviceCode: string; resource?: string; requestedScopes: string[]; now: number },
+  input: { deviceCode: string; resource?: string; requestedScopes: string[]; now: number; dpop?: DpopKey },
 ): Promise<DeviceTokens | PollAnswer> {
   const endpoint = assertSecureEndpoint(as, 'token_endpoint');
   const client = toOAuthClient(credentials.registration);
   let result: oauth.TokenEndpointResponse;
   let issued = false;
   try {
-    const answer = await oauth.deviceCodeGrantRequest(as, client, clientAuth(credentials, as, 'token'), input.deviceCode, {
-      ...requestOptions(deps, endpoint),
-      ...(input.resource ? { additionalParameters: { resource: input.resource } } : {}),
-    });
+    const answer = await withDpopNonce(input.dpop, (proof) =>
+      oauth.deviceCodeGrantRequest(as, client, clientAuth(credentials, as, 'token'), input.deviceCode, {
+        ...requestOptions(deps, endpoint),
+        ...(input.resource ? { additionalParameters: { resource: input.resource } } : {}),
+        ...proof,
+      }),
+    );
     issued = answer.status === 200;
     result = await oauth.processDeviceCodeResponse(as, client, await bearerWhenUntyped(deps, answer));
   } catch (error) {
     if (issued) throw heldByServer(toPlatError(error, 'waiting for the device sign-in', endpoint.origin));
+    const proof = dpopFailure(error);
+    if (proof) throw proof;
     const body = oauthErrorOf(error);
     switch (body?.error) {
       case 'authorization_pending':
@@ -134,7 +140,7 @@ export async function pollDeviceToken(
   }
   const claims = result.id_token ? oauth.getValidatedIdTokenClaims(result) : undefined;
   try {
-    return { session: toSession(result, input.now, input.requestedScopes), idTokenClaims: claims };
+    return { session: toSession(result, input.now, input.requestedScopes, input.dpop), idTokenClaims: claims };
   } catch (error) {
     throw error instanceof PlatError ? heldByServer(error) : error;
   }

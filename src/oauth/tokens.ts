@@ -11,6 +11,7 @@ import { sanitize } from '../terminal/text.js';
 import { requestOptions, type OAuthDeps } from './options.js';
 import { bearerWhenUntyped, HELD_BY_SERVER } from './token-type.js';
 import type { TokenSet } from './types.js';
+import type { DpopKey } from './dpop.js';
 
 function additional(resource?: string) {
   return resource ? { additionalParameters: { resource } } : {};
@@ -29,20 +30,24 @@ export async function exchangeCode(
     resource?: string;
     requestedScopes: string[];
     now: number;
+    /** The key the tokens are to be bound to (RFC 9449), where the server offers DPoP and the person did not decline. */
+    dpop?: DpopKey;
   },
 ): Promise<{ session: TokenSet; idTokenSubject?: string; idTokenClaims?: Record<string, unknown> }> {
   const endpoint = assertSecureEndpoint(as, 'token_endpoint');
   const client = toOAuthClient(credentials.registration);
   let issued = false;
   try {
-    const answer = await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      clientAuth(credentials, as, 'token'),
-      input.callbackParams,
-      input.redirectUri,
-      input.codeVerifier,
-      { ...requestOptions(deps, endpoint), ...additional(input.resource) },
+    const answer = await withDpopNonce(input.dpop, (proof) =>
+      oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        clientAuth(credentials, as, 'token'),
+        input.callbackParams,
+        input.redirectUri,
+        input.codeVerifier,
+        { ...requestOptions(deps, endpoint), ...additional(input.resource), ...proof },
+      ),
     );
     issued = answer.status === 200;
     const response = await bearerWhenUntyped(deps, answer);
@@ -57,7 +62,7 @@ export async function exchangeCode(
       idToken ? { expectedNonce: input.nonce ?? oauth.expectNoNonce, requireIdToken: true } : undefined,
     );
     const claims = result.id_token ? oauth.getValidatedIdTokenClaims(result) : undefined;
-    return { session: toSession(result, input.now, input.requestedScopes), idTokenSubject: claims?.sub, idTokenClaims: claims };
+    return { session: toSession(result, input.now, input.requestedScopes, input.dpop), idTokenSubject: claims?.sub, idTokenClaims: claims };
   } catch (error) {
     const failure = codeExchangeFailure(error, endpoint);
     throw issued ? heldByServer(failure) : failure;
@@ -65,6 +70,8 @@ export async function exchangeCode(
 }
 
 function codeExchangeFailure(error: unknown, endpoint: URL): PlatError {
+  const proof = dpopFailure(error);
+  if (proof) return proof;
   const nonce = nonceFailure(error);
   if (nonce) return new AuthError(nonce, { cause: error });
   const body = oauthErrorOf(error);
@@ -120,7 +127,7 @@ export async function refreshTokens(
   deps: OAuthDeps,
   as: oauth.AuthorizationServer,
   credentials: ClientCredentials,
-  input: { previous: Pick<TokenSet, 'refreshToken' | 'idToken' | 'scopes'>; resource?: string; now: number },
+  input: { previous: Pick<TokenSet, 'refreshToken' | 'idToken' | 'scopes' | 'dpopKey'>; resource?: string; now: number },
 ): Promise<TokenSet> {
   const endpoint = assertSecureEndpoint(as, 'token_endpoint');
   const refreshToken = input.previous.refreshToken;
@@ -130,13 +137,19 @@ export async function refreshTokens(
   const client = toOAuthClient(credentials.registration);
   let result: oauth.TokenEndpointResponse;
   try {
-    const answer = await oauth.refreshTokenGrantRequest(as, client, clientAuth(credentials, as, 'token'), refreshToken, {
-      ...requestOptions(deps, endpoint),
-      ...additional(input.resource),
-    });
+    const key = input.previous.dpopKey as DpopKey | undefined;
+    const answer = await withDpopNonce(key, (proof) =>
+      oauth.refreshTokenGrantRequest(as, client, clientAuth(credentials, as, 'token'), refreshToken, {
+        ...requestOptions(deps, endpoint),
+        ...additional(input.resource),
+        ...proof,
+      }),
+    );
     const response = await bearerWhenUntyped(deps, answer);
     result = await oauth.processRefreshTokenResponse(as, client, response);
   } catch (error) {
+    const proof = dpopFailure(error);
+    if (proof) throw proof;
     const body = oauthErrorOf(error);
     if (body?.error === 'invalid_grant') {
       throw new RefreshRejectedError();
@@ -144,7 +157,7 @@ export async function refreshTokens(
     if (body?.error === 'invalid_client') throw new ClientRejectedError(body.description);
     throw toPlatError(error, 'refreshing the access token', endpoint.origin);
   }
-  const session = toSession(result, input.now, input.previous.scopes);
+  const session = toSession(result, input.now, input.previous.scopes, input.previous.dpopKey as DpopKey | undefined);
   // RFC 6749 §6: a server that does not rotate returns no refresh token; the old one stays valid.
   session.refreshToken ??= refreshToken;
   session.idToken ??= input.previous.idToken;
@@ -163,7 +176,7 @@ export class RefreshRejectedError extends AuthError {
 const VSCHAR = /^[\x20-\x7e]+$/;
 
 /** A checked token response as plat keeps it (shared by the code, refresh and device grants). */
-export function toSession(result: oauth.TokenEndpointResponse, now: number, requestedScopes: string[]): TokenSet {
+export function toSession(result: oauth.TokenEndpointResponse, now: number, requestedScopes: string[], dpop?: DpopKey): TokenSet {
   for (const [name, value] of [['access_token', result.access_token], ['refresh_token', result.refresh_token]] as const) {
     if (value !== undefined && (typeof value !== 'string' || !VSCHAR.test(value))) {
       throw new PlatError(
@@ -171,14 +184,19 @@ export function toSession(result: oauth.TokenEndpointResponse, now: number, requ
       );
     }
   }
-  if (result.token_type.toLowerCase() !== 'bearer') {
-    throw new PlatError(`The server issued a "${result.token_type}" token; plat only supports Bearer tokens.`);
+  const type = result.token_type.toLowerCase();
+  // A DPoP token only where plat sent a proof (RFC 9449 §5): it is bound to that key, which the session keeps. A
+  // server that answered a proof with a Bearer token issued an unbound one: it is kept and used as Bearer.
+  const bound = type === 'dpop' && dpop !== undefined;
+  if (type !== 'bearer' && !bound) {
+    throw new PlatError(`The server issued a "${result.token_type}" token; plat only supports Bearer tokens${dpop ? ' and DPoP-bound ones' : ''}.`);
   }
   return {
     accessToken: result.access_token,
     refreshToken: result.refresh_token,
     idToken: result.id_token,
-    tokenType: 'Bearer',
+    tokenType: bound ? 'DPoP' : 'Bearer',
+    ...(bound ? { dpopKey: dpop } : {}),
     ...expiryOf(result.expires_in, now),
     obtainedAt: now,
     scopes: typeof result.scope === 'string' && result.scope.trim() ? result.scope.trim().split(/\s+/) : requestedScopes,
@@ -221,14 +239,20 @@ export async function revokeToken(
   credentials: ClientCredentials,
   token: string,
   hint: 'refresh_token' | 'access_token',
+  dpop?: DpopKey,
 ): Promise<void> {
   const endpoint = assertSecureEndpoint(as, 'revocation_endpoint');
   const which = hint === 'refresh_token' ? 'refresh' : 'access';
   try {
-    const response = await oauth.revocationRequest(as, toOAuthClient(credentials.registration), clientAuth(credentials, as, 'revocation'), token, {
-      ...requestOptions(deps, endpoint),
-      additionalParameters: { token_type_hint: hint },
-    });
+    // RFC 9449 defines no proof for revocation (RFC 7009); a proof is sent all the same where the session is bound,
+    // as the same key's holder, for a server that asks for one there.
+    const response = await withDpopNonce(dpop, (proof) =>
+      oauth.revocationRequest(as, toOAuthClient(credentials.registration), clientAuth(credentials, as, 'revocation'), token, {
+        ...requestOptions(deps, endpoint),
+        additionalParameters: { token_type_hint: hint },
+        ...proof,
+      }),
+    );
     await oauth.processRevocationResponse(response);
   } catch (error) {
     const body = oauthErrorOf(error) ?? (await challengedError(error));
@@ -269,4 +293,53 @@ function statusOfFailure(error: unknown): number | undefined {
   if (error instanceof oauth.WWWAuthenticateChallengeError) return error.status;
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   return cause && typeof cause === 'object' && 'status' in cause && typeof cause.status === 'number' ? cause.status : undefined;
+}
+
+/** One oauth4webapi DPoP handle per key for the process: it keeps the token endpoint's nonce (per origin) between requests. */
+const handles = new Map<string, Promise<oauth.DPoPHandle>>();
+
+function dpopHandle(key: DpopKey): Promise<oauth.DPoPHandle> {
+  const id = String(key.jwk.d);
+  let handle = handles.get(id);
+  if (!handle) {
+    handle = import('./dpop.js').then(async ({ dpopCryptoKeyPair }) => oauth.DPoP({}, (await dpopCryptoKeyPair(key)) as unknown as Parameters<typeof oauth.DPoP>[1]));
+    handles.set(id, handle);
+  }
+  return handle;
+}
+
+/**
+ * A token-endpoint request with a DPoP proof when the session is bound, answered once more when the server asks for
+ * a nonce (RFC 9449 §8: a 400 use_dpop_nonce with DPoP-Nonce, which the handle keeps). Twice is the end: a server
+ * that asks again is reported (dpopFailure), never looped on.
+ */
+export async function withDpopNonce(key: DpopKey | undefined, send: (proof: { DPoP?: oauth.DPoPHandle }) => Promise<Response>): Promise<Response> {
+  if (!key) return send({});
+  const DPoP = await dpopHandle(key);
+  const first = await send({ DPoP });
+  if (first.status !== 400 && first.status !== 401) return first;
+  if (!first.headers.get('dpop-nonce')) return first;
+  const body = (await first.clone().json().catch(() => undefined)) as { error?: unknown } | undefined;
+  const challenge = first.headers.get('www-authenticate') ?? '';
+  if (body?.error !== 'use_dpop_nonce' && !/use_dpop_nonce/.test(challenge)) return first;
+  return send({ DPoP });
+}
+
+/** A refusal of the proof itself, in words that say what to do: the nonce asked for again, or the clock. */
+export function dpopFailure(error: unknown): PlatError | undefined {
+  const body = oauthErrorOf(error);
+  if (body?.error === 'use_dpop_nonce') {
+    return new PlatError(
+      'The authorization server asked for a new DPoP nonce (use_dpop_nonce) again after plat sent the one it gave: plat stopped rather than loop. Try again; if it repeats, the server is misconfigured.',
+      undefined,
+      { cause: error },
+    );
+  }
+  if (body?.error === 'invalid_dpop_proof' && /\biat\b|recent|time|clock/i.test(body.description ?? '')) {
+    return new AuthError(
+      `The authorization server refused plat's DPoP proof for its time (invalid_dpop_proof: ${body.description}): this computer's clock is probably wrong. Set the clock right (NTP), then try again.`,
+      { cause: error },
+    );
+  }
+  return undefined;
 }

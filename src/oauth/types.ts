@@ -3,6 +3,7 @@
  * (src/store/types.ts): the shapes agree field by field where they overlap, so the seam is a plain assignment that
  * the compiler checks, and the protocol never learns how or where anything is kept.
  */
+import type { DpopKey } from './dpop.js';
 
 /** The OAuth client plat acts as at one authorization server. */
 export interface OAuthClient {
@@ -45,6 +46,8 @@ export interface TokenSet {
   scopes: string[];
   /** The server's expires_in was longer than plat keeps (MAX_TOKEN_LIFETIME_S): expiresAt is capped. */
   lifetimeCapped?: true;
+  /** The key a DPoP-bound token (tokenType `DPoP`) is bound to; absent for Bearer. */
+  dpopKey?: DpopKey;
 }
 
 /** The non-secret facts about the signed-in user (OIDC Core §5.1 claims). */

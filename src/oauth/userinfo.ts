@@ -11,6 +11,7 @@ import type { HttpResponse } from '../http/types.js';
 import { assertSecureEndpoint, MAX_OAUTH_BODY_BYTES } from './endpoints.js';
 import { sanitize } from '../terminal/text.js';
 import type { UserIdentity } from './types.js';
+import type { DpopKey } from './dpop.js';
 import { parseBearerChallenge } from './www-authenticate.js';
 import { bodyReadError } from '../http/body-error.js';
 import { readWholeBody } from '../http/read-body.js';
@@ -31,14 +32,24 @@ export async function fetchUserInfo(
   as: AuthorizationServer,
   accessToken: string,
   expectedSubject?: string,
+  /** The key of a DPoP-bound token (RFC 9449 §7): each request carries a fresh proof, and a nonce asked for is sent once. */
+  dpopKey?: DpopKey,
 ): Promise<UserInfo> {
   const url = assertSecureEndpoint(as, 'userinfo_endpoint');
-  const response = await http.request({
-    method: 'GET',
-    url,
-    headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-    timeoutMs: USERINFO_DEADLINE_MS,
-  });
+  const dpop = dpopKey ? await import('./dpop.js') : undefined;
+  const send = () =>
+    http.request({
+      method: 'GET',
+      url,
+      headers: { ...(dpop ? dpop.dpopHeaders(dpopKey!, accessToken, 'GET', url, Date.now()) : { authorization: `Bearer ${accessToken}` }), accept: 'application/json' },
+      timeoutMs: USERINFO_DEADLINE_MS,
+    });
+  let response = await send();
+  if (dpop?.asksForDpopNonce(response.status, response.headers, url.origin)) {
+    await readBounded(response, url).catch(() => '');
+    response = await send();
+    dpop.asksForDpopNonce(response.status, response.headers, url.origin);
+  }
   const header = (name: string) => {
     const v = response.headers[name];
     return Array.isArray(v) ? v.join(', ') : v;

@@ -64,6 +64,8 @@ export async function loadSession(ctx: Context, profile?: Profile, options: { lo
     throw (await unreachableStoreError(ctx, p, error)) ?? error;
   }
   if (session) ctx.secrets.remember(session.accessToken, session.refreshToken, session.idToken, session.clientSecret);
+  // A bound session (RFC 9449) is checked for its key before anything uses it; a bearer one costs nothing more.
+  if (session && (session.tokenType === 'DPoP' || session.dpopKey || p.dpopJkt)) await assertDpopKey(ctx, p, session, store);
   if (!session) {
     if (!options.locked) await reconcileProfile(ctx, p.name);
     return undefined;
@@ -269,5 +271,24 @@ export function assertSameIssuer(ctx: Context, profile: Profile, issuer: string)
   throw new AuthError(
     `The platform ${profile.baseUrl} now names another authorization server (${profile.issuer} → ${issuer}), so plat sent it no token. ` +
       `Run ${suggestCommand(ctx, ['login'], { profile: profile.name })} to trust it.`,
+  );
+}
+
+/**
+ * A DPoP-bound session's key must be there, usable, and the one its tokens are bound to (the profile records the
+ * thumbprint). Without it the tokens are worth nothing, and sending them as bearer tokens would undo the binding:
+ * the session is ended (exit 4, naming plat login), never used without its key.
+ */
+async function assertDpopKey(ctx: Context, profile: Profile, session: StoredSession, store: TokenStore): Promise<void> {
+  const { dpopThumbprint, isUsableDpopKey } = await import('../oauth/dpop.js');
+  const key = session.dpopKey;
+  if (key && typeof key.jwk?.d === 'string') ctx.secrets.remember(key.jwk.d);
+  const usable = session.tokenType === 'DPoP' && isUsableDpopKey(key) && (!profile.dpopJkt || dpopThumbprint(key) === profile.dpopJkt);
+  if (usable) return;
+  const what = key ? 'is damaged (it is not the key its tokens are bound to, or not a key plat can sign with)' : 'is missing';
+  await endSession(ctx, { profile, store, session }, { ended: `its DPoP key ${key ? 'was damaged' : 'was missing'}` }).catch(() => {});
+  throw new AuthError(
+    `The DPoP key of profile ${profile.name}'s session ${what} in the token store (${store.location}), so the session has ended: its tokens are bound to that key, and plat never sends them as bearer tokens. ` +
+      `Run ${loginAgainCommand(ctx, profile)} to sign in again.`,
   );
 }

@@ -77,6 +77,10 @@ export interface StoredSessionView {
   tokenStore: TokenStoreKind;
   /** Where the token store keeps it ("OS keychain", a file's path). */
   tokenStoreLocation: string;
+  /** `DPoP` for a session bound to its key (RFC 9449), else `Bearer`. */
+  tokenType: 'DPoP' | 'Bearer';
+  /** The bound key's thumbprint (RFC 7638), for DPoP. */
+  dpopJkt?: string;
   /** Asks the issuer's UserInfo with the session's token; `refreshed` when plat had to refresh the token first. */
   check(): Promise<{ who: WhoAmI; refreshed: boolean }>;
 }
@@ -206,6 +210,8 @@ export async function describeSession(ctx: Context, profile: Profile): Promise<S
     expiresAt: active.session.expiresAt,
     tokenStore: active.store.kind,
     tokenStoreLocation: active.store.location,
+    tokenType: active.session.tokenType === 'DPoP' ? 'DPoP' : 'Bearer',
+    dpopJkt: active.session.tokenType === 'DPoP' ? active.profile.dpopJkt : undefined,
     check: async () => {
       if (ctx.env.PLAT_TOKEN) throw new PlatError('PLAT_TOKEN is set, so the stored session was not checked');
       const who = await whoAmI(ctx, { profile, quiet: true });
@@ -303,4 +309,42 @@ export function invocationOf(env: Record<string, string | undefined>, options: {
 /** A base URL as the user gave it, checked (https unless loopback, no credentials, query or fragment) and normalised. */
 export function normaliseBaseUrl(input: string): string {
   return parseBaseUrl(input);
+}
+
+/**
+ * Whether a token is bound to the session's DPoP key (RFC 9449): another program could not send it as a bearer
+ * token, so `plat token` and `plat exec` do not hand it out as one (boundTokenError says what to use instead).
+ */
+export function isDpopBound(source: TokenSource): boolean {
+  return source.kind === 'session' && source.session.tokenType === 'DPoP';
+}
+
+/** The one sentence for a bound token asked for as a bearer token (plat token, plat exec without --proxy): exit 2. */
+export function boundTokenError(ctx: Context, source: TokenSource): UsageError {
+  const profile = source.kind === 'session' ? source.profile.name : undefined;
+  return new UsageError(
+    "This session's token is bound to a key plat keeps (DPoP, RFC 9449): another program could not use it as a bearer token, so plat does not hand it out. " +
+      `Let the program call the platform through plat with plat proxy or plat exec --proxy -- <command>, or sign in for bearer tokens with ${suggestCommand(ctx, ['login', '--no-dpop'], { profile })}.`,
+  );
+}
+
+/**
+ * A fresh DPoP proof for one request to the session's platform with the token in `source` (plat token
+ * --dpop-proof, for a program that makes its requests itself), and the key's thumbprint. Only for the platform's
+ * origin: a proof is worth something only with the token, which goes nowhere else.
+ */
+export async function dpopProofFor(ctx: Context, source: TokenSource, request: { method: string; url: string; nonce?: string }): Promise<{ proof: string; jkt: string }> {
+  if (source.kind !== 'session' || !source.session.dpopKey) throw new UsageError('--dpop-proof is for a DPoP-bound session, and this one holds a bearer token: send it as Authorization: Bearer.');
+  let url: URL;
+  try {
+    url = new URL(request.url);
+  } catch {
+    throw new UsageError(`--dpop-proof expects "METHOD URL" with an absolute URL; got "${request.url}".`);
+  }
+  if (!/^[A-Za-z]+$/.test(request.method)) throw new UsageError(`--dpop-proof expects "METHOD URL" with an HTTP method; got "${request.method}".`);
+  const origin = new URL(source.profile.baseUrl!).origin;
+  if (url.origin !== origin) throw new UsageError(`--dpop-proof makes proofs for the session's platform (${origin}) only; ${url.origin} is not it.`);
+  const { dpopProof, dpopThumbprint } = await import('../oauth/dpop.js');
+  const key = source.session.dpopKey;
+  return { proof: dpopProof(key, { method: request.method, url, accessToken: source.token, nonce: request.nonce, now: ctx.now() }), jkt: dpopThumbprint(key) };
 }

@@ -6,6 +6,7 @@ import type { Context } from '../context.js';
 import { InterruptedError, NetworkError } from '../errors.js';
 import { mayRevoke } from '../oauth/client.js';
 import { RevocationRefusedError, revokeToken } from '../oauth/tokens.js';
+import type { DpopKey } from '../oauth/dpop.js';
 import { assertSameIssuer, credentialsOf, endSession, loadSession, type ActiveSession } from './access.js';
 import { getDiscovery } from './discovery-cache.js';
 import { clockTime } from './no-refresh-token.js';
@@ -88,7 +89,7 @@ export async function revokeSession(ctx: Context, active: ActiveSession): Promis
     for (const [token, hint] of tokens) {
       if (!token) continue;
       try {
-        await revokeToken(deps, discovery.as, credentials, token, hint);
+        await revokeToken(deps, discovery.as, credentials, token, hint, active.session.dpopKey as DpopKey | undefined);
         if (hint === 'refresh_token') refreshRevoked = true;
       } catch (error) {
         if (error instanceof InterruptedError) throw error;

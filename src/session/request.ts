@@ -18,7 +18,7 @@ import { headerKey, refusedHeader } from '../http/header-rule.js';
 import { readBodyUpTo } from '../http/read-body.js';
 import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
-import type { Profile } from '../store/types.js';
+import type { Profile, StoredSession } from '../store/types.js';
 import { sleep } from '../sleep.js';
 import { rememberResourceMetadata } from './resource-hint.js';
 import { parseBaseUrl } from './base-url.js';
@@ -181,7 +181,13 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode; bin
     let token = await tokenFor(request.url);
     const headers = headersToSend(request, request.url.origin === origin);
     let response = await sendWithRetries(ctx, { ...request, method, headers }, token, replayable, deadline);
-    if (response.status === 401 && token?.kind === 'session' && replayable) {
+    // RFC 9449 §9: a bound token's request the API refused for want of its nonce is sent once more with a proof
+    // that carries it (sendWithRetries kept it); a second refusal is the answer, never a loop.
+    if (response.status === 401 && isBound(token) && replayable && (await import('../oauth/dpop.js')).asksForDpopNonce(401, response.headers, request.url.origin)) {
+      response.body.destroy();
+      response = await sendWithRetries(ctx, { ...request, method, headers }, token, replayable, deadline);
+    }
+    if (response.status === 401 && token?.kind === 'session' && replayable && !dpopRefusal(response)) {
       const challenge = parseBearerChallenge(header(response, 'www-authenticate'));
       if (!challenge?.error || challenge.error === 'invalid_token') {
         response.body.destroy();
@@ -284,9 +290,13 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
   const idempotent = IDEMPOTENT_METHODS.has(request.method);
   const retries = replayable ? (request.retries ?? (idempotent ? DEFAULT_RETRIES : 0)) : 0;
   const what = () => `${request.method} ${request.url.pathname}`;
-  // The same for every attempt (the HTTP client copies them): built once, not per attempt.
+  // The same for every attempt (the HTTP client copies them): built once, not per attempt; but for a bound token's
+  // DPoP proof, which is fresh for each (a new jti, the origin's latest nonce).
   const headers = { ...request.headers };
-  if (token) headers.authorization = `Bearer ${token.token}`;
+  const key = isBound(token) ? token.session.dpopKey : undefined;
+  // Loaded only for a bound session: a bearer call never pays for the signing code.
+  const dpop = key ? await import('../oauth/dpop.js') : undefined;
+  if (token) headers.authorization = `${key ? 'DPoP' : 'Bearer'} ${token.token}`;
   for (let attempt = 0; ; attempt++) {
     let response: HttpResponse;
     await request.governor?.turn(request.signal);
@@ -294,7 +304,7 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
       response = await http.request({
         method: request.method,
         url: request.url,
-        headers,
+        headers: dpop && key ? { ...headers, dpop: dpop.dpopProof(key, { method: request.method, url: request.url, accessToken: token!.token, now: ctx.now() }) } : headers,
         body: request.body?.(),
         signal: request.signal,
         // Redirects are never followed: the response (3xx included) is the result, so no token follows one.
@@ -310,6 +320,7 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
       }
       throw error;
     }
+    if (dpop) dpop.rememberDpopNonce(request.url.origin, response.headers['dpop-nonce']);
     const retryable = response.status === 429 || response.status === 503 || (idempotent && (response.status === 502 || response.status === 504));
     if (retryable && attempt < retries) {
       const wait = retryDelay(header(response, 'retry-after'), attempt, ctx.now());
@@ -335,6 +346,19 @@ async function sendWithRetries(ctx: Context, request: ApiRequest, token: TokenSo
 /** What ends a wait between attempts: Ctrl-C, and the request's own signal when it has one. */
 function waitSignal(ctx: Context, request: ApiRequest): AbortSignal {
   return request.signal ? AbortSignal.any([ctx.signal, request.signal]) : ctx.signal;
+}
+
+/** A session token bound to its DPoP key (RFC 9449): every use carries a proof signed with it. */
+function isBound(token: TokenSource | undefined): token is TokenSource & { kind: 'session'; session: { dpopKey: NonNullable<StoredSession['dpopKey']> } } {
+  return token?.kind === 'session' && token.session.tokenType === 'DPoP' && token.session.dpopKey !== undefined;
+}
+
+/**
+ * A 401 about the DPoP proof rather than the token (use_dpop_nonce asked again, invalid_dpop_proof): a refresh
+ * would not help, so none is made; response-error.ts says what it was.
+ */
+function dpopRefusal(response: HttpResponse): boolean {
+  return /\bdpop\b[^]*error\s*=\s*"?(use_dpop_nonce|invalid_dpop_proof)/i.test(header(response, 'www-authenticate') ?? '');
 }
 
 export function header(response: HttpResponse, name: string): string | undefined {

@@ -61,6 +61,18 @@ export function responseError(ctx: Context, request: ApiRequest, response: ApiRe
     }
     if (!token) return new AuthError(`${where} needs you to be signed in (HTTP 401). Run: ${suggestCommand(ctx, ['login'])}`);
     if (token.kind === 'env') return new AuthError(`The server rejected PLAT_TOKEN (HTTP 401) for ${where}. Provide a valid token, or unset PLAT_TOKEN to use the stored session.`);
+    const dpop = /\bdpop\b[^]*error\s*=\s*"?(use_dpop_nonce|invalid_dpop_proof)"?(?:[^]*error_description\s*=\s*"([^"]*)")?/i.exec(String(response.headers['www-authenticate'] ?? ''));
+    if (dpop?.[1] === 'use_dpop_nonce') {
+      return new PlatError(
+        `The platform refused ${where} for want of its DPoP nonce (use_dpop_nonce), after plat sent the request once more with the nonce it gave (or could not: a body read from stdin is sent once): plat stopped rather than loop. ` +
+          'Try again (a body from a file, --input <file>, can be sent again); if it repeats, the platform is misconfigured.',
+        ExitCode.failure,
+      );
+    }
+    if (dpop && /\biat\b|recent|clock|time/i.test(dpop[2] ?? '')) {
+      return new AuthError(`The platform refused plat's DPoP proof for its time (invalid_dpop_proof: ${sanitize(dpop[2]!, 200)}) for ${where}: this computer's clock is probably wrong. Set the clock right (NTP), then try again.`);
+    }
+    if (dpop) return new AuthError(`The platform refused plat's DPoP proof (invalid_dpop_proof${dpop[2] ? `: ${sanitize(dpop[2], 200)}` : ''}) for ${where}. Run: ${suggestCommand(ctx, ['login'], { profile, device })}`);
     return new AuthError(`The server rejected the token even after a refresh (HTTP 401) for ${where}. Run: ${suggestCommand(ctx, ['login'], { profile, device })}`);
   }
   const reason = sanitize(response.statusText, 80);

@@ -9,6 +9,7 @@ import type { Context } from '../context.js';
 import { AuthError, PlatError, UsageError } from '../errors.js';
 import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedError, UserInfoUnauthorizedError, type UserInfo } from '../oauth/userinfo.js';
 import type { Profile, ProfileUser } from '../store/types.js';
+import type { DpopKey } from '../oauth/dpop.js';
 import { assertSameIssuer, freshToken } from './access.js';
 import { bindSession, getAccessToken, noSessionError, type TokenSource } from './binding.js';
 import { getDiscovery } from './discovery-cache.js';
@@ -73,7 +74,7 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
   const expected = known?.sub;
   let info: UserInfo;
   try {
-    info = await fetchUserInfo(http, discovery.as, source.token, expected);
+    info = await fetchUserInfo(http, discovery.as, source.token, expected, dpopKeyOf(source));
   } catch (error) {
     // Step-up that asks, as the ApiClient's (request.ts) but for the issuer's UserInfo, which the ApiClient does not
     // send a token to: UserInfo names a scope the session lacks, and a person at a terminal may add it. Only for the
@@ -81,7 +82,7 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
     const missing = error instanceof UserInfoRefusedError && source.kind === 'session' && !options.profile ? scopesToAsk(ctx, error.challenge, source.session.scopes) : undefined;
     if (missing && (await offerStepUp(ctx, profile, missing, options.asker ?? 'Reading who you are (UserInfo)'))) {
       source = await getAccessToken(ctx, { binding: await bindSession(ctx, options.profile) });
-      const again = await fetchUserInfo(http, discovery.as, source.token, expected);
+      const again = await fetchUserInfo(http, discovery.as, source.token, expected, dpopKeyOf(source));
       return { claims: again, user: toProfileUser(again), from: 'userinfo', baseUrl, profile: source.profile, source };
     }
     if (bound && (error instanceof UserInfoRefusedError || error instanceof UserInfoUnauthorizedError)) {
@@ -105,7 +106,7 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
     // One refresh and one retry: the server may have revoked or expired the token early.
     source = await freshToken(ctx, source, true);
     try {
-      info = await fetchUserInfo(http, discovery.as, source.token, expected);
+      info = await fetchUserInfo(http, discovery.as, source.token, expected, dpopKeyOf(source));
     } catch (again) {
       if (!(again instanceof UserInfoUnauthorizedError)) throw again;
       throw new AuthError(`The server rejected the token even after a refresh. Run: ${suggestCommand(ctx, ['login'], { profile: profile.name, device: profile.loginMethod === 'device' })}`, { cause: again });
@@ -120,4 +121,9 @@ function idTokenClaims(user: ProfileUser): UserInfo {
   if (user.email) claims.email = user.email;
   if (user.preferredUsername) claims.preferred_username = user.preferredUsername;
   return claims;
+}
+
+/** The key of a bound session's token, for UserInfo's proof; undefined for Bearer (and PLAT_TOKEN). */
+function dpopKeyOf(source: TokenSource): DpopKey | undefined {
+  return source.kind === 'session' ? (source.session.dpopKey as DpopKey | undefined) : undefined;
 }

@@ -1,3 +1,5 @@
+import type { JsonWebKey } from 'node:crypto';
+
 /**
  * What plat keeps about a signed-in user, split by sensitivity:
  * - `StoredSession` holds secrets (tokens, a confidential client's secret) plus the facts that must change together
@@ -20,6 +22,11 @@ export interface StoredSession {
   lifetimeCapped?: true;
   /** Secret of a pre-registered confidential client, kept beside the tokens, never in the config file. */
   clientSecret?: string;
+  /**
+   * The private key a DPoP-bound session (tokenType `DPoP`, RFC 9449) signs its proofs with: kept here only, beside
+   * the refresh token, made anew at each login. A bound session without a usable key is ended, never used as bearer.
+   */
+  dpopKey?: { alg: string; jwk: JsonWebKey };
 }
 
 export interface ClientRegistration {
@@ -68,6 +75,8 @@ export interface Profile {
   user?: ProfileUser;
   scopes?: string[];
   expiresAt?: number;
+  /** The RFC 7638 thumbprint of the key a DPoP-bound session's tokens are bound to (the private key is in the token store). */
+  dpopJkt?: string;
   /** Where this profile's session lives: decided at login, honoured by later commands. */
   tokenStore?: TokenStoreKind;
   /** true while a session is stored (the tokens themselves are in the token store). */
@@ -120,7 +129,8 @@ export function isStoredSession(value: unknown): value is StoredSession {
     optional(v.refreshToken, 'string') &&
     optional(v.idToken, 'string') &&
     optional(v.clientSecret, 'string') &&
-    optional(v.expiresAt, 'number')
+    optional(v.expiresAt, 'number') &&
+    (v.dpopKey === undefined || (typeof v.dpopKey === 'object' && v.dpopKey !== null))
   );
 }
 

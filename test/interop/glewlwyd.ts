@@ -10,13 +10,14 @@
  * or unknown tokens fail there) and the token's `scope` claim holds courses:read.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { calculateJwkThumbprint, createRemoteJWKSet, EmbeddedJWK, jwtVerify } from 'jose';
 import { freePort, PYTHON, stop } from './servers.js';
 
 const GLEWLWYD = '/usr/bin/glewlwyd';
@@ -61,7 +62,8 @@ function sqlite(database: string, script: string, query = false): Array<Record<s
 
 const quote = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
-export async function startGlewlwyd(): Promise<Glewlwyd> {
+/** dpop: Glewlwyd's DPoP (RFC 9449) on, and the stand-in API checks each bound token's proof itself. */
+export async function startGlewlwyd(options: { dpop?: boolean } = {}): Promise<Glewlwyd> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'glewlwyd-'));
   const database = path.join(dir, 'glewlwyd.db');
   const port = await freePort();
@@ -109,6 +111,7 @@ export async function startGlewlwyd(): Promise<Glewlwyd> {
     'request-parameter-allow': false,
     'secret-type': 'pairwise',
     'service-documentation': '',
+    ...(options.dpop ? { 'oauth-dpop-allowed': true, 'oauth-dpop-iat-duration': 60 } : {}),
   };
   const scopes = ['email', ...API_SCOPES]
     .map((scope) => `INSERT INTO g_scope (gs_name, gs_display_name, gs_description, gs_password_required, gs_password_max_age) VALUES (${quote(scope)}, ${quote(scope)}, '', 1, 0);`)
@@ -174,7 +177,7 @@ database = { type = "sqlite3"; path = "${database}"; };
     throw error;
   }
 
-  const api = await startApi(issuer);
+  const api = await startApi(issuer, options.dpop === true);
   return {
     baseUrl: api.url,
     origin,
@@ -208,7 +211,8 @@ async function waitUntilServing(url: string, child: ChildProcess, output: () => 
 
 
 /** The stand-in platform API on its own origin. */
-async function startApi(issuer: string): Promise<{ url: string; server: Server }> {
+async function startApi(issuer: string, dpop: boolean): Promise<{ url: string; server: Server }> {
+  const seen = new Set<string>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -217,15 +221,22 @@ async function startApi(issuer: string): Promise<{ url: string; server: Server }
     };
     const self = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     if (url.pathname === '/.well-known/oauth-protected-resource') {
-      return send(200, { resource: self, authorization_servers: [issuer], scopes_supported: API_SCOPES, bearer_methods_supported: ['header'] });
+      return send(200, { resource: self, authorization_servers: [issuer], scopes_supported: API_SCOPES, bearer_methods_supported: ['header'], ...(dpop ? { dpop_signing_alg_values_supported: ['ES256', 'EdDSA'] } : {}) });
     }
     if (url.pathname !== '/v1/courses') return send(404, { error: 'not_found' });
     const challenge = (error: string, scope?: string) => ({
       'www-authenticate': `Bearer error="${error}"${scope ? `, scope="${scope}"` : ''}, resource_metadata="${self}/.well-known/oauth-protected-resource"`,
     });
-    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const [, scheme, token] = /^(Bearer|DPoP) (\S+)$/.exec(req.headers.authorization ?? '') ?? [];
     if (!token) return send(401, { error: 'invalid_token' }, challenge('invalid_token'));
     void (async () => {
+      if (dpop) {
+        // RFC 9449 §7.1: a bound token (Glewlwyd's JWT, signed by its key, with cnf.jkt) only with a proof by that key.
+        const refused = await refusedProof(req, scheme!, token, `${self}${url.pathname}`);
+        if (refused) return send(401, { error: 'invalid_token', error_description: refused }, { 'www-authenticate': `DPoP error="invalid_token", error_description="${refused}"` });
+        const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8') || '{}');
+        return send(200, { items: [{ id: 'c-1', title: 'Quantum chemistry' }], user: claims.sub, bound: true });
+      }
       // Glewlwyd's own check: UserInfo answers only for a valid access token it issued and has not revoked.
       const info = await fetch(`${issuer}/userinfo`, { headers: { authorization: `Bearer ${token}` } });
       if (!info.ok) return send(401, { error: 'invalid_token' }, challenge('invalid_token'));
@@ -236,6 +247,32 @@ async function startApi(issuer: string): Promise<{ url: string; server: Server }
       send(200, { items: [{ id: 'c-1', title: 'Quantum chemistry' }], user: ((await info.json()) as { sub?: string }).sub });
     })().catch(() => send(502, { error: 'upstream' }));
   });
+  const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+  /** Why a request's bound token is refused (undefined: accepted): the token by Glewlwyd's key, the proof in full. */
+  async function refusedProof(req: IncomingMessage, scheme: string, token: string, htu: string): Promise<string | undefined> {
+    let jkt: unknown;
+    try {
+      jkt = ((await jwtVerify(token, jwks)).payload.cnf as { jkt?: unknown } | undefined)?.jkt;
+    } catch (error) {
+      return `the access token is not Glewlwyd's (${(error as Error).message})`;
+    }
+    if (typeof jkt !== 'string') return 'the access token is not DPoP-bound';
+    if (scheme !== 'DPoP') return 'a DPoP-bound token sent as a bearer token';
+    const proof = req.headers.dpop;
+    if (typeof proof !== 'string') return 'no DPoP proof';
+    try {
+      const { payload, protectedHeader } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt' });
+      if ((await calculateJwkThumbprint(protectedHeader.jwk!)) !== jkt) return 'the proof is not by the key the token is bound to';
+      if (payload.htm !== req.method || payload.htu !== htu) return 'htm or htu mismatch';
+      if (typeof payload.iat !== 'number' || Math.abs(Date.now() / 1000 - payload.iat) > 60) return 'iat out of range';
+      if (payload.ath !== createHash('sha256').update(token).digest('base64url')) return 'ath mismatch';
+      if (typeof payload.jti !== 'string' || seen.has(payload.jti)) return 'jti missing or replayed';
+      seen.add(payload.jti);
+    } catch (error) {
+      return `invalid proof (${(error as Error).message})`;
+    }
+    return undefined;
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }

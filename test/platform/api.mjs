@@ -1,7 +1,8 @@
 // The small protected API: bearer tokens checked against oidc-provider's own token store, scopes enforced,
 // anonymous access without a token (per the spec), plus fault/streaming helpers for client tests.
 
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { calculateJwkThumbprint, EmbeddedJWK, jwtVerify } from 'jose';
 import { createOperationHandler } from './operations.mjs';
 
 import { createLists } from './lists.mjs';
@@ -24,7 +25,7 @@ const STUDENTS = [
 
 /**
  * @typedef {{ anonymous: true } | { anonymous: false, sub: string, clientId: string, scopes: Set<string> }} Caller
- * @typedef {{ status: 401, error: 'invalid_token', description: string }} AuthFailure
+ * @typedef {{ status: 401, error: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce', description: string, scheme?: 'DPoP' }} AuthFailure
  */
 
 /**
@@ -66,13 +67,62 @@ async function readBody(req, limit) {
 }
 
 /**
- * @param {{ provider: import('./provider.mjs').OidcProvider, baseUrl: string, expiryOf: (token: string) => number | undefined, listKnobs: ReturnType<typeof import('./lists.mjs').createListKnobs> }} setup
+ * @param {{ provider: import('./provider.mjs').OidcProvider, baseUrl: string, expiryOf: (token: string) => number | undefined, listKnobs: ReturnType<typeof import('./lists.mjs').createListKnobs>, knobs: import('./index.mjs').Knobs, dpopProofs: import('./index.d.mts').Platform['dpopProofs'] }} setup
  *   expiryOf: when (epoch ms) a token issued in this run expires; oidc-provider's store drops expired tokens
  *   listKnobs: faults of the paginated lists (lists.mjs)
+ *   knobs: the platform's knobs (DPoP nonces and clock); dpopProofs: where each accepted DPoP proof is recorded
  */
-export function createApi({ provider, baseUrl, expiryOf, listKnobs }) {
+export function createApi({ provider, baseUrl, expiryOf, listKnobs, knobs, dpopProofs }) {
   const resourceMetadata = `${baseUrl}/.well-known/oauth-protected-resource`;
   const audiences = new Set([baseUrl, `${baseUrl}/`]);
+  /** Every jti of an accepted proof: a proof replayed is refused (RFC 9449 §11.1). */
+  const seenJti = new Set();
+  /** The API's own DPoP nonces (RFC 9449 §9): the current one and the one before it are accepted. */
+  const nonces = { current: randomBytes(16).toString('base64url'), previous: '' };
+  const newNonce = () => {
+    nonces.previous = nonces.current;
+    nonces.current = randomBytes(16).toString('base64url');
+    return nonces.current;
+  };
+
+  /**
+   * RFC 9449 §4.3 and §7.1: the proof in the DPoP header of a request that carries a bound token, checked in full.
+   * @param {import('node:http').IncomingMessage} req
+   * @param {string} token
+   * @param {string} jkt  the token's cnf.jkt
+   * @returns {Promise<AuthFailure | null>}
+   */
+  async function checkProof(req, token, jkt) {
+    const fail = (/** @type {AuthFailure['error']} */ error, /** @type {string} */ description) => /** @type {AuthFailure} */ ({ status: 401, error, description, scheme: 'DPoP' });
+    const proof = req.headers.dpop;
+    if (typeof proof !== 'string' || !proof) return fail('invalid_token', 'this token is DPoP-bound: send it with a DPoP proof');
+    let verified;
+    try {
+      verified = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: ['ES256', 'ES384', 'EdDSA', 'Ed25519', 'PS256', 'RS256'] });
+    } catch (error) {
+      return fail('invalid_dpop_proof', `DPoP proof signature or header invalid (${/** @type {Error} */ (error).message})`);
+    }
+    const { payload, protectedHeader } = verified;
+    if ((await calculateJwkThumbprint(/** @type {any} */ (protectedHeader.jwk))) !== jkt) return fail('invalid_dpop_proof', 'DPoP proof key is not the key the token is bound to');
+    if (payload.htm !== req.method) return fail('invalid_dpop_proof', 'DPoP proof htm mismatch');
+    const url = new URL(req.url ?? '/', baseUrl);
+    if (payload.htu !== `${url.origin}${url.pathname}`) return fail('invalid_dpop_proof', 'DPoP proof htu mismatch');
+    const now = Math.floor(Date.now() / 1000) + knobs.dpopClockOffset;
+    if (typeof payload.iat !== 'number' || Math.abs(now - payload.iat) > 60) return fail('invalid_dpop_proof', 'DPoP proof iat is not recent enough');
+    if (payload.ath !== createHash('sha256').update(token).digest('base64url')) return fail('invalid_dpop_proof', 'DPoP proof ath mismatch');
+    if (typeof payload.jti !== 'string' || !payload.jti) return fail('invalid_dpop_proof', 'DPoP proof has no jti');
+    if (knobs.dpopNonce === 'always-new') {
+      newNonce();
+      return fail('use_dpop_nonce', 'a new nonce is required in the DPoP proof');
+    }
+    if (knobs.dpopNonce === 'required' && (typeof payload.nonce !== 'string' || (payload.nonce !== nonces.current && payload.nonce !== nonces.previous))) {
+      return fail('use_dpop_nonce', 'nonce is required in the DPoP proof');
+    }
+    if (seenJti.has(payload.jti)) return fail('invalid_dpop_proof', 'DPoP proof jti was used before (replay)');
+    seenJti.add(payload.jti);
+    dpopProofs.push({ jti: payload.jti, htm: String(payload.htm), htu: String(payload.htu), jkt, ...(typeof payload.nonce === 'string' ? { nonce: payload.nonce } : {}) });
+    return null;
+  }
 
   /**
    * @param {import('node:http').IncomingMessage} req
@@ -81,11 +131,20 @@ export function createApi({ provider, baseUrl, expiryOf, listKnobs }) {
   async function authenticate(req) {
     const header = req.headers.authorization;
     if (header === undefined) return { anonymous: true };
-    const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(header);
-    if (!match?.[1]) return { status: 401, error: 'invalid_token', description: 'malformed Authorization header; expected "Bearer <token>"' };
+    const match = /^(Bearer|DPoP) +([\x21-\x7e]+) *$/i.exec(header);
+    if (!match?.[2]) return { status: 401, error: 'invalid_token', description: 'malformed Authorization header; expected "Bearer <token>"' };
 
-    const value = match[1];
+    const value = match[2];
+    const dpopScheme = match[1].toLowerCase() === 'dpop';
     const token = await provider.AccessToken.find(value, { ignoreExpiration: true }).catch(() => undefined);
+    // RFC 9449 §7.1: a bound token only with the DPoP scheme and a proof by its key; an unbound one never as DPoP.
+    if (token?.jkt) {
+      if (!dpopScheme) return { status: 401, error: 'invalid_token', description: 'this token is DPoP-bound and cannot be used as a bearer token', scheme: 'DPoP' };
+      const refused = await checkProof(req, value, token.jkt);
+      if (refused) return refused;
+    } else if (token && dpopScheme) {
+      return { status: 401, error: 'invalid_token', description: 'this token is not DPoP-bound: send it as a Bearer token' };
+    }
     if (!token) {
       const expiry = expiryOf(value);
       const description = expiry !== undefined && expiry <= Date.now() ? 'access token expired' : 'access token is invalid or has been revoked';
@@ -116,7 +175,10 @@ export function createApi({ provider, baseUrl, expiryOf, listKnobs }) {
         401,
         { error: caller.error, error_description: caller.description },
         {
-          'www-authenticate': `Bearer error="invalid_token", error_description=${quoted(caller.description)}, resource_metadata=${quoted(resourceMetadata)}`,
+          'www-authenticate': caller.scheme === 'DPoP'
+            ? `DPoP error="${caller.error}", error_description=${quoted(caller.description)}, algs="ES256 ES384 EdDSA PS256 RS256"`
+            : `Bearer error="invalid_token", error_description=${quoted(caller.description)}, resource_metadata=${quoted(resourceMetadata)}`,
+          ...(knobs?.dpopNonce && knobs.dpopNonce !== 'off' ? { 'dpop-nonce': nonces.current } : {}),
         },
       );
       return null;

@@ -18,6 +18,11 @@ export interface PlatformOptions {
   tls?: { key: string; cert: string };
   /** How the pre-registered confidential integration authenticates; the metadata lists only that secret method. */
   confidentialAuthMethod?: 'client_secret_post' | 'client_secret_basic';
+  /**
+   * DPoP (RFC 9449) on: the metadata lists dpop_signing_alg_values_supported, a token request with a proof gets a
+   * bound token, and the API checks every bound token's proof (signature, htm, htu, iat, jti, ath, cnf.jkt, nonce).
+   */
+  dpop?: boolean;
 }
 
 export type MetadataKnob = 'ok' | 'html' | 'truncated' | 'wrong-issuer' | 'missing-endpoints' | 'http-endpoint';
@@ -99,6 +104,13 @@ export interface Knobs {
    * inside it 429 too (stats key "during-pause"). null (default) = no limit.
    */
   apiThrottle: { perSecond: number; retryAfterSeconds: number } | null;
+  /**
+   * DPoP nonces (with the `dpop` option): 'off' none; 'required' the token endpoint and the API ask for their nonce
+   * (use_dpop_nonce) and accept it; 'always-new' the API refuses every proof with use_dpop_nonce and a new nonce.
+   */
+  dpopNonce: 'off' | 'required' | 'always-new';
+  /** Seconds the API's clock is ahead when it checks a DPoP proof's iat (a skewed client, as the server sees it). */
+  dpopClockOffset: number;
 }
 
 export interface PlatformEvent {
@@ -143,6 +155,8 @@ export interface Platform {
   stats: PlatformStats;
   /** The server's record of every authorization request it received (oidc-provider's parsed parameters), oldest first. */
   authorizations: Array<{ clientId: string; scope: string; resource: string | null }>;
+  /** Every DPoP proof the API accepted, in order (with the `dpop` option). */
+  dpopProofs: Array<{ jti: string; htm: string; htu: string; jkt: string; nonce?: string }>;
   /** The paths the API's route table serves (templates for parameterised ones), besides operations.mjs's own. */
   apiRoutePaths: string[];
   /** Every secret issued or received in this run: codes, tokens, code_verifiers, client secrets. */

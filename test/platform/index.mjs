@@ -56,6 +56,8 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {{ perSecond: number, retryAfterSeconds: number } | null} apiThrottle  more than `perSecond` API requests
  *   in one second are answered 429 with Retry-After, and the server counts a pause (stats key "throttled") from then
  *   for that long; a request that arrives inside a pause is answered 429 too (and counted as "during-pause")
+ * @property {'off' | 'required' | 'always-new'} dpopNonce  DPoP nonces (option dpop): see index.d.mts
+ * @property {number} dpopClockOffset  seconds the API's clock is ahead when it checks a DPoP proof's iat
  */
 
 /**
@@ -94,6 +96,8 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     rotateRefreshTokens: true,
     apiLatencyMs: 0,
     apiThrottle: null,
+    dpopNonce: 'off',
+    dpopClockOffset: 0,
   };
 }
 
@@ -196,6 +200,8 @@ export async function startPlatform(options = {}) {
   let overrides = [];
   /** @type {Array<{ clientId: string, scope: string, resource: string | null }>} */
   const authorizations = [];
+  /** @type {Array<{ jti: string, htm: string, htu: string, jkt: string, nonce?: string }>} */
+  const dpopProofs = [];
 
   /** @param {unknown} value */
   const remember = (value) => {
@@ -226,6 +232,7 @@ export async function startPlatform(options = {}) {
       refreshTokenTtl: options.refreshTokenTtl ?? 14 * 24 * 3600,
       extraClients: options.clients ?? [],
       confidentialAuthMethod: options.confidentialAuthMethod,
+      dpop: options.dpop === true,
     }));
   } catch (err) {
     server.close();
@@ -328,6 +335,8 @@ export async function startPlatform(options = {}) {
     baseUrl,
     expiryOf: (token) => accessTokenExpiry.get(token),
     listKnobs: lists,
+    knobs,
+    dpopProofs,
   });
 
   /**
@@ -384,7 +393,8 @@ export async function startPlatform(options = {}) {
     switch (pathname) {
       case '/.well-known/oauth-protected-resource':
         if (knobs.protectedResourceMetadata === 'missing') return sendJson(res, 404, { error: 'not_found' });
-        return sendJson(res, 200, protectedResourceMetadata(baseUrl, issuer));
+        // RFC 9728 §2: the API says it checks DPoP proofs, with the algorithms its checker takes (api.mjs).
+        return sendJson(res, 200, { ...protectedResourceMetadata(baseUrl, issuer), ...(options.dpop ? { dpop_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA', 'PS256', 'RS256'] } : {}) });
       case '/.well-known/oauth-authorization-server':
         // RFC 8414 metadata is the same document as OIDC discovery; let oidc-provider produce it.
         req.url = `/.well-known/openid-configuration${url.search}`;
@@ -470,6 +480,7 @@ export async function startPlatform(options = {}) {
     lists,
     stats: { count: stats.count, keys: stats.keys, reset: stats.reset, events: stats.events },
     authorizations,
+    dpopProofs,
     apiRoutePaths: handleApi.routePaths,
     secrets: () => [...secretValues],
     /** @param {string} pathPrefix @param {OverrideHandler} handler */
@@ -484,6 +495,7 @@ export async function startPlatform(options = {}) {
       lists.reset();
       overrides = [];
       stats.reset();
+      dpopProofs.length = 0;
       Object.assign(throttle, { windowStart: 0, inWindow: 0, pausedUntil: 0 });
     },
     /** @param {string} authorizeUrl @param {{ deny?: boolean }} [opts] */

@@ -96,12 +96,13 @@ function isLoopbackHttp(uri) {
  * @property {object[]} extraClients
  * @property {'client_secret_post' | 'client_secret_basic'} [confidentialAuthMethod]  how the pre-registered
  *   confidential integration authenticates; the metadata then lists only that secret method (default post)
+ * @property {boolean} [dpop]  DPoP (RFC 9449) on: dpop_signing_alg_values_supported listed, bound tokens issued
  */
 
 /**
  * @param {ProviderSetup} setup
  */
-export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClients, confidentialAuthMethod = 'client_secret_post' }) {
+export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClients, confidentialAuthMethod = 'client_secret_post', dpop = false }) {
   const [{ default: Provider, errors }, jwk] = await Promise.all([loadOidcProvider(), getSigningJwk()]);
   const confidentialClientSecret = randomBytes(32).toString('base64url');
   const baseUrl = issuer;
@@ -175,7 +176,11 @@ export async function createProvider({ issuer, knobs, refreshTokenTtl, extraClie
       deviceFlow: { enabled: true, userCodeInputSource, userCodeConfirmSource, successSource: deviceSuccessSource },
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
-      dPoP: { enabled: false },
+      // RFC 9449, for the DPoP-bound sessions (startPlatform({ dpop: true })): proofs at the token and UserInfo
+      // endpoints; knobs.dpopNonce 'required' has the token endpoint ask for its nonce (use_dpop_nonce, §8).
+      dPoP: dpop
+        ? { enabled: true, nonceSecret: randomBytes(32), requireNonce: () => knobs.dpopNonce !== 'off' }
+        : { enabled: false },
       // Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document): always configured, but only
       // advertised and honoured while knobs.clientIdMetadataDocuments is on. oidc-provider fetches https
       // documents itself; index.mjs adds http://127.0.0.1 documents for tests (knobs.clientIdMetadataDocumentsOverHttp).

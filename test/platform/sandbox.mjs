@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `node test/platform/sandbox.mjs [--port N] [--access-token-ttl S]`: runs the reference platform until
+// `node test/platform/sandbox.mjs [--port N] [--access-token-ttl S] [--dpop]`: runs the reference platform until
 // SIGINT/SIGTERM. The first stdout line always carries the base URL (scripts parse it).
 
 import path from 'node:path';
@@ -12,12 +12,14 @@ const { values } = parseArgs({
   options: {
     port: { type: 'string' },
     'access-token-ttl': { type: 'string' },
+    // DPoP (RFC 9449) on: logins there are bound to a key (plat help security).
+    dpop: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
 });
 
 if (values.help) {
-  process.stdout.write('usage: node test/platform/sandbox.mjs [--port N] [--access-token-ttl SECONDS]\n');
+  process.stdout.write('usage: node test/platform/sandbox.mjs [--port N] [--access-token-ttl SECONDS] [--dpop]\n');
   process.exit(0);
 }
 
@@ -37,6 +39,7 @@ const accessTokenTtl = nonNegativeInt(values['access-token-ttl'], 'access-token-
 const platform = await startPlatform({
   ...(port !== undefined ? { port } : {}),
   ...(accessTokenTtl ? { accessTokenTtl } : {}),
+  ...(values.dpop ? { dpop: true } : {}),
 });
 
 // `plat` is on PATH only after `npm link` (or a global install): print the form that works from this checkout as

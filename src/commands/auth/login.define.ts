@@ -22,6 +22,7 @@ export function defineLogin(program: Command, the: Definitions): void {
       .option('--client-secret-stdin', 'read the pre-registered client\'s secret from the first line of stdin')
       .option('--client-metadata-url <url>', 'use the https URL of your client ID metadata document as the client_id (servers that support it)')
       .option('--timeout <seconds>', 'how long to wait for approval in the browser (default: 300)')
+      .option('--no-dpop', 'ask for bearer tokens even where the server offers DPoP-bound ones (RFC 9449)')
       .addOption(forOperations('ask for exactly the scopes these operations need (plat scopes plan)'))
       .addHelpText(
         'after',

@@ -50,6 +50,8 @@ export interface LoginFlags {
   timeout?: string;
   for?: string[];
   device?: boolean;
+  /** false with --no-dpop. */
+  dpop?: boolean;
 }
 
 export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
@@ -70,6 +72,7 @@ export async function run(ctx: Context, flags: LoginFlags): Promise<void> {
     client,
     timeoutSeconds: parsePositiveInt(flags.timeout, '--timeout', 86_400) ?? 300,
     device: flags.device,
+    dpop: flags.dpop,
   });
   const { profile, session } = result;
   const notes = sessionNotes(session, ctx.now());

@@ -28,6 +28,10 @@ interface ProfileStatus {
   clientId: string | null;
   tokenStore: string | null;
   tokenStoreLocation: string | null;
+  /** `DPoP`: the session's tokens are bound to a key plat keeps (RFC 9449); `Bearer`: they are not; null: no session. */
+  tokenType?: 'DPoP' | 'Bearer' | null;
+  /** With DPoP: the key's thumbprint (RFC 7638), the tokens' cnf.jkt. */
+  dpopJkt?: string;
   works?: boolean;
   /** --check: when the server accepted the token, and whether plat refreshed it first to check it. */
   checkedAt?: string;
@@ -82,6 +86,7 @@ export async function run(ctx: Context, flags: StatusFlags): Promise<void> {
           entries.push(['Scopes', s.scopes.join(' ') || '-']);
           entries.push(['Token', expiryText(s.expiresAt ? Date.parse(s.expiresAt) : undefined, now)]);
           entries.push(['Stored in', s.tokenStore === 'keychain' ? 'OS keychain' : (s.tokenStoreLocation ?? '-')]);
+          if (s.tokenType) entries.push(['Token type', s.tokenType === 'DPoP' ? `DPoP: bound to a key plat keeps (thumbprint ${s.dpopJkt ?? '-'})` : 'Bearer']);
         }
         entries.push(['Client ID', s.clientId ?? '-']);
         if (s.works !== undefined) entries.push(['Check', s.works ? checkedText(s, now) : `failed: ${s.problem}`]);
@@ -175,6 +180,8 @@ async function statusOf(ctx: Context, profile: Profile, flags: StatusFlags): Pro
       status.expiresAt = iso(stored.expiresAt);
       status.tokenStore = stored.tokenStore;
       status.tokenStoreLocation = stored.tokenStoreLocation;
+      status.tokenType = stored.tokenType;
+      if (stored.dpopJkt) status.dpopJkt = stored.dpopJkt;
     }
   } catch (error) {
     status.problem = (error as Error).message;

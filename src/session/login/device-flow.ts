@@ -10,10 +10,13 @@ import type { ClientCredentials } from '../../oauth/client.js';
 import type { Discovery } from '../../oauth/discovery.js';
 import { DeviceCodeRejectedError, pollDeviceToken, startDeviceAuthorization, type DeviceAuthorization, type DeviceTokens } from '../../oauth/device.js';
 import { sleep } from '../../sleep.js';
+import type { DpopKey } from '../../oauth/dpop.js';
 import { noLocalBrowser } from './consent.js';
 import { deps as oauthDeps } from './client.js';
 
 export interface DeviceWait {
+  /** The key the tokens are to be bound to (DPoP), when the login makes one. */
+  dpop?: DpopKey;
   scopes: string[];
   resource?: string;
   browser: boolean;
@@ -43,6 +46,7 @@ export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, 
       if (ctx.now() >= device.expiresAt) break;
       const answer = await pollDeviceToken(deps, discovery.as, credentials, {
         deviceCode: device.deviceCode,
+        dpop: input.dpop,
         resource: input.resource,
         requestedScopes: input.scopes,
         now: ctx.now(),

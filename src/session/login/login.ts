@@ -16,7 +16,8 @@ import { ClientRejectedError, exchangeCode } from '../../oauth/tokens.js';
 import { ConsentDeniedError, oauthErrorOf } from '../../oauth/errors.js';
 import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedError, UserInfoUnauthorizedError } from '../../oauth/userinfo.js';
 import type { Callback, LoopbackListener } from '../../loopback.js';
-import type { ClientRegistration, Profile, ProfileUser, StoredSession } from '../../store/types.js';
+import type { ClientRegistration, Profile, ProfileUser, StoredSession, TokenStore } from '../../store/types.js';
+import type { DpopKey } from '../../oauth/dpop.js';
 import { getDiscovery } from '../discovery-cache.js';
 import { nextLineUnlessAborted, readStdinLines, type StdinLines } from './paste.js';
 import { loadProfile, requireBaseUrl, resolveBaseUrl } from '../profile.js';
@@ -170,7 +171,10 @@ async function signInByDevice(ctx: Context, attempt: Attempt, plan: ClientPlan):
   const { registration } = client.credentials;
   let tokens: DeviceTokens;
   try {
+    const dpop = await loginKey(discovery, options);
+    if (dpop) ctx.secrets.remember(String(dpop.jwk.d));
     tokens = await waitForDeviceApproval(ctx, discovery, client.credentials, {
+      dpop,
       scopes,
       resource,
       browser: options.browser,
@@ -219,6 +223,8 @@ async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Pro
   let listener: LoopbackListener | undefined;
   try {
     const secrets = newLoginSecrets();
+    const dpop = await loginKey(discovery, options);
+    if (dpop) ctx.secrets.remember(String(dpop.jwk.d));
     listener = await listen(options.port, plan.stored ? portOf(plan.stored.redirectUris[0]) : plan.known?.port, secrets.state);
     const client = await settleClient(ctx, discovery, listener, plan, scopes);
     const { registration } = client.credentials;
@@ -244,6 +250,7 @@ async function signInOnce(ctx: Context, attempt: Attempt, plan: ClientPlan): Pro
       const params = validateCallback(as, registration, callback.url, request.state);
       ctx.secrets.remember(params.get('code'), request.codeVerifier);
       exchanged = await exchangeCode(await deps(ctx), as, client.credentials, {
+        dpop,
         callbackParams: params,
         redirectUri: request.redirectUri,
         codeVerifier: request.codeVerifier,
@@ -366,7 +373,7 @@ async function readUser(
   }
   if (!session.scopes.includes('openid') || !discovery.as.userinfo_endpoint) return fromIdToken;
   try {
-    const info = await fetchUserInfo(await ctx.http(), discovery.as, session.accessToken, known.subject);
+    const info = await fetchUserInfo(await ctx.http(), discovery.as, session.accessToken, known.subject, session.dpopKey as DpopKey | undefined);
     return toProfileUser(info);
   } catch (error) {
     if (error instanceof InterruptedError) throw error;
@@ -404,6 +411,7 @@ async function persist(
     // already (the profile recorded it at an earlier login).
     const store = await ctx.tokenStore(undefined, { quietFallback: current.loggedIn !== undefined && current.tokenStore === 'file' });
     await store.set(current.name, input.session);
+    const dpopJkt = input.session.dpopKey ? await assertKeyKept(store, current.name, input.session.dpopKey as DpopKey) : undefined;
     // A secret kept across a logout is beside the tokens again: the kept copy goes, wherever it was.
     const { dropKeptClientSecret } = await import('../client-secret.js');
     await dropKeptClientSecret(store, current.name);
@@ -426,6 +434,7 @@ async function persist(
       scopes: input.session.scopes,
       expiresAt: input.session.expiresAt,
       tokenStore: store.kind,
+      dpopJkt,
       loggedIn: true,
       sessionEnded: undefined,
       updatedAt: ctx.now(),
@@ -439,4 +448,38 @@ async function persist(
     }
     return { profile, session: input.session, tokenStoreLocation: store.location };
   });
+}
+
+/**
+ * A bound session is only as good as its key: the store must give it back whole. One that kept the tokens but not
+ * the key (a keychain entry cut short, say) would leave a token no request could use, so the sign-in fails, said.
+ * Returns the key's thumbprint, which the profile records.
+ */
+async function assertKeyKept(store: TokenStore, name: string, key: DpopKey): Promise<string> {
+  const { dpopThumbprint, isUsableDpopKey } = await import('../../oauth/dpop.js');
+  const jkt = dpopThumbprint(key);
+  const kept = await store.get(name).catch(() => undefined);
+  if (!isUsableDpopKey(kept?.dpopKey) || dpopThumbprint(kept.dpopKey) !== jkt) {
+    await store.delete(name).catch(() => {});
+    throw new AuthError(
+      `The token store (${store.location}) did not keep the DPoP key of the new session, so plat stored no session: a bound token cannot be used without its key. ` +
+        'Run plat login again with PLAT_TOKEN_STORE=file, or with --no-dpop for bearer tokens.',
+    );
+  }
+  return jkt;
+}
+
+/**
+ * The key this login's tokens are bound to: made anew (node:crypto) when the authorization server lists
+ * dpop_signing_alg_values_supported with an algorithm plat signs with, unless --no-dpop declined it. The
+ * authorization server's word alone, as the contract says: the API's protected-resource metadata is no guide (the
+ * MCP conformance suite's DPoP server requires bound tokens and its document does not list DPoP).
+ */
+async function loginKey(discovery: Discovery, options: LoginOptions): Promise<DpopKey | undefined> {
+  if (options.dpop === false) return undefined;
+  const offered = discovery.as.dpop_signing_alg_values_supported;
+  if (!Array.isArray(offered) || offered.length === 0) return undefined;
+  const { chooseDpopAlgorithm, makeDpopKey } = await import('../../oauth/dpop.js');
+  const alg = chooseDpopAlgorithm(offered);
+  return alg ? makeDpopKey(alg) : undefined;
 }

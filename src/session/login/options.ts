@@ -25,6 +25,8 @@ export interface LoginOptions {
   timeoutSeconds: number;
   /** `--device`: the device authorization grant (RFC 8628) instead of the browser's redirect. */
   device?: boolean;
+  /** false with `--no-dpop`: bearer tokens even where the server offers DPoP (RFC 9449). */
+  dpop?: boolean;
   /** `--for`: the scopes planned for some operations (commands/scopes/plan.ts); then exactly these are asked for. */
   forScopes?: string[];
 }

@@ -114,7 +114,12 @@ async function relay(res, answer) {
 
 async function verifiedAccess(req) {
   try {
-    return await resourceClient.verifyBearerToken(req.headers.authorization?.replace(/^Bearer\s+/i, ''), {
+    // The plugin's request check, as its documentation has new resource servers use it: a Bearer token, or a
+    // DPoP-bound one (RFC 9449) with its proof checked (scheme, htm, htu, ath, cnf.jkt), which the provider issues
+    // to a client that sends proofs (plat, where the metadata lists DPoP).
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+    return await resourceClient.verifyAccessTokenRequest(new Request(new URL(req.url, origin), { method: req.method, headers }), {
       verifyOptions: { audience: resource, issuer },
       jwksUrl: `${issuer}/jwks`,
       requiredScopes: ['courses:read'],
