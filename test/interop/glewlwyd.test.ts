@@ -10,36 +10,13 @@
  * Glewlwyd's administrator (--client-id), as an integration would.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home, type RunOptions } from '../helpers/cli.js';
+import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
-import { addClient, approveOnGlewlwyd, GLEWLWYD_INSTALL, glewlwydInstalled, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
+import { addClient, GLEWLWYD_INSTALL, glewlwydInstalled, loginOnGlewlwyd as login, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
 import { freePort, requireInstalled, skipUnless } from './servers.js';
-import { scaled } from '../helpers/time.js';
 
 const installed = glewlwydInstalled();
 const skip = skipUnless(installed, GLEWLWYD_INSTALL);
-
-/** plat login, consent given the way Glewlwyd's sign-in page gives it. */
-async function login(home: Home, server: Glewlwyd, args: string[] = [], options: RunOptions = {}) {
-  let authorizeUrl: URL | undefined;
-  const escaped = server.authorizationEndpoint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const result = await home.run(['login', '--no-browser', '--base-url', server.baseUrl, ...args], {
-    timeoutMs: scaled(30_000),
-    ...options,
-    onStderr: (stderr, child) => {
-      const match = new RegExp(`(${escaped}\\?\\S+)`).exec(stderr);
-      if (!match || authorizeUrl) return;
-      authorizeUrl = new URL(match[1]!);
-      void approveOnGlewlwyd(server, match[1]!)
-        .then((callback) => fetch(callback).then((r) => r.text()))
-        .catch((error: Error) => {
-          child.stderr?.emit('data', `\n[test] consent failed: ${error.message}\n`);
-          child.kill('SIGINT');
-        });
-    },
-  });
-  return { result, authorizeUrl };
-}
 
 const jti = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')).jti as string;
 

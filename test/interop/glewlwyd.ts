@@ -8,9 +8,16 @@
  * Beside it, a small API on another origin stands for the platform: its RFC 9728 document names Glewlwyd as the
  * authorization server, and its one endpoint accepts a token only when Glewlwyd's own UserInfo accepts it (revoked
  * or unknown tokens fail there) and the token's `scope` claim holds courses:read.
+ *
+ * With `dpop`, Glewlwyd's DPoP (RFC 9449; its metadata lists dpop_signing_alg_values_supported) is on: it binds the
+ * tokens of a token request that carries a proof to the proof's key (cnf.jkt) and checks a proof at UserInfo, and
+ * with `nonce` it asks for a DPoP-Nonce at both. Glewlwyd's UserInfo then takes only DPoP with a proof whose htu is
+ * UserInfo's own, so the API checks a bound token itself, as a resource server does (RFC 9449 §7): Glewlwyd's
+ * signature, the token not revoked in Glewlwyd's database, and the proof (dpop+jwt, signed by the key the token is
+ * bound to, htm, htu, iat, ath, a jti not seen before); a bound token sent as Bearer is refused.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -18,6 +25,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, PYTHON, stop } from './servers.js';
+import type { Home, RunOptions } from '../helpers/cli.js';
+import { scaled } from '../helpers/time.js';
 
 const GLEWLWYD = '/usr/bin/glewlwyd';
 export const GLEWLWYD_INSTALL = 'apt-get install -y glewlwyd';
@@ -61,7 +70,12 @@ function sqlite(database: string, script: string, query = false): Array<Record<s
 
 const quote = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
-export async function startGlewlwyd(): Promise<Glewlwyd> {
+export interface GlewlwydOptions {
+  /** Glewlwyd's DPoP on; `nonce`: it requires a DPoP-Nonce at the token endpoint and UserInfo. */
+  dpop?: { nonce?: boolean };
+}
+
+export async function startGlewlwyd(options: GlewlwydOptions = {}): Promise<Glewlwyd> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'glewlwyd-'));
   const database = path.join(dir, 'glewlwyd.db');
   const port = await freePort();
@@ -109,6 +123,14 @@ export async function startGlewlwyd(): Promise<Glewlwyd> {
     'request-parameter-allow': false,
     'secret-type': 'pairwise',
     'service-documentation': '',
+    ...(options.dpop
+      ? {
+          'oauth-dpop-allowed': true,
+          'oauth-dpop-iat-duration': 60,
+          'oauth-dpop-nonce-counter': 3,
+          'oauth-dpop-nonce-mandatory': Boolean(options.dpop.nonce),
+        }
+      : {}),
   };
   const scopes = ['email', ...API_SCOPES]
     .map((scope) => `INSERT INTO g_scope (gs_name, gs_display_name, gs_description, gs_password_required, gs_password_max_age) VALUES (${quote(scope)}, ${quote(scope)}, '', 1, 0);`)
@@ -174,7 +196,7 @@ database = { type = "sqlite3"; path = "${database}"; };
     throw error;
   }
 
-  const api = await startApi(issuer);
+  const api = await startApi(issuer, options.dpop ? { publicKey, revoked: (jti) => sqlite(database, `SELECT gpoa_enabled AS enabled FROM gpo_access_token WHERE gpoa_jti = ${quote(jti)}`, true)[0]?.enabled !== 1 } : undefined);
   return {
     baseUrl: api.url,
     origin,
@@ -207,8 +229,15 @@ async function waitUntilServing(url: string, child: ChildProcess, output: () => 
 }
 
 
+/** For a DPoP API: Glewlwyd's signing key, and whether Glewlwyd's database says a token (by jti) is revoked. */
+interface DpopCheck {
+  publicKey: KeyObject;
+  revoked(jti: string): boolean;
+}
+
 /** The stand-in platform API on its own origin. */
-async function startApi(issuer: string): Promise<{ url: string; server: Server }> {
+async function startApi(issuer: string, dpop?: DpopCheck): Promise<{ url: string; server: Server }> {
+  const seenJtis = new Set<string>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -223,6 +252,15 @@ async function startApi(issuer: string): Promise<{ url: string; server: Server }
     const challenge = (error: string, scope?: string) => ({
       'www-authenticate': `Bearer error="${error}"${scope ? `, scope="${scope}"` : ''}, resource_metadata="${self}/.well-known/oauth-protected-resource"`,
     });
+    if (dpop) {
+      void checkDpop(req.method ?? 'GET', `${self}${url.pathname}`, req.headers.authorization, req.headers.dpop, dpop, seenJtis)
+        .then((claims) => {
+          if (!String(claims.scope ?? '').split(' ').includes('courses:read')) return send(403, { error: 'insufficient_scope' });
+          send(200, { items: [{ id: 'c-1', title: 'Quantum chemistry' }], user: claims.sub });
+        })
+        .catch((error: Error) => send(401, { error: 'invalid_token', error_description: error.message }, { 'www-authenticate': `DPoP algs="ES256", error="invalid_token"` }));
+      return;
+    }
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!token) return send(401, { error: 'invalid_token' }, challenge('invalid_token'));
     void (async () => {
@@ -238,6 +276,27 @@ async function startApi(issuer: string): Promise<{ url: string; server: Server }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** A resource server's checks of a DPoP-bound token and its proof (RFC 9449 §4.3, §7); throws what failed. */
+async function checkDpop(method: string, htu: string, authorization: string | undefined, proof: string | string[] | undefined, dpop: DpopCheck, seen: Set<string>) {
+  const { jwtVerify, EmbeddedJWK, calculateJwkThumbprint } = await import('jose');
+  const token = /^DPoP (\S+)$/.exec(authorization ?? '')?.[1];
+  if (!token) throw new Error(`not a DPoP token: ${(authorization ?? '').split(' ')[0] || 'none'}`);
+  const { payload: claims } = await jwtVerify(token, dpop.publicKey);
+  if (typeof claims.jti !== 'string' || dpop.revoked(claims.jti)) throw new Error('revoked or unknown token');
+  const jkt = (claims.cnf as { jkt?: string } | undefined)?.jkt;
+  if (!jkt) throw new Error('token not bound to a key');
+  if (typeof proof !== 'string') throw new Error('no single DPoP proof');
+  const { payload, protectedHeader } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt' });
+  if (!protectedHeader.jwk) throw new Error('no jwk');
+  if ((await calculateJwkThumbprint(protectedHeader.jwk)) !== jkt) throw new Error("proof not signed by the token's key");
+  if (payload.htm !== method || payload.htu !== htu) throw new Error('htm or htu');
+  if (typeof payload.iat !== 'number' || Math.abs(payload.iat - Date.now() / 1000) > 60) throw new Error('iat');
+  if (payload.ath !== createHash('sha256').update(token).digest('base64url')) throw new Error('ath');
+  if (typeof payload.jti !== 'string' || seen.has(payload.jti)) throw new Error('proof replayed');
+  seen.add(payload.jti);
+  return claims;
 }
 
 /**
@@ -310,4 +369,26 @@ export async function approveOnGlewlwyd(server: Glewlwyd, authorizeUrl: string):
   const location = again.headers.get('location');
   if (again.status !== 302 || !location) throw new Error(`glewlwyd authorize: HTTP ${again.status} ${location ?? ''} ${await again.text()}`);
   return new URL(location, authorizeUrl).href;
+}
+
+/** plat login, consent given the way Glewlwyd's sign-in page gives it. */
+export async function loginOnGlewlwyd(home: Home, server: Glewlwyd, args: string[] = [], options: RunOptions = {}) {
+  let authorizeUrl: URL | undefined;
+  const escaped = server.authorizationEndpoint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const result = await home.run(['login', '--no-browser', '--base-url', server.baseUrl, ...args], {
+    timeoutMs: scaled(30_000),
+    ...options,
+    onStderr: (stderr, child) => {
+      const match = new RegExp(`(${escaped}\\?\\S+)`).exec(stderr);
+      if (!match || authorizeUrl) return;
+      authorizeUrl = new URL(match[1]!);
+      void approveOnGlewlwyd(server, match[1]!)
+        .then((callback) => fetch(callback).then((r) => r.text()))
+        .catch((error: Error) => {
+          child.stderr?.emit('data', `\n[test] consent failed: ${error.message}\n`);
+          child.kill('SIGINT');
+        });
+    },
+  });
+  return { result, authorizeUrl };
 }
