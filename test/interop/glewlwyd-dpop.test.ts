@@ -9,11 +9,11 @@
  * not compare a proof's key with the token's cnf.jkt at UserInfo, so another key's proof is shown refused by the API
  * (test/interop/glewlwyd.ts checks what a resource server must).
  */
-import { createHash, createPrivateKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, type Home } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
 import { GLEWLWYD_INSTALL, glewlwydInstalled, loginOnGlewlwyd as login, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
+import { dpopProof as proof, otherKey, sessionKey } from './dpop-proof.js';
 import { requireInstalled, skipUnless } from './servers.js';
 
 const installed = glewlwydInstalled();
@@ -21,21 +21,6 @@ const skip = skipUnless(installed, GLEWLWYD_INSTALL);
 const SCOPES = ['--scope', 'openid email courses:read'];
 
 const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
-
-/** An ES256 DPoP proof made here, independently of plat's code, with `key` (a P-256 private key). */
-function proof(key: KeyObject, method: string, url: string, token: string, nonce?: string): string {
-  const { kty, crv, x, y } = key.export({ format: 'jwk' });
-  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const input = `${part({ typ: 'dpop+jwt', alg: 'ES256', jwk: { kty, crv, x, y } })}.${part({
-    jti: randomUUID(),
-    htm: method,
-    htu: url,
-    iat: Math.floor(Date.now() / 1000),
-    ath: createHash('sha256').update(token).digest('base64url'),
-    ...(nonce ? { nonce } : {}),
-  })}`;
-  return `${input}.${sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
-}
 
 /** Glewlwyd's UserInfo asked directly, as a third party holding the token would; a nonce it asks for is given once. */
 async function userinfo(server: Glewlwyd, headers: (nonce?: string) => Record<string, string>): Promise<number> {
@@ -83,8 +68,8 @@ for (const nonce of [false, true]) {
       const session = await readStoredSession(home);
       const token: string = session.accessToken;
       const url = `${server.issuer}/userinfo`;
-      const own = createPrivateKey({ key: session.dpopKey.jwk, format: 'jwk' });
-      const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      const own = sessionKey(session);
+      const other = otherKey();
       const tampered = (p: string) => `${p.slice(0, -4)}${p.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
       const statuses = {
         bearer: await userinfo(server, () => ({ authorization: `Bearer ${token}` })),
@@ -97,8 +82,8 @@ for (const nonce of [false, true]) {
       };
       // Glewlwyd 2.7.5's UserInfo checks a proof's signature, htu and ath, but not that its key is the one the
       // token is bound to (a proof from another key is taken: measured, not asserted); the API below checks that.
-      const { otherKey, ...checked } = statuses;
-      void otherKey;
+      const { otherKey: takenFromAnotherKey, ...checked } = statuses;
+      void takenFromAnotherKey;
       expect(checked).toEqual({ bearer: 401, noProof: 401, badSig: 401, wrongAth: 401, wrongHtu: 401, own: 200 });
       if (nonce) {
         // The nonce is Glewlwyd's to require: a proof without one is answered use_dpop_nonce with a DPoP-Nonce (so
@@ -115,8 +100,8 @@ for (const nonce of [false, true]) {
       const session = await readStoredSession(home);
       const token: string = session.accessToken;
       const url = `${server.baseUrl}/v1/courses`;
-      const own = createPrivateKey({ key: session.dpopKey.jwk, format: 'jwk' });
-      const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      const own = sessionKey(session);
+      const other = otherKey();
       const status = async (headers: Record<string, string>) => {
         const response = await fetch(url, { headers });
         await response.text();
