@@ -112,9 +112,17 @@ async function relay(res, answer) {
   res.end(await answer.text());
 }
 
-async function verifiedAccess(req) {
+/**
+ * The resource server's check, the way the plugin's resource client asks new integrations to make it: the whole
+ * request (verifyAccessTokenRequest), so that a DPoP-bound token (the plugin lists dpop_signing_alg_values_supported
+ * by default) is taken only as `DPoP` with a proof from its key (method, URL, ath, cnf.jkt), and a bearer one as
+ * `Bearer`.
+ */
+async function verifiedAccess(req, url) {
   try {
-    return await resourceClient.verifyBearerToken(req.headers.authorization?.replace(/^Bearer\s+/i, ''), {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    return await resourceClient.verifyAccessTokenRequest(new Request(url, { method: req.method, headers }), {
       verifyOptions: { audience: resource, issuer },
       jwksUrl: `${issuer}/jwks`,
       requiredScopes: ['courses:read'],
@@ -157,7 +165,7 @@ server.on('request', async (req, res) => {
       return relay(res, await callAuth(req, '/oauth2/consent', { accept: form.get('decision') === 'approve', oauth_query: form.get('oauth_query') }));
     }
     if (url.pathname === '/v1/courses' && req.method === 'GET') {
-      const access = await verifiedAccess(req);
+      const access = await verifiedAccess(req, url);
       if (access.error) {
         res.writeHead(401, {
           'content-type': 'application/json',
