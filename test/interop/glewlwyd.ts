@@ -334,7 +334,7 @@ export async function addClient(server: Glewlwyd, client: { clientId: string; se
  * as the page sends it), then load the authorization URL again with g_continue, which now redirects to plat's
  * callback. Returns that callback URL.
  */
-export async function approveOnGlewlwyd(server: Glewlwyd, authorizeUrl: string): Promise<string> {
+async function approveOnGlewlwyd(server: Glewlwyd, authorizeUrl: string): Promise<string> {
   const cookies = new Map<string, string>();
   const send = async (url: string, init: RequestInit = {}) => {
     const response = await fetch(url, {
