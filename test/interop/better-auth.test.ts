@@ -163,3 +163,39 @@ describe('Better Auth OAuth 2.1 provider listing openid: an OpenID login with it
     expect(whoami.stdout).toMatch(/Katherine Johnson/);
   });
 });
+
+describe('Better Auth with DPoP: a refresh token copied out of plat’s store', () => {
+  let server: InteropServer;
+  let home: Home;
+  beforeAll(async () => {
+    server = await startNodeServer('better-auth/server.mjs');
+    home = await makeHome();
+  });
+  afterAll(async () => {
+    await home?.cleanup();
+    await server?.close();
+  });
+
+  it('is refused at the token endpoint without a proof and with another key’s proof (a public client’s refresh token is bound, RFC 9449 §5)', async () => {
+    const { result } = await loginAt(home, server.baseUrl, `${server.issuer}/oauth2/authorize`, SIGN_IN, ['--scope', 'courses:read']);
+    expect(result.code, `${result.stderr}\n${server.log()}`).toBe(0);
+    const session = await readStoredSession(home);
+    const { client } = await readProfile(home);
+    const tokenUrl = `${server.issuer}/oauth2/token`;
+    const refresh = async (headers: Record<string, string>) => {
+      const response = await fetch(tokenUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: session.refreshToken, client_id: client.clientId }),
+      });
+      return { status: response.status, body: await response.text() };
+    };
+    const without = await refresh({});
+    const other = await refresh({ dpop: dpopProof(otherKey(), 'POST', tokenUrl) });
+    expect(without).toMatchObject({ status: 400, body: expect.stringContaining('invalid_dpop_proof') });
+    expect(other).toMatchObject({ status: 400, body: expect.stringContaining('invalid_dpop_proof') });
+    // Refused before it was spent: plat, which holds the key, still refreshes with it.
+    const refreshed = await home.run(['refresh']);
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+  });
+});

@@ -10,8 +10,8 @@ export const sessionKey = (session: Record<string, any>): KeyObject => createPri
 /** A P-256 key that is not the session's. */
 export const otherKey = (): KeyObject => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
 
-/** An ES256 proof for `method url` with `token`'s ath, signed with `key` (a P-256 private key). */
-export function dpopProof(key: KeyObject, method: string, url: string, token: string, nonce?: string): string {
+/** An ES256 proof for `method url`, signed with `key` (a P-256 private key); with `token`'s ath when one is given. */
+export function dpopProof(key: KeyObject, method: string, url: string, token?: string, nonce?: string): string {
   const { kty, crv, x, y } = key.export({ format: 'jwk' });
   const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
   const input = `${part({ typ: 'dpop+jwt', alg: 'ES256', jwk: { kty, crv, x, y } })}.${part({
@@ -19,7 +19,7 @@ export function dpopProof(key: KeyObject, method: string, url: string, token: st
     htm: method,
     htu: url,
     iat: Math.floor(Date.now() / 1000),
-    ath: createHash('sha256').update(token).digest('base64url'),
+    ...(token ? { ath: createHash('sha256').update(token).digest('base64url') } : {}),
     ...(nonce ? { nonce } : {}),
   })}`;
   return `${input}.${sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
