@@ -62,6 +62,10 @@ export function responseError(ctx: Context, request: ApiRequest, response: ApiRe
     if (!token) return new AuthError(`${where} needs you to be signed in (HTTP 401). Run: ${suggestCommand(ctx, ['login'])}`);
     if (token.kind === 'env') return new AuthError(`The server rejected PLAT_TOKEN (HTTP 401) for ${where}. Provide a valid token, or unset PLAT_TOKEN to use the stored session.`);
     const dpop = /\bdpop\b[^]*error\s*=\s*"?(use_dpop_nonce|invalid_dpop_proof)"?(?:[^]*error_description\s*=\s*"([^"]*)")?/i.exec(String(response.headers['www-authenticate'] ?? ''));
+    if (dpop?.[1] === 'use_dpop_nonce' && request.replayable === false) {
+      // send() answers use_dpop_nonce by sending the request again, which a body read from stdin cannot be.
+      return new PlatError(`The platform asked for a DPoP nonce (use_dpop_nonce) for ${where}, and a body read from stdin cannot be sent a second time with it. Send the body from a file instead: --input <file>.`, ExitCode.failure);
+    }
     if (dpop?.[1] === 'use_dpop_nonce') {
       return new PlatError(
         `The platform refused ${where} for want of its DPoP nonce (use_dpop_nonce), after plat sent the request once more with the nonce it gave (or could not: a body read from stdin is sent once): plat stopped rather than loop. ` +

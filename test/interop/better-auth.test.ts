@@ -6,11 +6,15 @@
  * the grant; JWT access tokens bound to the API (RFC 8707) that its revocation endpoint refuses to revoke
  * (unsupported_token_type, RFC 7009 §2.2.1) while it does revoke a public client's refresh token, though its
  * metadata lists no `none` there. Registration, rotation and revocation are read from the server's own records.
+ * The plugin lists dpop_signing_alg_values_supported by default, so plat's tokens are DPoP-bound (RFC 9449) and the
+ * API checks them as the plugin's resource client does for new integrations (the whole request: scheme, proof,
+ * ath, cnf.jkt).
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOCK_TIME, makeHome, type Home } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
+import { dpopProof, otherKey, sessionKey } from './dpop-proof.js';
 import { loginAt } from './journey.js';
 import { startNodeServer, type InteropServer } from './servers.js';
 
@@ -71,6 +75,29 @@ describe('Better Auth OAuth 2.1 provider (no openid, no ID token): the whole jou
     expect(JSON.parse(result.stdout)).toMatchObject({ items: [{ title: 'Orbital mechanics' }], user: user[0].id });
   });
 
+  it('DPoP (listed by the plugin by default): the tokens are bound to plat’s key, and the API refuses the token as Bearer and with another key’s proof', async () => {
+    const session = await readStoredSession(home);
+    const token: string = session.accessToken;
+    const jkt = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')).cnf?.jkt;
+    expect(jkt).toBeTruthy();
+    const status = await home.run(['status', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/"DPoP"/);
+    expect(status.stdout).toContain(jkt);
+    const url = `${server.baseUrl}/v1/courses`;
+    const answer = async (headers: Record<string, string>) => {
+      const response = await fetch(url, { headers });
+      await response.text();
+      return response.status;
+    };
+    expect({
+      bearer: await answer({ authorization: `Bearer ${token}` }),
+      noProof: await answer({ authorization: `DPoP ${token}` }),
+      otherKey: await answer({ authorization: `DPoP ${token}`, dpop: dpopProof(otherKey(), 'GET', url, token) }),
+      own: await answer({ authorization: `DPoP ${token}`, dpop: dpopProof(sessionKey(session), 'GET', url, token) }),
+    }).toEqual({ bearer: 401, noProof: 401, otherKey: 401, own: 200 });
+  });
+
   it('refresh: the server rotates the refresh token (the old one marked revoked) and plat keeps the new one', async () => {
     const before = await readStoredSession(home);
     const result = await home.run(['refresh']);
@@ -95,11 +122,10 @@ describe('Better Auth OAuth 2.1 provider (no openid, no ID token): the whole jou
     // The server answered unsupported_token_type for the access token: plat says so, and until when it works.
     expect(result.stderr).toMatch(new RegExp(`access token .*until ${CLOCK_TIME}`));
     expect(result.stderr).not.toMatch(/Try again later/);
-    const api = await fetch(`${server.baseUrl}/v1/courses`, { headers: { authorization: `Bearer ${session.accessToken}` } });
-    // As said, the self-contained JWT stays valid until it expires; but the provider lists DPoP, so it is bound to the
-    // key plat kept (and logout removed): a copy of it sent as a bearer token is refused.
-    expect(session.tokenType).toBe('DPoP');
-    expect(api.status).toBe(401);
+    // As said: a self-contained JWT stays valid at the API until it expires (bound to plat's key: with its proof).
+    const url = `${server.baseUrl}/v1/courses`;
+    const api = await fetch(url, { headers: { authorization: `DPoP ${session.accessToken}`, dpop: dpopProof(sessionKey(session), 'GET', url, session.accessToken) } });
+    expect(api.status).toBe(200);
   });
 
   it('a second login reuses the registration', async () => {
@@ -135,5 +161,41 @@ describe('Better Auth OAuth 2.1 provider listing openid: an OpenID login with it
     const whoami = await home.run(['whoami']);
     expect(whoami.code, whoami.stderr).toBe(0);
     expect(whoami.stdout).toMatch(/Katherine Johnson/);
+  });
+});
+
+describe('Better Auth with DPoP: a refresh token copied out of plat’s store', () => {
+  let server: InteropServer;
+  let home: Home;
+  beforeAll(async () => {
+    server = await startNodeServer('better-auth/server.mjs');
+    home = await makeHome();
+  });
+  afterAll(async () => {
+    await home?.cleanup();
+    await server?.close();
+  });
+
+  it('is refused at the token endpoint without a proof and with another key’s proof (a public client’s refresh token is bound, RFC 9449 §5)', async () => {
+    const { result } = await loginAt(home, server.baseUrl, `${server.issuer}/oauth2/authorize`, SIGN_IN, ['--scope', 'courses:read']);
+    expect(result.code, `${result.stderr}\n${server.log()}`).toBe(0);
+    const session = await readStoredSession(home);
+    const { client } = await readProfile(home);
+    const tokenUrl = `${server.issuer}/oauth2/token`;
+    const refresh = async (headers: Record<string, string>) => {
+      const response = await fetch(tokenUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: session.refreshToken, client_id: client.clientId }),
+      });
+      return { status: response.status, body: await response.text() };
+    };
+    const without = await refresh({});
+    const other = await refresh({ dpop: dpopProof(otherKey(), 'POST', tokenUrl) });
+    expect(without).toMatchObject({ status: 400, body: expect.stringContaining('invalid_dpop_proof') });
+    expect(other).toMatchObject({ status: 400, body: expect.stringContaining('invalid_dpop_proof') });
+    // Refused before it was spent: plat, which holds the key, still refreshes with it.
+    const refreshed = await home.run(['refresh']);
+    expect(refreshed.code, refreshed.stderr).toBe(0);
   });
 });

@@ -10,36 +10,13 @@
  * Glewlwyd's administrator (--client-id), as an integration would.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCleanError, makeHome, type Home, type RunOptions } from '../helpers/cli.js';
+import { expectCleanError, makeHome, type Home } from '../helpers/cli.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
-import { addClient, approveOnGlewlwyd, GLEWLWYD_INSTALL, glewlwydInstalled, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
+import { addClient, GLEWLWYD_INSTALL, glewlwydInstalled, loginOnGlewlwyd as login, startGlewlwyd, type Glewlwyd } from './glewlwyd.js';
 import { freePort, requireInstalled, skipUnless } from './servers.js';
-import { scaled } from '../helpers/time.js';
 
 const installed = glewlwydInstalled();
 const skip = skipUnless(installed, GLEWLWYD_INSTALL);
-
-/** plat login, consent given the way Glewlwyd's sign-in page gives it. */
-async function login(home: Home, server: Glewlwyd, args: string[] = [], options: RunOptions = {}) {
-  let authorizeUrl: URL | undefined;
-  const escaped = server.authorizationEndpoint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const result = await home.run(['login', '--no-browser', '--base-url', server.baseUrl, ...args], {
-    timeoutMs: scaled(30_000),
-    ...options,
-    onStderr: (stderr, child) => {
-      const match = new RegExp(`(${escaped}\\?\\S+)`).exec(stderr);
-      if (!match || authorizeUrl) return;
-      authorizeUrl = new URL(match[1]!);
-      void approveOnGlewlwyd(server, match[1]!)
-        .then((callback) => fetch(callback).then((r) => r.text()))
-        .catch((error: Error) => {
-          child.stderr?.emit('data', `\n[test] consent failed: ${error.message}\n`);
-          child.kill('SIGINT');
-        });
-    },
-  });
-  return { result, authorizeUrl };
-}
 
 const jti = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')).jti as string;
 
@@ -199,52 +176,5 @@ describe.skipIf(skip)('Glewlwyd: a confidential integration (client_secret_post 
     expect(logout.stdout).toMatch(/the tokens were revoked at the server/);
     expect(server.query('SELECT gpor_enabled AS enabled FROM gpo_refresh_token ORDER BY gpor_id')).toEqual([{ enabled: 0 }, { enabled: 0 }]);
     expect(server.query(`SELECT gpoa_enabled AS enabled FROM gpo_access_token WHERE gpoa_jti = '${jti(session.accessToken)}'`)).toEqual([{ enabled: 0 }]);
-  });
-});
-
-describe.skipIf(skip)('Glewlwyd with DPoP on (RFC 9449, oauth-dpop-allowed): a bound session, checked by a server plat did not write', () => {
-  let server: Glewlwyd;
-  let home: Home;
-  let client: string[];
-  beforeAll(async () => {
-    requireInstalled(installed, GLEWLWYD_INSTALL);
-    server = await startGlewlwyd({ dpop: true });
-    home = await makeHome();
-    const port = await freePort();
-    await addClient(server, { clientId: 'plat-public', redirectUri: `http://127.0.0.1:${port}/callback` });
-    client = ['--client-id', 'plat-public', '--port', String(port)];
-  });
-  afterAll(async () => {
-    await home?.cleanup();
-    await server?.close();
-  });
-
-  it('login binds the token to plat\'s key (cnf.jkt in Glewlwyd\'s JWT is the key plat keeps); whoami, call and refresh each prove it', async () => {
-    const { result } = await login(home, server, [...client, '--scope', 'openid email courses:read']);
-    expect(result.code, `${result.stderr}\n${server.log()}`).toBe(0);
-    const session = await readStoredSession(home);
-    expect(session.tokenType).toBe('DPoP');
-    const claims = JSON.parse(Buffer.from(session.accessToken.split('.')[1], 'base64url').toString('utf8'));
-    expect(claims.cnf?.jkt).toBe((await readProfile(home)).dpopJkt);
-    // Glewlwyd's own UserInfo checks the proof; the stand-in API checks it against the JWT's cnf.jkt.
-    const who = await home.run(['whoami', '--json']);
-    expect(who.code, who.stderr).toBe(0);
-    expect(JSON.parse(who.stdout)).toMatchObject({ email: 'linus@example.test' });
-    const call = await home.run(['call', 'GET', '/v1/courses']);
-    expect(call.code, call.stderr).toBe(0);
-    expect(JSON.parse(call.stdout)).toMatchObject({ bound: true });
-    const refresh = await home.run(['refresh']);
-    expect(refresh.code, `${refresh.stderr}\n${server.log()}`).toBe(0);
-    const after = await readStoredSession(home);
-    expect(after.tokenType).toBe('DPoP');
-    expect((await home.run(['call', 'GET', '/v1/courses'])).code).toBe(0);
-  });
-
-  it('the token copied out of the store is refused as a bearer token by Glewlwyd itself', async () => {
-    const { accessToken } = await readStoredSession(home);
-    const asBearer = await fetch(`${server.issuer}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
-    expect(asBearer.status).toBe(401);
-    const atApi = await fetch(`${server.baseUrl}/v1/courses`, { headers: { authorization: `Bearer ${accessToken}` } });
-    expect(atApi.status).toBe(401);
   });
 });

@@ -8,17 +8,25 @@
  * Beside it, a small API on another origin stands for the platform: its RFC 9728 document names Glewlwyd as the
  * authorization server, and its one endpoint accepts a token only when Glewlwyd's own UserInfo accepts it (revoked
  * or unknown tokens fail there) and the token's `scope` claim holds courses:read.
+ *
+ * With `dpop`, Glewlwyd's DPoP (RFC 9449; its metadata lists dpop_signing_alg_values_supported) is on: it binds the
+ * tokens of a token request that carries a proof to the proof's key (cnf.jkt) and checks a proof at UserInfo, and
+ * with `nonce` it asks for a DPoP-Nonce at both. Glewlwyd's UserInfo then takes only DPoP with a proof whose htu is
+ * UserInfo's own, so the API checks a bound token itself, as a resource server does (RFC 9449 §7): Glewlwyd's
+ * signature, the token not revoked in Glewlwyd's database, and the proof (dpop+jwt, signed by the key the token is
+ * bound to, htm, htu, iat, ath, a jti not seen before); a bound token sent as Bearer is refused.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { calculateJwkThumbprint, createRemoteJWKSet, EmbeddedJWK, jwtVerify } from 'jose';
 import { freePort, PYTHON, stop } from './servers.js';
+import type { Home, RunOptions } from '../helpers/cli.js';
+import { scaled } from '../helpers/time.js';
 
 const GLEWLWYD = '/usr/bin/glewlwyd';
 export const GLEWLWYD_INSTALL = 'apt-get install -y glewlwyd';
@@ -62,8 +70,12 @@ function sqlite(database: string, script: string, query = false): Array<Record<s
 
 const quote = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
-/** dpop: Glewlwyd's DPoP (RFC 9449) on, and the stand-in API checks each bound token's proof itself. */
-export async function startGlewlwyd(options: { dpop?: boolean } = {}): Promise<Glewlwyd> {
+export interface GlewlwydOptions {
+  /** Glewlwyd's DPoP on; `nonce`: it requires a DPoP-Nonce at the token endpoint and UserInfo. */
+  dpop?: { nonce?: boolean };
+}
+
+export async function startGlewlwyd(options: GlewlwydOptions = {}): Promise<Glewlwyd> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'glewlwyd-'));
   const database = path.join(dir, 'glewlwyd.db');
   const port = await freePort();
@@ -111,7 +123,14 @@ export async function startGlewlwyd(options: { dpop?: boolean } = {}): Promise<G
     'request-parameter-allow': false,
     'secret-type': 'pairwise',
     'service-documentation': '',
-    ...(options.dpop ? { 'oauth-dpop-allowed': true, 'oauth-dpop-iat-duration': 60 } : {}),
+    ...(options.dpop
+      ? {
+          'oauth-dpop-allowed': true,
+          'oauth-dpop-iat-duration': 60,
+          'oauth-dpop-nonce-counter': 3,
+          'oauth-dpop-nonce-mandatory': Boolean(options.dpop.nonce),
+        }
+      : {}),
   };
   const scopes = ['email', ...API_SCOPES]
     .map((scope) => `INSERT INTO g_scope (gs_name, gs_display_name, gs_description, gs_password_required, gs_password_max_age) VALUES (${quote(scope)}, ${quote(scope)}, '', 1, 0);`)
@@ -177,7 +196,7 @@ database = { type = "sqlite3"; path = "${database}"; };
     throw error;
   }
 
-  const api = await startApi(issuer, options.dpop === true);
+  const api = await startApi(issuer, options.dpop ? { publicKey, revoked: (jti) => sqlite(database, `SELECT gpoa_enabled AS enabled FROM gpo_access_token WHERE gpoa_jti = ${quote(jti)}`, true)[0]?.enabled !== 1 } : undefined);
   return {
     baseUrl: api.url,
     origin,
@@ -210,9 +229,15 @@ async function waitUntilServing(url: string, child: ChildProcess, output: () => 
 }
 
 
+/** For a DPoP API: Glewlwyd's signing key, and whether Glewlwyd's database says a token (by jti) is revoked. */
+interface DpopCheck {
+  publicKey: KeyObject;
+  revoked(jti: string): boolean;
+}
+
 /** The stand-in platform API on its own origin. */
-async function startApi(issuer: string, dpop: boolean): Promise<{ url: string; server: Server }> {
-  const seen = new Set<string>();
+async function startApi(issuer: string, dpop?: DpopCheck): Promise<{ url: string; server: Server }> {
+  const seenJtis = new Set<string>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -221,22 +246,24 @@ async function startApi(issuer: string, dpop: boolean): Promise<{ url: string; s
     };
     const self = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     if (url.pathname === '/.well-known/oauth-protected-resource') {
-      return send(200, { resource: self, authorization_servers: [issuer], scopes_supported: API_SCOPES, bearer_methods_supported: ['header'], ...(dpop ? { dpop_signing_alg_values_supported: ['ES256', 'EdDSA'] } : {}) });
+      return send(200, { resource: self, authorization_servers: [issuer], scopes_supported: API_SCOPES, bearer_methods_supported: ['header'] });
     }
     if (url.pathname !== '/v1/courses') return send(404, { error: 'not_found' });
     const challenge = (error: string, scope?: string) => ({
       'www-authenticate': `Bearer error="${error}"${scope ? `, scope="${scope}"` : ''}, resource_metadata="${self}/.well-known/oauth-protected-resource"`,
     });
-    const [, scheme, token] = /^(Bearer|DPoP) (\S+)$/.exec(req.headers.authorization ?? '') ?? [];
+    if (dpop) {
+      void checkDpop(req.method ?? 'GET', `${self}${url.pathname}`, req.headers.authorization, req.headers.dpop, dpop, seenJtis)
+        .then((claims) => {
+          if (!String(claims.scope ?? '').split(' ').includes('courses:read')) return send(403, { error: 'insufficient_scope' });
+          send(200, { items: [{ id: 'c-1', title: 'Quantum chemistry' }], user: claims.sub });
+        })
+        .catch((error: Error) => send(401, { error: 'invalid_token', error_description: error.message }, { 'www-authenticate': `DPoP algs="ES256", error="invalid_token"` }));
+      return;
+    }
+    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!token) return send(401, { error: 'invalid_token' }, challenge('invalid_token'));
     void (async () => {
-      if (dpop) {
-        // RFC 9449 §7.1: a bound token (Glewlwyd's JWT, signed by its key, with cnf.jkt) only with a proof by that key.
-        const refused = await refusedProof(req, scheme!, token, `${self}${url.pathname}`);
-        if (refused) return send(401, { error: 'invalid_token', error_description: refused }, { 'www-authenticate': `DPoP error="invalid_token", error_description="${refused}"` });
-        const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8') || '{}');
-        return send(200, { items: [{ id: 'c-1', title: 'Quantum chemistry' }], user: claims.sub, bound: true });
-      }
       // Glewlwyd's own check: UserInfo answers only for a valid access token it issued and has not revoked.
       const info = await fetch(`${issuer}/userinfo`, { headers: { authorization: `Bearer ${token}` } });
       if (!info.ok) return send(401, { error: 'invalid_token' }, challenge('invalid_token'));
@@ -247,34 +274,29 @@ async function startApi(issuer: string, dpop: boolean): Promise<{ url: string; s
       send(200, { items: [{ id: 'c-1', title: 'Quantum chemistry' }], user: ((await info.json()) as { sub?: string }).sub });
     })().catch(() => send(502, { error: 'upstream' }));
   });
-  const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
-  /** Why a request's bound token is refused (undefined: accepted): the token by Glewlwyd's key, the proof in full. */
-  async function refusedProof(req: IncomingMessage, scheme: string, token: string, htu: string): Promise<string | undefined> {
-    let jkt: unknown;
-    try {
-      jkt = ((await jwtVerify(token, jwks)).payload.cnf as { jkt?: unknown } | undefined)?.jkt;
-    } catch (error) {
-      return `the access token is not Glewlwyd's (${(error as Error).message})`;
-    }
-    if (typeof jkt !== 'string') return 'the access token is not DPoP-bound';
-    if (scheme !== 'DPoP') return 'a DPoP-bound token sent as a bearer token';
-    const proof = req.headers.dpop;
-    if (typeof proof !== 'string') return 'no DPoP proof';
-    try {
-      const { payload, protectedHeader } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt' });
-      if ((await calculateJwkThumbprint(protectedHeader.jwk!)) !== jkt) return 'the proof is not by the key the token is bound to';
-      if (payload.htm !== req.method || payload.htu !== htu) return 'htm or htu mismatch';
-      if (typeof payload.iat !== 'number' || Math.abs(Date.now() / 1000 - payload.iat) > 60) return 'iat out of range';
-      if (payload.ath !== createHash('sha256').update(token).digest('base64url')) return 'ath mismatch';
-      if (typeof payload.jti !== 'string' || seen.has(payload.jti)) return 'jti missing or replayed';
-      seen.add(payload.jti);
-    } catch (error) {
-      return `invalid proof (${(error as Error).message})`;
-    }
-    return undefined;
-  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** A resource server's checks of a DPoP-bound token and its proof (RFC 9449 §4.3, §7); throws what failed. */
+async function checkDpop(method: string, htu: string, authorization: string | undefined, proof: string | string[] | undefined, dpop: DpopCheck, seen: Set<string>) {
+  const { jwtVerify, EmbeddedJWK, calculateJwkThumbprint } = await import('jose');
+  const token = /^DPoP (\S+)$/.exec(authorization ?? '')?.[1];
+  if (!token) throw new Error(`not a DPoP token: ${(authorization ?? '').split(' ')[0] || 'none'}`);
+  const { payload: claims } = await jwtVerify(token, dpop.publicKey);
+  if (typeof claims.jti !== 'string' || dpop.revoked(claims.jti)) throw new Error('revoked or unknown token');
+  const jkt = (claims.cnf as { jkt?: string } | undefined)?.jkt;
+  if (!jkt) throw new Error('token not bound to a key');
+  if (typeof proof !== 'string') throw new Error('no single DPoP proof');
+  const { payload, protectedHeader } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt' });
+  if (!protectedHeader.jwk) throw new Error('no jwk');
+  if ((await calculateJwkThumbprint(protectedHeader.jwk)) !== jkt) throw new Error("proof not signed by the token's key");
+  if (payload.htm !== method || payload.htu !== htu) throw new Error('htm or htu');
+  if (typeof payload.iat !== 'number' || Math.abs(payload.iat - Date.now() / 1000) > 60) throw new Error('iat');
+  if (payload.ath !== createHash('sha256').update(token).digest('base64url')) throw new Error('ath');
+  if (typeof payload.jti !== 'string' || seen.has(payload.jti)) throw new Error('proof replayed');
+  seen.add(payload.jti);
+  return claims;
 }
 
 /**
@@ -312,7 +334,7 @@ export async function addClient(server: Glewlwyd, client: { clientId: string; se
  * as the page sends it), then load the authorization URL again with g_continue, which now redirects to plat's
  * callback. Returns that callback URL.
  */
-export async function approveOnGlewlwyd(server: Glewlwyd, authorizeUrl: string): Promise<string> {
+async function approveOnGlewlwyd(server: Glewlwyd, authorizeUrl: string): Promise<string> {
   const cookies = new Map<string, string>();
   const send = async (url: string, init: RequestInit = {}) => {
     const response = await fetch(url, {
@@ -347,4 +369,26 @@ export async function approveOnGlewlwyd(server: Glewlwyd, authorizeUrl: string):
   const location = again.headers.get('location');
   if (again.status !== 302 || !location) throw new Error(`glewlwyd authorize: HTTP ${again.status} ${location ?? ''} ${await again.text()}`);
   return new URL(location, authorizeUrl).href;
+}
+
+/** plat login, consent given the way Glewlwyd's sign-in page gives it. */
+export async function loginOnGlewlwyd(home: Home, server: Glewlwyd, args: string[] = [], options: RunOptions = {}) {
+  let authorizeUrl: URL | undefined;
+  const escaped = server.authorizationEndpoint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const result = await home.run(['login', '--no-browser', '--base-url', server.baseUrl, ...args], {
+    timeoutMs: scaled(30_000),
+    ...options,
+    onStderr: (stderr, child) => {
+      const match = new RegExp(`(${escaped}\\?\\S+)`).exec(stderr);
+      if (!match || authorizeUrl) return;
+      authorizeUrl = new URL(match[1]!);
+      void approveOnGlewlwyd(server, match[1]!)
+        .then((callback) => fetch(callback).then((r) => r.text()))
+        .catch((error: Error) => {
+          child.stderr?.emit('data', `\n[test] consent failed: ${error.message}\n`);
+          child.kill('SIGINT');
+        });
+    },
+  });
+  return { result, authorizeUrl };
 }

@@ -112,14 +112,17 @@ async function relay(res, answer) {
   res.end(await answer.text());
 }
 
-async function verifiedAccess(req) {
+/**
+ * The resource server's check, the way the plugin's resource client asks new integrations to make it: the whole
+ * request (verifyAccessTokenRequest), so that a DPoP-bound token (the plugin lists dpop_signing_alg_values_supported
+ * by default) is taken only as `DPoP` with a proof from its key (method, URL, ath, cnf.jkt), and a bearer one as
+ * `Bearer`.
+ */
+async function verifiedAccess(req, url) {
   try {
-    // The plugin's request check, as its documentation has new resource servers use it: a Bearer token, or a
-    // DPoP-bound one (RFC 9449) with its proof checked (scheme, htm, htu, ath, cnf.jkt), which the provider issues
-    // to a client that sends proofs (plat, where the metadata lists DPoP).
     const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-    return await resourceClient.verifyAccessTokenRequest(new Request(new URL(req.url, origin), { method: req.method, headers }), {
+    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    return await resourceClient.verifyAccessTokenRequest(new Request(url, { method: req.method, headers }), {
       verifyOptions: { audience: resource, issuer },
       jwksUrl: `${issuer}/jwks`,
       requiredScopes: ['courses:read'],
@@ -162,7 +165,7 @@ server.on('request', async (req, res) => {
       return relay(res, await callAuth(req, '/oauth2/consent', { accept: form.get('decision') === 'approve', oauth_query: form.get('oauth_query') }));
     }
     if (url.pathname === '/v1/courses' && req.method === 'GET') {
-      const access = await verifiedAccess(req);
+      const access = await verifiedAccess(req, url);
       if (access.error) {
         res.writeHead(401, {
           'content-type': 'application/json',
