@@ -7,7 +7,7 @@ import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, isCI, safe, type IO } from './terminal/io.js';
 import { plainForm, plainInvocation } from './dispatch.js';
-import { resolveInvocation } from './session/invocation.js';
+import { resolveInvocation } from './session/profile/invocation.js';
 import type * as os from 'node:os';
 
 declare const PLAT_VERSION: string;

@@ -29,7 +29,7 @@ export const REDACTED = '[redacted]';
  * of refreshes, and each adds new tokens. Forgetting a token the moment its refresh replaces it is not safe: a
  * response to a request still in flight with the old one (batch runs up to 256 at a time) may quote it after the
  * refresh. So the replaced tokens stay for a while, and the current ones do not age out: every load of the session
- * (session/access.ts) remembers its tokens again, which makes them the most recent. CAPACITY holds many generations
+ * (session/tokens/access.ts) remembers its tokens again, which makes them the most recent. CAPACITY holds many generations
  * of a session (each up to four values: access, refresh and ID token, client secret), more than a request outlives.
  */
 export class KnownSecrets {

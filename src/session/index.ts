@@ -2,14 +2,14 @@
  * The session's front door: the verbs the commands, the library (src/library/) and the completion candidates may
  * call, and the shapes they see. None of them imports any other file of the session (test/repo/layers.test.ts holds
  * that), as the MCP SDK's `auth()` is the one call a client makes while discovery, registration, authorization and
- * the token exchange stay steps behind it. (src/main.ts, the entry, reads invocation.ts itself: it picks the profile
+ * the token exchange stay steps behind it. (src/main.ts, the entry, reads profile/invocation.ts itself: it picks the profile
  * before any command runs, and loads no more of the session for it.)
  *
  * Why one door: a caller that picked its own step (load the stored session, refresh it, bind it) could skip a rule
- * that step does not know of. Every verb here that yields or sends a token goes one way, binding.ts's bindSession:
+ * that step does not know of. Every verb here that yields or sends a token goes one way, profile/binding.ts's bindSession:
  * PLAT_TOKEN wins; a stored session is used only for the platform (origin) it was issued for; an ended session is
  * not swapped for anonymous access; and only then is the stored token loaded and, under the cross-process lock,
- * refreshed (access.ts). bindSession works out the invocation's target (profile, platform, credentials with their
+ * refreshed (tokens/access.ts). bindSession works out the invocation's target (profile, platform, credentials with their
  * store) in one go, and the verb hands it down to the client or the token step instead of each step working out
  * its part again. What stays inside: loading a stored session (loadSession), refreshing or binding one by
  * hand, the login and logout flows' steps, the token store.
@@ -23,21 +23,21 @@ import type { Context } from '../context.js';
 import { PlatError, UsageError } from '../errors.js';
 import { validateProfileName } from '../store/paths.js';
 import type { Profile, StoredSession, TokenStoreKind } from '../store/types.js';
-import { loadSession, refreshSession } from './access.js';
-import { parseBaseUrl } from './base-url.js';
-import { bindSession, getAccessToken, requireSession } from './binding.js';
-import { getDiscovery, readCachedDiscovery } from './discovery-cache.js';
-import { resolveInvocation } from './invocation.js';
-import { cappedLifetimeNote, noRefreshTokenNote } from './no-refresh-token.js';
+import { loadSession, refreshSession } from './tokens/access.js';
+import { parseBaseUrl } from './profile/base-url.js';
+import { bindSession, getAccessToken, requireSession } from './profile/binding.js';
+import { getDiscovery, readCachedDiscovery } from './discovery/discovery-cache.js';
+import { resolveInvocation } from './profile/invocation.js';
+import { cappedLifetimeNote, noRefreshTokenNote } from './tokens/no-refresh-token.js';
 import { parseJsonPath, parseNextHint } from './paging/detect.js';
-import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile.js';
-import { assertProfileExists, unknownProfile } from './profile-names.js';
+import { loadProfile, requireBaseUrl, resolveBaseUrl } from './profile/profile.js';
+import { assertProfileExists, unknownProfile } from './profile/profile-names.js';
 import { header, openApiClient, resolveApiUrl } from './request.js';
 import { responseError } from './response-error.js';
 import { suggestCommand, type SuggestOptions } from './suggest.js';
 import { whoAmI } from './userinfo.js';
 // Types only, erased from the bundles: the shapes below are the steps' own, named here for the callers.
-import type * as Bindings from './binding.js';
+import type * as Bindings from './profile/binding.js';
 import type * as Identity from './userinfo.js';
 import type * as Logins from './login/options.js';
 import type * as Logouts from './logout.js';
@@ -280,7 +280,7 @@ export function validProfileName(name: string): string {
 
 /** `plat switch`: the profile later commands use when neither --profile nor PLAT_PROFILE names one. */
 export async function switchTo(ctx: Context, name: string) {
-  const { switchProfile } = await import('./switch.js');
+  const { switchProfile } = await import('./profile/switch.js');
   return switchProfile(ctx, name);
 }
 

@@ -7,9 +7,9 @@ import { InterruptedError, NetworkError } from '../errors.js';
 import { mayRevoke } from '../oauth/client.js';
 import { RevocationRefusedError, revokeToken } from '../oauth/tokens.js';
 import type { DpopKey } from '../oauth/dpop.js';
-import { assertSameIssuer, credentialsOf, endSession, loadSession, type ActiveSession } from './access.js';
-import { getDiscovery } from './discovery-cache.js';
-import { clockTime } from './no-refresh-token.js';
+import { assertSameIssuer, credentialsOf, endSession, loadSession, type ActiveSession } from './tokens/access.js';
+import { getDiscovery } from './discovery/discovery-cache.js';
+import { clockTime } from './tokens/no-refresh-token.js';
 import { DamagedDataError } from '../store/atomic.js';
 import type { Profile } from '../store/types.js';
 
@@ -147,7 +147,7 @@ export async function forgetProfile(ctx: Context, name: string): Promise<void> {
     const kind = profile?.tokenStore ?? parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE) ?? 'file';
     const store = await ctx.tokenStore(kind).catch(() => undefined);
     if (store) {
-      const { dropKeptClientSecret } = await import('./client-secret.js');
+      const { dropKeptClientSecret } = await import('./tokens/client-secret.js');
       await dropKeptClientSecret(store, name);
     }
     await profiles.delete(name);

@@ -20,10 +20,10 @@ import type { HttpResponse } from '../http/types.js';
 import { parseBearerChallenge } from '../oauth/www-authenticate.js';
 import type { Profile, StoredSession } from '../store/types.js';
 import { sleep } from '../sleep.js';
-import { rememberResourceMetadata } from './resource-hint.js';
-import { parseBaseUrl } from './base-url.js';
-import { freshToken, type ActiveSession } from './access.js';
-import { anonymousNote, bindSession, noSessionError, type Binding, type TokenSource } from './binding.js';
+import { rememberResourceMetadata } from './discovery/resource-hint.js';
+import { parseBaseUrl } from './profile/base-url.js';
+import { freshToken, type ActiveSession } from './tokens/access.js';
+import { anonymousNote, bindSession, noSessionError, type Binding, type TokenSource } from './profile/binding.js';
 import { offerStepUp, scopesToAsk } from './login/step-up.js';
 
 export type AuthMode = 'auto' | 'anonymous' | 'required';
@@ -67,7 +67,7 @@ export interface ApiResponse extends HttpResponse {
   platformOrigin?: string;
   /**
    * A 401 to a request made without a session named the API's protected-resource document on its own origin:
-   * remembered for the login that follows (resource-hint.ts), and named in the error that says to log in.
+   * remembered for the login that follows (discovery/resource-hint.ts), and named in the error that says to log in.
    */
   signIn?: { baseUrl: string; resourceMetadata: string };
 }

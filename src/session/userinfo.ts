@@ -10,9 +10,9 @@ import { AuthError, PlatError, UsageError } from '../errors.js';
 import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedError, UserInfoUnauthorizedError, type UserInfo } from '../oauth/userinfo.js';
 import type { Profile, ProfileUser } from '../store/types.js';
 import type { DpopKey } from '../oauth/dpop.js';
-import { assertSameIssuer, freshToken } from './access.js';
-import { bindSession, getAccessToken, noSessionError, type TokenSource } from './binding.js';
-import { getDiscovery } from './discovery-cache.js';
+import { assertSameIssuer, freshToken } from './tokens/access.js';
+import { bindSession, getAccessToken, noSessionError, type TokenSource } from './profile/binding.js';
+import { getDiscovery } from './discovery/discovery-cache.js';
 import { suggestCommand } from './suggest.js';
 import { offerStepUp, scopesToAsk } from './login/step-up.js';
 

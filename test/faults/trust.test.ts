@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run as call } from '../../src/commands/call/call.js';
 import { run as logout } from '../../src/commands/auth/logout.js';
 import { run as whoami } from '../../src/commands/auth/whoami.js';
-import { DISCOVERY_TTL_MS } from '../../src/session/discovery-cache.js';
+import { DISCOVERY_TTL_MS } from '../../src/session/discovery/discovery-cache.js';
 import { startPlatform, type Platform } from '../platform/index.mjs';
 import { approving, signIn } from '../helpers/consent.js';
 import { expectPlatError, useTestContexts, type TestContext } from '../helpers/context.js';

@@ -18,7 +18,7 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export const platBin = path.join(repoRoot, 'bin', 'plat.js');
 
 /**
- * A time as plat prints it (src/session/no-refresh-token.ts clockTime): "14:05" today, "2026-11-26 00:05" on
+ * A time as plat prints it (src/session/tokens/no-refresh-token.ts clockTime): "14:05" today, "2026-11-26 00:05" on
  * another day — which a test run shortly before midnight sees for an hour-long token.
  */
 export const CLOCK_TIME = /(?:\d{4}-\d\d-\d\d )?\d\d:\d\d/.source;

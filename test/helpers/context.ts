@@ -9,7 +9,7 @@ import { afterEach, expect } from 'vitest';
 import { createContext, type Context, type Globals } from '../../src/context.js';
 import { PlatError } from '../../src/errors.js';
 import { createIO } from '../../src/terminal/io.js';
-import { resolveInvocation } from '../../src/session/invocation.js';
+import { resolveInvocation } from '../../src/session/profile/invocation.js';
 import type { Home } from './cli.js';
 
 export interface TestContext {

@@ -387,6 +387,32 @@ describe("each command's definition (commands/**/<command>.define.ts) loads no r
   });
 });
 
+describe("the session's rooms", () => {
+  // src/session/: the front door (index.ts) and the request path (request.ts, response-error.ts, origin-headers.ts)
+  // at its root, beside login/ and paging/ and the rooms by concept: profile/ (which profile and base URL, the
+  // binding, switch), tokens/ (load, refresh under the lock, store moves and reach, no refresh token, the client
+  // secret, the DPoP key), discovery/ (the cache and the resource hints). A room is below the door: it never
+  // imports index.ts, nor the flows that use it (login/, paging/).
+  const { files, imports } = graph();
+  const ROOMS = ['profile', 'tokens', 'discovery'];
+
+  it.each(ROOMS)('src/session/%s/ holds its modules', (room) => {
+    expect(files.filter((f) => f.startsWith(`src/session/${room}/`)).length).toBeGreaterThan(0);
+  });
+
+  it.each(ROOMS)('src/session/%s/ imports neither the front door nor login/ or paging/', (room) => {
+    const wrong = imports.filter(
+      (i) => i.from.startsWith(`src/session/${room}/`) && (i.to === 'src/session/index.ts' || i.to.startsWith('src/session/login/') || i.to.startsWith('src/session/paging/')),
+    );
+    expect(wrong.map((i) => `${i.from}:${i.line} imports '${i.specifier}'`)).toEqual([]);
+  });
+
+  it('leaves no module of a room loose at the root', () => {
+    const loose = files.filter((f) => /^src\/session\/[^/]+\.ts$/.test(f)).map((f) => f.slice('src/session/'.length)).sort();
+    expect(loose.filter((f) => !['platform-profile.ts', 'no-refresh-token.ts', 'discovery-cache.ts', 'profile-names.ts', 'client-secret.ts', 'resource-hint.ts', 'store-reach.ts', 'invocation.ts', 'store-move.ts', 'base-url.ts', 'profile.ts', 'binding.ts', 'switch.ts', 'access.ts'].includes(f))).toEqual(loose);
+  });
+});
+
 describe('the rule checker itself', () => {
   const files = ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/commands/x.ts', 'src/oauth/y.ts', 'src/store/z.ts'];
   const known = new Set(files);
@@ -447,18 +473,18 @@ describe('the rule checker itself', () => {
   });
 
   it('lets commands, the library and completion into the session by its front door only, type-only imports included', () => {
-    const withSession = [...files, 'src/session/index.ts', 'src/session/access.ts', 'src/session/request.ts'];
+    const withSession = [...files, 'src/session/index.ts', 'src/session/tokens/access.ts', 'src/session/request.ts'];
     const known = new Set(withSession);
     const imports = [
       ...importsOf('src/commands/x.ts', "import { accessToken, type TokenSource } from '../session/index.js';", known),
-      ...importsOf('src/commands/x.ts', "import { loadSession } from '../session/access.js';", known),
+      ...importsOf('src/commands/x.ts', "import { loadSession } from '../session/tokens/access.js';", known),
       ...importsOf('src/library/w.ts', "import type { ApiRequest } from '../session/request.js';", known),
-      ...importsOf('src/completion/candidates.ts', "const { loadSession } = await import('../session/access.js');", known),
-      ...importsOf('src/session/request.ts', "import { loadSession } from './access.js';", known),
+      ...importsOf('src/completion/candidates.ts', "const { loadSession } = await import('../session/tokens/access.js');", known),
+      ...importsOf('src/session/request.ts', "import { loadSession } from './tokens/access.js';", known),
     ];
     expect(violations(withSession, imports).map((v) => v.detail)).toEqual([
-      "src/commands/x.ts:1 imports '../session/access.js': enters the session by a side door: import from its front door, src/session/index.ts (add a verb there if none fits)",
-      "src/completion/candidates.ts:1 imports '../session/access.js': enters the session by a side door: import from its front door, src/session/index.ts (add a verb there if none fits)",
+      "src/commands/x.ts:1 imports '../session/tokens/access.js': enters the session by a side door: import from its front door, src/session/index.ts (add a verb there if none fits)",
+      "src/completion/candidates.ts:1 imports '../session/tokens/access.js': enters the session by a side door: import from its front door, src/session/index.ts (add a verb there if none fits)",
       "src/library/w.ts:1 imports '../session/request.js': enters the session by a side door: import from its front door, src/session/index.ts (add a verb there if none fits)",
     ]);
   });

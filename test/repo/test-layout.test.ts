@@ -1,8 +1,8 @@
 /**
  * Where a test goes (test/README.md's table), held: a test file lives in the folder of its kind, and a unit or
  * in-process test mirrors src/ — its folder is src's folder, its name the module it tests (or `<module>-<aspect>`),
- * so the tests of src/session/access.ts are test/unit/session/access.test.ts and
- * test/in-process/session/access.test.ts, and nowhere else.
+ * so the tests of src/session/tokens/access.ts are test/unit/session/tokens/access.test.ts and
+ * test/in-process/session/tokens/access.test.ts, and nowhere else.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -57,8 +57,8 @@ describe('the test layout', () => {
     expect(misplaced('test/session/refresh.test.ts', srcHas)).toMatch(/not in a kind's folder/);
     expect(misplaced('test/unit/sessions/access.test.ts', srcHas)).toMatch(/mirrors no folder/);
     expect(misplaced('test/unit/session/retry.test.ts', srcHas)).toMatch(/named after no module of src\/session\//);
-    expect(misplaced('test/unit/session/access.test.ts', srcHas)).toBeNull();
-    expect(misplaced('test/in-process/session/access-ended-session.test.ts', srcHas)).toBeNull();
+    expect(misplaced('test/unit/session/tokens/access.test.ts', srcHas)).toBeNull();
+    expect(misplaced('test/in-process/session/tokens/access-ended-session.test.ts', srcHas)).toBeNull();
     expect(misplaced('test/unit/terminal/text.test.ts', srcHas)).toBeNull();
     expect(misplaced('test/cli/anything.test.ts', srcHas)).toBeNull();
   });

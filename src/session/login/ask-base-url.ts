@@ -3,7 +3,7 @@
  * off a terminal it stays a usage error, so a script never hangs on a question.
  */
 import type { Context } from '../../context.js';
-import { parseBaseUrl } from '../base-url.js';
+import { parseBaseUrl } from '../profile/base-url.js';
 import { nextLineUnlessAborted, readStdinLines } from './paste.js';
 
 /** The answer as a checked base URL; undefined off a terminal or for an empty answer (the caller then fails). */

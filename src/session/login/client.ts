@@ -15,8 +15,8 @@ import type { OAuthDeps } from '../../oauth/options.js';
 import { ClientRejectedError } from '../../oauth/tokens.js';
 import { CALLBACK_PATH, type LoopbackListener } from '../../loopback.js';
 import type { ClientRegistration, Profile } from '../../store/types.js';
-import { loadSession } from '../access.js';
-import { readKeptClientSecret } from '../client-secret.js';
+import { loadSession } from '../tokens/access.js';
+import { readKeptClientSecret } from '../tokens/client-secret.js';
 import { portOf } from './consent.js';
 import type { ClientChoice } from './options.js';
 

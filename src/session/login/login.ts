@@ -18,10 +18,10 @@ import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedErro
 import type { Callback, LoopbackListener } from '../../loopback.js';
 import type { ClientRegistration, Profile, ProfileUser, StoredSession, TokenStore } from '../../store/types.js';
 import type { DpopKey } from '../../oauth/dpop.js';
-import { getDiscovery } from '../discovery-cache.js';
+import { getDiscovery } from '../discovery/discovery-cache.js';
 import { nextLineUnlessAborted, readStdinLines, type StdinLines } from './paste.js';
-import { loadProfile, requireBaseUrl, resolveBaseUrl } from '../profile.js';
-import { loadSession, type ActiveSession } from '../access.js';
+import { loadProfile, requireBaseUrl, resolveBaseUrl } from '../profile/profile.js';
+import { loadSession, type ActiveSession } from '../tokens/access.js';
 import { suggestCommand } from '../suggest.js';
 import { sanitize, shellQuote } from '../../terminal/text.js';
 import { listen, portOf, waitForConsent } from './consent.js';
@@ -413,7 +413,7 @@ async function persist(
     await store.set(current.name, input.session);
     const dpopJkt = input.session.dpopKey ? await assertKeyKept(store, current.name, input.session.dpopKey as DpopKey) : undefined;
     // A secret kept across a logout is beside the tokens again: the kept copy goes, wherever it was.
-    const { dropKeptClientSecret } = await import('../client-secret.js');
+    const { dropKeptClientSecret } = await import('../tokens/client-secret.js');
     await dropKeptClientSecret(store, current.name);
     if (current.tokenStore && current.tokenStore !== store.kind) {
       // The session moved (say, the keychain became available): do not leave the old copy behind.

@@ -41,7 +41,7 @@ async function whyNotAsk(ctx: Context, profile: Profile, scopes: string[]): Prom
   if (!profile.baseUrl) return undefined;
   let listed: string[] | undefined;
   try {
-    const { getDiscovery } = await import('../discovery-cache.js');
+    const { getDiscovery } = await import('../discovery/discovery-cache.js');
     const discovery = await getDiscovery(ctx, profile.baseUrl);
     listed = discovery.as.scopes_supported ?? discovery.resource?.scopes_supported;
   } catch {

@@ -5,7 +5,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { DISCOVERY_TTL_MS, getDiscovery } from '../../../src/session/discovery-cache.js';
+import { DISCOVERY_TTL_MS, getDiscovery } from '../../../src/session/discovery/discovery-cache.js';
 import { logoutProfile } from '../../../src/session/logout.js';
 import { signIn } from '../../helpers/consent.js';
 import { useTestContexts } from '../../helpers/context.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { clientAuth, mayRevoke, secretMethod } from '../../../src/oauth/client.js';
 import { scopesToRegister, withOfflineAccess } from '../../../src/oauth/scopes.js';
 import type { ClientRegistration } from '../../../src/store/types.js';
-import { clockTime } from '../../../src/session/no-refresh-token.js';
+import { clockTime } from '../../../src/session/tokens/no-refresh-token.js';
 
 const as = (metadata: Record<string, unknown> = {}) => ({ issuer: 'https://as.example.test', ...metadata }) as AuthorizationServer;
 const registration = (authMethod: ClientRegistration['authMethod']): ClientRegistration => ({

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../../src/errors.js';
 import type { Discovery } from '../../../../src/oauth/discovery.js';
-import { getDiscovery } from '../../../../src/session/discovery-cache.js';
+import { getDiscovery } from '../../../../src/session/discovery/discovery-cache.js';
 import { planClient } from '../../../../src/session/login/client.js';
 import type { ClientChoice } from '../../../../src/session/login/options.js';
 import type { ClientRegistration, Profile } from '../../../../src/store/types.js';

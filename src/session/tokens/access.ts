@@ -4,16 +4,16 @@
  * parallel plat processes cause exactly one refresh (and never replay a rotated refresh token).
  *
  * These steps know nothing of PLAT_TOKEN or of which platform an invocation names, so nothing outside the session
- * calls them: a token is handed out (freshToken) only for a session binding.ts bound (which credentials an
+ * calls them: a token is handed out (freshToken) only for a session profile/binding.ts bound (which credentials an
  * invocation may use), through the verbs of the session's front door, session/index.ts.
  */
-import type { Context } from '../context.js';
-import { withIdentityScopes } from '../oauth/scopes.js';
-import { AuthError } from '../errors.js';
-import type { ClientCredentials } from '../oauth/client.js';
-import type { Profile, StoredSession, TokenStore } from '../store/types.js';
-import { loadProfile, notLoggedIn } from './profile.js';
-import { loginAgainCommand, suggestCommand } from './suggest.js';
+import type { Context } from '../../context.js';
+import { withIdentityScopes } from '../../oauth/scopes.js';
+import { AuthError } from '../../errors.js';
+import type { ClientCredentials } from '../../oauth/client.js';
+import type { Profile, StoredSession, TokenStore } from '../../store/types.js';
+import { loadProfile, notLoggedIn } from '../profile/profile.js';
+import { loginAgainCommand, suggestCommand } from '../suggest.js';
 import { noRefreshTokenError, usableUntilExpiry } from './no-refresh-token.js';
 
 export interface ActiveSession {
@@ -41,7 +41,7 @@ function refreshDue(session: StoredSession, now: number, minTtlMs = 0): boolean 
 }
 
 /**
- * The stored session of `profile` (binding.ts passes the one it resolved; the current one when undefined), or
+ * The stored session of `profile` (profile/binding.ts passes the one it resolved; the current one when undefined), or
  * undefined when there is none (no error: callers decide).
  *
  * The session (token store) and the profile (config file) are two writes. A plat killed between them leaves the
@@ -160,8 +160,8 @@ export async function refreshSession(
     if (!current.session.refreshToken) throw noRefreshTokenError(ctx, current.profile, current.session);
     // Loaded only when a refresh happens: a call with a valid token never pays for the protocol library.
     const [{ getDiscovery }, { ClientRejectedError, RefreshRejectedError, refreshTokens }] = await Promise.all([
-      import('./discovery-cache.js'),
-      import('../oauth/tokens.js'),
+      import('../discovery/discovery-cache.js'),
+      import('../../oauth/tokens.js'),
     ]);
     const discovery = await getDiscovery(ctx, profile.baseUrl!);
     assertSameIssuer(ctx, profile, discovery.issuer);
@@ -220,7 +220,7 @@ async function storeRotated(ctx: Context, current: ActiveSession, session: Store
     await current.store.set(current.profile.name, session);
     return current.store;
   } catch (error) {
-    const [{ KeychainUnavailableError }, { parseTokenStoreEnv }] = await Promise.all([import('../store/keychain.js'), import('../store/select.js')]);
+    const [{ KeychainUnavailableError }, { parseTokenStoreEnv }] = await Promise.all([import('../../store/keychain.js'), import('../../store/select.js')]);
     if (!(error instanceof KeychainUnavailableError) || parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE) === 'keychain') throw error;
     const file = await ctx.tokenStore('file');
     await file.set(current.profile.name, session);
@@ -280,7 +280,7 @@ export function assertSameIssuer(ctx: Context, profile: Profile, issuer: string)
  * the session is ended (exit 4, naming plat login), never used without its key.
  */
 async function assertDpopKey(ctx: Context, profile: Profile, session: StoredSession, store: TokenStore): Promise<void> {
-  const { dpopThumbprint, isUsableDpopKey } = await import('../oauth/dpop.js');
+  const { dpopThumbprint, isUsableDpopKey } = await import('../../oauth/dpop.js');
   const key = session.dpopKey;
   if (key && typeof key.jwk?.d === 'string') ctx.secrets.remember(key.jwk.d);
   const usable = session.tokenType === 'DPoP' && isUsableDpopKey(key) && (!profile.dpopJkt || dpopThumbprint(key) === profile.dpopJkt);

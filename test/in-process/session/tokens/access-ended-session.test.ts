@@ -9,13 +9,13 @@
  * test/cli/session.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { run as call } from '../../../src/commands/call/call.js';
-import { run as logout } from '../../../src/commands/auth/logout.js';
-import { run as token } from '../../../src/commands/auth/token.js';
-import { signIn } from '../../helpers/consent.js';
-import { expectPlatError, useTestContexts, type TestContext, type TestContextOptions } from '../../helpers/context.js';
-import { useHome, usePlatform } from '../../helpers/platform.js';
-import { readProfile, readStoredSession } from '../../helpers/state.js';
+import { run as call } from '../../../../src/commands/call/call.js';
+import { run as logout } from '../../../../src/commands/auth/logout.js';
+import { run as token } from '../../../../src/commands/auth/token.js';
+import { signIn } from '../../../helpers/consent.js';
+import { expectPlatError, useTestContexts, type TestContext, type TestContextOptions } from '../../../helpers/context.js';
+import { useHome, usePlatform } from '../../../helpers/platform.js';
+import { readProfile, readStoredSession } from '../../../helpers/state.js';
 
 const platform = usePlatform();
 const home = useHome();

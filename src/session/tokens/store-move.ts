@@ -3,8 +3,8 @@
  * the other store moves it there once, said on stderr: the cron recipe, since a job without a session bus needs
  * the session in the file.
  */
-import type { Context } from '../context.js';
-import type { Profile, TokenStore, TokenStoreKind } from '../store/types.js';
+import type { Context } from '../../context.js';
+import type { Profile, TokenStore, TokenStoreKind } from '../../store/types.js';
 import type { ActiveSession } from './access.js';
 
 /** The words for where a session is kept. */
@@ -14,7 +14,7 @@ function storeName(store: Pick<TokenStore, 'kind' | 'location'>): string {
 
 /** PLAT_TOKEN_STORE, when it names a store other than the session's: the session moves there now, once. */
 export async function moveToRequestedStore(ctx: Context, active: ActiveSession): Promise<ActiveSession> {
-  const { parseTokenStoreEnv } = await import('../store/select.js');
+  const { parseTokenStoreEnv } = await import('../../store/select.js');
   const requested = parseTokenStoreEnv(ctx.env.PLAT_TOKEN_STORE);
   if (!requested || requested === active.store.kind) return active;
   return ctx.withLock(active.profile.name, () => move(ctx, active, requested));

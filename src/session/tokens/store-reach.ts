@@ -3,17 +3,17 @@
  * so with exit 4 and leaves the profile as it is, instead of reading "nothing stored" and logging the profile out
  * over a session that is still there (and unrevoked). The way out it names is the one-time move (store-move.ts).
  */
-import type { Context } from '../context.js';
-import { AuthError } from '../errors.js';
-import type { Profile } from '../store/types.js';
-import { suggestCommand } from './suggest.js';
+import type { Context } from '../../context.js';
+import { AuthError } from '../../errors.js';
+import type { Profile } from '../../store/types.js';
+import { suggestCommand } from '../suggest.js';
 
 /**
  * The exit-4 error for a recorded store this run cannot reach (`error` a KeychainUnavailableError), or undefined
  * for any other error. The fix it names moves the session to the file once, from where the keychain works.
  */
 export async function unreachableStoreError(ctx: Context, profile: Profile, error: unknown): Promise<AuthError | undefined> {
-  const { KeychainUnavailableError } = await import('../store/keychain.js');
+  const { KeychainUnavailableError } = await import('../../store/keychain.js');
   if (!(error instanceof KeychainUnavailableError)) return undefined;
   const move = `PLAT_TOKEN_STORE=file ${suggestCommand(ctx, ['refresh'], { profile: profile.name })}`;
   const jobs = `For jobs without the keychain (cron, ssh, CI), move the session to a 0600 file once, from a shell where the keychain works: ${move} — then run the jobs with PLAT_TOKEN_STORE=file.`;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ExitCode, UsageError } from '../../../src/errors.js';
-import { isLoopbackHost, isSecureOrLoopback } from '../../../src/oauth/base-url.js';
-import { parseBaseUrl } from '../../../src/session/base-url.js';
+import { ExitCode, UsageError } from '../../../../src/errors.js';
+import { isLoopbackHost, isSecureOrLoopback } from '../../../../src/oauth/base-url.js';
+import { parseBaseUrl } from '../../../../src/session/profile/base-url.js';
 
 describe('isLoopbackHost', () => {
   it('accepts 127.0.0.0/8, localhost and its subdomains, and ::1 with or without brackets', () => {

@@ -2,8 +2,8 @@
  * The platform's address as the user gives it (--base-url, PLAT_BASE_URL, a login's question): checked once here,
  * for the CLI and the library alike.
  */
-import { UsageError } from '../errors.js';
-import { isSecureOrLoopback } from '../oauth/base-url.js';
+import { UsageError } from '../../errors.js';
+import { isSecureOrLoopback } from '../../oauth/base-url.js';
 
 /**
  * Validates and normalises --base-url / PLAT_BASE_URL: an absolute http(s) URL, https unless loopback, no

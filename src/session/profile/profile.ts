@@ -1,9 +1,9 @@
-import type { Context } from '../context.js';
-import { AuthError, UsageError } from '../errors.js';
+import type { Context } from '../../context.js';
+import { AuthError, UsageError } from '../../errors.js';
 import { parseBaseUrl } from './base-url.js';
-import { DamagedDataError } from '../store/atomic.js';
-import type { Profile } from '../store/types.js';
-import { suggestCommand } from './suggest.js';
+import { DamagedDataError } from '../../store/atomic.js';
+import type { Profile } from '../../store/types.js';
+import { suggestCommand } from '../suggest.js';
 
 /**
  * The profile named by --profile / PLAT_PROFILE (or, with only a base URL named, the one signed in there: see

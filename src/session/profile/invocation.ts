@@ -4,10 +4,10 @@
  * default; the profile from the option, then PLAT_PROFILE, then the one `plat switch` made current, then `default`.
  * A bad profile name or PLAT_TOKEN_STORE value is a usage error here, whatever the command.
  */
-import type { Globals } from '../context.js';
-import { readCurrentProfile } from '../store/current-profile.js';
-import { resolveConfigDir, validateProfileName } from '../store/paths.js';
-import { parseTokenStoreEnv } from '../store/select.js';
+import type { Globals } from '../../context.js';
+import { readCurrentProfile } from '../../store/current-profile.js';
+import { resolveConfigDir, validateProfileName } from '../../store/paths.js';
+import { parseTokenStoreEnv } from '../../store/select.js';
 
 export interface Invocation {
   configDir: string;

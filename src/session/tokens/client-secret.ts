@@ -4,8 +4,8 @@
  * token store (keychain, or the 0600 file) under `<profile>.client-secret`, never in the config file; login puts
  * it back beside the tokens and removes the kept copy.
  */
-import type { Context } from '../context.js';
-import type { Profile, TokenStore } from '../store/types.js';
+import type { Context } from '../../context.js';
+import type { Profile, TokenStore } from '../../store/types.js';
 
 const SUFFIX = '.client-secret';
 

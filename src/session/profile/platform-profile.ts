@@ -4,9 +4,9 @@
  * says so instead of guessing. A --base-url / PLAT_BASE_URL alone that names a platform another profile is signed
  * in to uses that profile, as `gh api --hostname` picks that host's token.
  */
-import type { Context } from '../context.js';
-import { UsageError } from '../errors.js';
-import type { Profile } from '../store/types.js';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import type { Profile } from '../../store/types.js';
 
 /**
  * `--profile b` with an exported PLAT_BASE_URL naming another platform than b's: exit 2. PLAT_BASE_URL alone would

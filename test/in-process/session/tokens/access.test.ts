@@ -6,14 +6,14 @@
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { run as call } from '../../../src/commands/call/call.js';
-import { AuthError, NetworkError } from '../../../src/errors.js';
-import { loadSession, refreshSession } from '../../../src/session/access.js';
-import { bindSession, getAccessToken } from '../../../src/session/binding.js';
-import { signIn } from '../../helpers/consent.js';
-import { useTestContexts, type TestContext } from '../../helpers/context.js';
-import { useHome, usePlatform } from '../../helpers/platform.js';
-import { profilePath, readProfile, readStoredSession, tokenPath } from '../../helpers/state.js';
+import { run as call } from '../../../../src/commands/call/call.js';
+import { AuthError, NetworkError } from '../../../../src/errors.js';
+import { loadSession, refreshSession } from '../../../../src/session/tokens/access.js';
+import { bindSession, getAccessToken } from '../../../../src/session/profile/binding.js';
+import { signIn } from '../../../helpers/consent.js';
+import { useTestContexts, type TestContext } from '../../../helpers/context.js';
+import { useHome, usePlatform } from '../../../helpers/platform.js';
+import { profilePath, readProfile, readStoredSession, tokenPath } from '../../../helpers/state.js';
 
 const platform = usePlatform();
 const home = useHome();

@@ -3,10 +3,10 @@
  * and some issue none at all. Such a session lasts exactly as long as its access token, and every message about it
  * says so — at login, at `plat refresh`, and when it ends.
  */
-import type { Context } from '../context.js';
-import { AuthError, PlatError } from '../errors.js';
-import type { Profile, StoredSession } from '../store/types.js';
-import { loginAgainCommand } from './suggest.js';
+import type { Context } from '../../context.js';
+import { AuthError, PlatError } from '../../errors.js';
+import type { Profile, StoredSession } from '../../store/types.js';
+import { loginAgainCommand } from '../suggest.js';
 
 /** "14:05" in local time, with the date when it is not today: the moment a person will look at the clock for. */
 export function clockTime(epochMs: number, now: number): string {

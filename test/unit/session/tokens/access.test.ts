@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { needsRefresh } from '../../../src/session/access.js';
-import type { StoredSession } from '../../../src/store/types.js';
+import { needsRefresh } from '../../../../src/session/tokens/access.js';
+import type { StoredSession } from '../../../../src/store/types.js';
 
 const T0 = 1_700_000_000_000;
 const session = (obtainedAt: number, expiresAt: number | undefined): StoredSession => ({

@@ -5,16 +5,16 @@
  * without the user's word (refresh token rejected) is not silently replaced by anonymous access.
  *
  * The one way to a token for a request: every verb of the front door (session/index.ts) that yields a token or
- * sends one to the API starts at bindSession, and only a session bound here is refreshed for it (access.ts's
+ * sends one to the API starts at bindSession, and only a session bound here is refreshed for it (tokens/access.ts's
  * freshToken).
  * The login, logout and refresh flows read the stored session themselves too, to rotate or revoke it at its issuer.
  */
-import type { Context } from '../context.js';
-import { AuthError, UsageError } from '../errors.js';
-import type { Profile } from '../store/types.js';
-import { freshToken, loadSession, type ActiveSession } from './access.js';
+import type { Context } from '../../context.js';
+import { AuthError, UsageError } from '../../errors.js';
+import type { Profile } from '../../store/types.js';
+import { freshToken, loadSession, type ActiveSession } from '../tokens/access.js';
 import { explicitBaseUrl, notLoggedIn, resolveProfile } from './profile.js';
-import { loginAgainCommand, suggestCommand } from './suggest.js';
+import { loginAgainCommand, suggestCommand } from '../suggest.js';
 
 /**
  * The invocation's resolved target: the profile it acts on, the platform (base URL) it talks to, and the
@@ -58,7 +58,7 @@ export async function bindSession(ctx: Context, given?: Profile): Promise<Bindin
   if (profile.sessionEnded && !profile.loggedIn) return { kind: 'none', reason: 'ended', baseUrl, profile };
   const found = await loadSession(ctx, profile);
   if (!found) return { kind: 'none', reason: 'not-logged-in', baseUrl, profile };
-  const active = ctx.env.PLAT_TOKEN_STORE ? await (await import('./store-move.js')).moveToRequestedStore(ctx, found) : found;
+  const active = ctx.env.PLAT_TOKEN_STORE ? await (await import('../tokens/store-move.js')).moveToRequestedStore(ctx, found) : found;
   return { kind: 'session', baseUrl: active.profile.baseUrl!, profile: active.profile, active };
 }
 

@@ -3,10 +3,10 @@
  * more often than a wish for a new, empty profile: every command but `plat login` (which creates profiles) stops
  * with exit 2 and the closest existing name, instead of acting on nothing and succeeding.
  */
-import type { Context } from '../context.js';
-import { UsageError } from '../errors.js';
-import { didYouMean } from '../terminal/text.js';
-import { suggestCommand } from './suggest.js';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { didYouMean } from '../../terminal/text.js';
+import { suggestCommand } from '../suggest.js';
 
 /** Throws the usage error for a profile that has no file. `default` always exists as far as this check goes. */
 export async function assertProfileExists(ctx: Context, name: string = ctx.globals.profile): Promise<void> {

@@ -3,10 +3,10 @@
  * metadata requests while the cache is fresh. A cache that cannot be read is ignored, never fatal.
  */
 import { dirname, join } from 'node:path';
-import type { Context } from '../context.js';
-import type { Discovery } from '../oauth/discovery.js';
-import { assertTrusted, ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
-import { cacheKey } from '../store/paths.js';
+import type { Context } from '../../context.js';
+import type { Discovery } from '../../oauth/discovery.js';
+import { assertTrusted, ensurePrivateDir, readJsonFile, writeFileAtomic } from '../../store/atomic.js';
+import { cacheKey } from '../../store/paths.js';
 
 export const DISCOVERY_TTL_MS = 60 * 60 * 1000;
 
@@ -47,7 +47,7 @@ export async function getDiscovery(ctx: Context, baseUrl: string, options: { ref
   }
   const http = await ctx.http();
   // The protocol library is loaded only when discovery really happens, not for a cache hit.
-  const [{ discover }, hints] = await Promise.all([import('../oauth/discovery.js'), import('./resource-hint.js')]);
+  const [{ discover }, hints] = await Promise.all([import('../../oauth/discovery.js'), import('./resource-hint.js')]);
   const resourceMetadata = options.resourceMetadata ?? (await hints.rememberedResourceMetadata(ctx, baseUrl));
   const discovery = await discover({ fetch: http.fetch }, baseUrl, ctx.now(), { resourceMetadata });
   if (options.resourceMetadata && discovery.resource) await hints.rememberResourceMetadata(ctx, baseUrl, options.resourceMetadata);

@@ -6,9 +6,9 @@
  * by every discovery for that base URL. Not a secret; a file that cannot be read or written costs only the hint.
  */
 import { dirname, join } from 'node:path';
-import type { Context } from '../context.js';
-import { assertTrusted, ensurePrivateDir, readJsonFile, writeFileAtomic } from '../store/atomic.js';
-import { cacheKey } from '../store/paths.js';
+import type { Context } from '../../context.js';
+import { assertTrusted, ensurePrivateDir, readJsonFile, writeFileAtomic } from '../../store/atomic.js';
+import { cacheKey } from '../../store/paths.js';
 
 function hintPath(configDir: string, baseUrl: string): string {
   return join(configDir, 'resource-metadata', `${cacheKey(baseUrl)}.json`);
