@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startPlatform } from '../platform/index.mjs';
+import { signIn } from './sign-in.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const plat = path.join(root, 'bin', 'plat.js');
@@ -25,21 +26,7 @@ const TARGET_MS = 3;
 async function signedIn(platform) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'plat-bench-dpop-'));
   const env = { ...process.env, HOME: dir, PLAT_CONFIG_DIR: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache'), PLAT_TOKEN_STORE: 'file', PLAT_BASE_URL: platform.baseUrl };
-  await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [plat, 'login', '--no-browser', '--scope', 'courses:read'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
-    child.stdin.end();
-    let err = '';
-    let started = false;
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(err);
-      if (m && !started) {
-        started = true;
-        platform.approve(m[1]).then((cb) => fetch(cb)).catch(reject);
-      }
-    });
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`login failed: ${err}`))));
-  });
+  await signIn(plat, platform, env, ['--scope', 'courses:read']);
   return { dir, env };
 }
 

@@ -20,6 +20,7 @@ import { benchHostile } from './hostile.mjs';
 import { benchBatch, benchBatchOps } from './batch.mjs';
 import { benchProxy } from './proxy.mjs';
 import { benchProxyAnchors } from './proxy-anchors.mjs';
+import { signIn } from './sign-in.mjs';
 import { renderResults, writeBenchReadme } from './readme.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -461,22 +462,7 @@ function measure(file, args, options = {}) {
 }
 
 async function login() {
-  await new Promise((resolve, reject) => {
-    // stdin a pipe, as the tests' login has it: plat login --no-browser starts only where the address can be pasted back.
-    const child = spawn(process.execPath, [plat, 'login', '--no-browser', '--base-url', platform.baseUrl, '--scope', 'courses:read courses:write'], { env, stdio: ['pipe', 'ignore', 'pipe'] });
-    child.stdin.end();
-    let err = '';
-    let started = false;
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(err);
-      if (m && !started) {
-        started = true;
-        platform.approve(m[1]).then((cb) => fetch(cb)).catch(reject);
-      }
-    });
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`login failed: ${err}`))));
-  });
+  await signIn(plat, platform, env, ['--base-url', platform.baseUrl, '--scope', 'courses:read courses:write']);
 }
 
 function capture(file, args) {
