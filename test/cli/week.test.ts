@@ -12,7 +12,21 @@ const platform = usePlatform();
 const home = useHome();
 
 describe('a wrong base URL', () => {
-  it('with a path the platform does not have: no platform metadata at that address, try the origin (not "try again later")', async () => {
+  it('with a path under a platform: the origin\'s own documents name it, as MCP servers publish them (issue 43)', async () => {
+    // The path-inserted addresses have nothing; the origin's protected-resource document (its resource the origin,
+    // a path prefix of the base URL) and the server it names are used.
+    const result = await home.run(['discover', '--base-url', `${platform.baseUrl}/api`]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^Resource +${platform.baseUrl}$`, 'm'));
+    expect(result.stdout).toMatch(new RegExp(`^Issuer +${platform.baseUrl}$`, 'm'));
+  });
+
+  it('with a path where no address has metadata: no platform metadata at that address, try the origin (not "try again later")', async () => {
+    platform.override('/.well-known/', (_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('Not Found');
+      return true;
+    });
     const result = await home.run(['login', '--no-browser', '--base-url', `${platform.baseUrl}/api`]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
