@@ -24,6 +24,13 @@ if (args.length === 1 && args[0] === '--version') {
   const plainWords = /^(call|token|whoami)$/.test(args[0] ?? '') && !args.some((arg) => arg.startsWith('-'));
   let program = load(plainWords ? `plain-${args[0]}` : 'main');
   if (plainWords && !program.runsPlainly(process.argv)) program = load('main');
+  // A bundle the program loads on use (dist/refresh.cjs: src/session/tokens/refresh-bundle.ts), through a code cache of
+  // its own like the program's, written as the process ends.
+  globalThis.__platLoadBundle = (bundle) => {
+    const loaded = load(bundle);
+    process.once('exit', loaded.saveCache);
+    return loaded.exports;
+  };
   const { main, saveCache } = program;
   main().then((code) => {
     process.exitCode = code;
@@ -60,6 +67,7 @@ function load(bundle) {
   const mod = { exports: {} };
   script.runInThisContext()(mod.exports, require, mod, file, path.dirname(file));
   return {
+    exports: mod.exports,
     main: mod.exports.main,
     runsPlainly: mod.exports.runsPlainly,
     saveCache() {
