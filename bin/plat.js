@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The shim. CommonJS on purpose (bin/package.json): Node 20's ESM loader costs ~8 ms per start, a CommonJS file
-// nothing. It loads the program (dist/plain-<command>.cjs or dist/main.cjs, below) through a V8 code cache kept in the user's
+// nothing. It loads the program (dist/plain-<command>.cjs or dist/main.cjs, below; dist/refresh.cjs when a plain one
+// asks for it) through a V8 code cache kept in the user's
 // cache dir (Node 22 has this built in as module.enableCompileCache; Node 20 does not), and hands main()'s exit code
 // to Node. Exiting by exitCode rather than process.exit() lets piped stdout drain completely.
 // What the code cache buys: ≈8 ms of CPU per start (`plat status`: median 70–73 ms of CPU time with the cache,

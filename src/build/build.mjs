@@ -1,4 +1,4 @@
-// Bundles src/ into dist/main.cjs and dist/plain-<command>.cjs (below): each one CommonJS function body, which bin/plat.js
+// Bundles src/ into dist/main.cjs, dist/plain-<command>.cjs and dist/refresh.cjs (below): each one CommonJS function body, which bin/plat.js
 // compiles through a V8 code cache, because Node 20 loads one CommonJS file far faster than a graph of ES modules
 // (its ESM loader costs ~20 ms of start-up per invocation). Modules that only some commands need are still
 // initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so their code is
