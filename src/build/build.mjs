@@ -77,8 +77,9 @@ await build({
   ...program,
   entryPoints: undefined,
   stdin: {
-    // The modules, keyed as the plain bundles ask for them (refresh-bundle.ts, refreshModule).
-    contents: `${REFRESH_ENTRIES.map((key, i) => `import * as m${i} from './${key}';`).join('\n')}\nexport const modules = { ${REFRESH_ENTRIES.map((key, i) => `${JSON.stringify(key)}: m${i}`).join(', ')} };`,
+    // The modules, keyed as the plain bundles ask for them (refresh-bundle.ts, refreshModule), each initialised when
+    // first asked for: a bound session's proof runs oauth/dpop.ts, not oauth4webapi's initialisation.
+    contents: `export const modules = { ${REFRESH_ENTRIES.map((key) => `get ${JSON.stringify(key)}() { return require(${JSON.stringify(`./${key}`)}); }`).join(', ')} };`,
     resolveDir: fileURLToPath(new URL('../../', import.meta.url)),
     sourcefile: 'refresh-entry.ts',
     loader: 'ts',
