@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The shim. CommonJS on purpose (bin/package.json): Node 20's ESM loader costs ~8 ms per start, a CommonJS file
-// nothing. It loads the program (dist/plain-<command>.cjs or dist/main.cjs, below) through a V8 code cache kept in the user's
+// nothing. It loads the program (dist/plain-<command>.cjs or dist/main.cjs, below; dist/refresh.cjs when a plain one
+// asks for it) through a V8 code cache kept in the user's
 // cache dir (Node 22 has this built in as module.enableCompileCache; Node 20 does not), and hands main()'s exit code
 // to Node. Exiting by exitCode rather than process.exit() lets piped stdout drain completely.
 // What the code cache buys: ≈8 ms of CPU per start (`plat status`: median 70–73 ms of CPU time with the cache,
@@ -24,6 +25,13 @@ if (args.length === 1 && args[0] === '--version') {
   const plainWords = /^(call|token|whoami)$/.test(args[0] ?? '') && !args.some((arg) => arg.startsWith('-'));
   let program = load(plainWords ? `plain-${args[0]}` : 'main');
   if (plainWords && !program.runsPlainly(process.argv)) program = load('main');
+  // A bundle the program loads on use (dist/refresh.cjs: src/session/tokens/refresh-bundle.ts), through a code cache of
+  // its own like the program's, written as the process ends.
+  globalThis.__platLoadBundle = (bundle) => {
+    const loaded = load(bundle);
+    process.once('exit', loaded.saveCache);
+    return loaded.exports;
+  };
   const { main, saveCache } = program;
   main().then((code) => {
     process.exitCode = code;
@@ -60,6 +68,7 @@ function load(bundle) {
   const mod = { exports: {} };
   script.runInThisContext()(mod.exports, require, mod, file, path.dirname(file));
   return {
+    exports: mod.exports,
     main: mod.exports.main,
     runsPlainly: mod.exports.runsPlainly,
     saveCache() {

@@ -1,4 +1,4 @@
-// Bundles src/ into dist/main.cjs and dist/plain-<command>.cjs (below): each one CommonJS function body, which bin/plat.js
+// Bundles src/ into dist/main.cjs, dist/plain-<command>.cjs and dist/refresh.cjs (below): each one CommonJS function body, which bin/plat.js
 // compiles through a V8 code cache, because Node 20 loads one CommonJS file far faster than a graph of ES modules
 // (its ESM loader costs ~20 ms of start-up per invocation). Modules that only some commands need are still
 // initialised lazily: esbuild turns our `await import('./x.js')` into a deferred initialiser, so their code is
@@ -40,11 +40,24 @@ const program = {
 // a start pays to read the text of its bundle and to deserialise a code cache that holds every function the bundle
 // declares, used or not, so `plat token` no longer carries the HTTP client, the output formats and paging of
 // `plat call`, nor `plat call` UserInfo (issue 42: token's bundle is 40 % of the shared one it had).
+// What a plain start with a fresh bearer token never runs, the token endpoint's path (refresh: oauth4webapi,
+// oauth/tokens.ts and discovery; the refresh lock: proper-lockfile and graceful-fs) and DPoP's proofs (oauth/dpop.ts),
+// is a bundle of its own beside the plain ones, dist/refresh.cjs, loaded on first use (src/session/tokens/refresh-bundle.ts):
+// in one CommonJS file esbuild keeps what `await import()` reaches, so each plain start read and compiled ~140 KB of it
+// (issue 42). These are the modules the plain bundles import from it; what they import in turn comes with them,
+// but for the plain bundles' own modules, which refresh-bundle.ts hands over (one copy of each: one PlatError class,
+// one DPoP-Nonce memory). dist/main.cjs keeps them all: login and the other commands run them.
+const REFRESH_BUNDLE = 'refresh';
+const REFRESH_ENTRIES = ['src/oauth/tokens.ts', 'src/oauth/discovery.ts', 'src/oauth/dpop.ts', 'src/store/lock.ts'];
+const REFRESH_LOADER = 'src/session/tokens/refresh-bundle.ts';
+/** Every plat module a plain bundle holds (from esbuild's metafile): dist/refresh.cjs takes these from it. */
+const inPlainBundles = new Set();
 const bundles = [['main', false], ...PLAIN_COMMANDS.map((command) => [`plain-${command}`, true, command])];
 for (const [name, plainOnly, command] of bundles) {
   const outfile = `dist/${name}.cjs`;
-  await build({
+  const { metafile } = await build({
     ...program,
+    ...(plainOnly ? { plugins: [...program.plugins, modulesFromRefreshBundle()], metafile: true } : {}),
     outfile,
     define: {
       PLAT_VERSION: JSON.stringify(pkg.version),
@@ -53,15 +66,33 @@ for (const [name, plainOnly, command] of bundles) {
       ...(command ? { PLAT_PLAIN_COMMAND: JSON.stringify(command) } : {}),
     },
   });
-  // bin/plat.js reads the bundle as latin1, which is a plain copy into a one-byte string where utf8 must be decoded
-  // (~1 ms per start for 580 KB). esbuild already escapes non-ASCII in strings; what it keeps verbatim (a comment's
-  // "§") is escaped too, so both readings give the same text. test/cli/startup.test.ts checks the bundle is ASCII.
-  const bundle = await readFile(new URL(`../../${outfile}`, import.meta.url), 'utf8');
-  if (/[^\x00-\x7f]/.test(bundle)) {
-    const ascii = bundle.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-    await writeFile(new URL(`../../${outfile}`, import.meta.url), ascii);
-  }
+  await asciiOnly(outfile);
+  // What is in the output (esbuild lists every module it parsed, those it left out whole too).
+  const inputs = metafile ? metafile.outputs[outfile].inputs : {};
+  for (const [input, { bytesInOutput }] of Object.entries(inputs)) if (input.startsWith('src/') && bytesInOutput > 0) inPlainBundles.add(input);
 }
+
+const refreshPlainModules = new Set();
+await build({
+  ...program,
+  entryPoints: undefined,
+  stdin: {
+    // The modules, keyed as the plain bundles ask for them (refresh-bundle.ts, refreshModule), each initialised when
+    // first asked for: a bound session's proof runs oauth/dpop.ts, not oauth4webapi's initialisation.
+    contents: `export const modules = { ${REFRESH_ENTRIES.map((key) => `get ${JSON.stringify(key)}() { return require(${JSON.stringify(`./${key}`)}); }`).join(', ')} };`,
+    resolveDir: fileURLToPath(new URL('../../', import.meta.url)),
+    sourcefile: 'refresh-entry.ts',
+    loader: 'ts',
+  },
+  outfile: `dist/${REFRESH_BUNDLE}.cjs`,
+  plugins: [...program.plugins, modulesFromPlain(inPlainBundles, refreshPlainModules)],
+  define: { PLAT_VERSION: JSON.stringify(pkg.version) },
+});
+await asciiOnly(`dist/${REFRESH_BUNDLE}.cjs`);
+// Each plat module dist/refresh.cjs takes from a plain bundle must be one refresh-bundle.ts hands over.
+const handedToRefresh = await readFile(new URL(`../../${REFRESH_LOADER}`, import.meta.url), 'utf8');
+const notHanded = [...refreshPlainModules].filter((key) => !handedToRefresh.includes(`'${key}': `));
+if (notHanded.length > 0) throw new Error(`dist/${REFRESH_BUNDLE}.cjs imports ${notHanded.join(', ')}: add them to plainModules() in ${REFRESH_LOADER}`);
 
 const mcpMainModules = new Set();
 await build({
@@ -107,6 +138,73 @@ await cp(new URL('../schemas', import.meta.url), new URL('../../dist/schemas', i
 // dist/main.cjs, which every other start reads and compiles. The man page is built from the same files (man.mjs).
 await cp(new URL('../help/topics', import.meta.url), new URL('../../dist/help', import.meta.url), { recursive: true });
 
+
+/**
+ * bin/plat.js reads a bundle as latin1, which is a plain copy into a one-byte string where utf8 must be decoded
+ * (~1 ms per start for 580 KB). esbuild already escapes non-ASCII in strings; what it keeps verbatim (a comment's
+ * "§") is escaped too, so both readings give the same text. test/cli/startup.test.ts checks the bundle is ASCII.
+ */
+async function asciiOnly(outfile) {
+  const bundle = await readFile(new URL(`../../${outfile}`, import.meta.url), 'utf8');
+  if (/[^\x00-\x7f]/.test(bundle)) {
+    const ascii = bundle.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    await writeFile(new URL(`../../${outfile}`, import.meta.url), ascii);
+  }
+}
+
+/** A module's key: its path from the repository's root, as a .ts file. */
+function moduleKey(importer, specifier) {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  return path.relative(root, path.resolve(path.dirname(importer), specifier)).split(path.sep).join('/').replace(/\.js$/, '.ts');
+}
+
+/**
+ * In a plain bundle, each import of a module dist/refresh.cjs holds (REFRESH_ENTRIES) reads it from there: the
+ * module stands for `refreshModule(key)` (refresh-bundle.ts), which loads that bundle the first time it is asked,
+ * as esbuild initialises the importer: on the `await import()` that reaches it.
+ */
+function modulesFromRefreshBundle() {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  return {
+    name: 'modules-from-refresh-bundle',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.?\// }, (args) => {
+        if (args.namespace !== 'file') return undefined;
+        const key = moduleKey(args.importer, args.path);
+        return REFRESH_ENTRIES.includes(key) ? { path: key, namespace: 'plat-refresh' } : undefined;
+      });
+      b.onLoad({ filter: /.*/, namespace: 'plat-refresh' }, (args) => ({
+        contents: `module.exports = require(${JSON.stringify(`./${REFRESH_LOADER}`)}).refreshModule(${JSON.stringify(args.path)});`,
+        resolveDir: root,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * dist/refresh.cjs holds the modules the plain bundles do not (oauth4webapi and the protocol, the lock, DPoP); every
+ * plat module a plain bundle holds is that bundle's copy, handed over by refresh-bundle.ts in
+ * globalThis.__platPlain. `keys` collects which.
+ */
+function modulesFromPlain(plain, keys) {
+  return {
+    name: 'modules-from-plain',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.?\// }, (args) => {
+        if (args.namespace !== 'file' || !args.importer.includes(path.sep)) return undefined;
+        const key = moduleKey(args.importer, args.path);
+        if (!plain.has(key)) return undefined;
+        keys.add(key);
+        return { path: key, namespace: 'plat-plain' };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'plat-plain' }, (args) => ({
+        contents: `module.exports = globalThis.__platPlain[${JSON.stringify(args.path)}];`,
+        loader: 'js',
+      }));
+    },
+  };
+}
 
 /**
  * commander requires node:child_process at load time, for executable subcommands plat does not use; loading it

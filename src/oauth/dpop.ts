@@ -1,7 +1,8 @@
 /**
  * DPoP (RFC 9449): the key pair a bound session keeps, and the proofs it signs, with node:crypto alone (no Fetch
- * globals, no protocol library: a call on a bound session pays one signature, not a module load). Loaded only for a
- * session whose token type is DPoP, and by login where the server offers it; a bearer session never loads it.
+ * globals, no protocol library: a call on a bound session pays one signature and, in a plain bundle, the read of
+ * dist/refresh.cjs that holds this module, session/tokens/refresh-bundle.ts). Loaded only for a session whose token
+ * type is DPoP, and by login where the server offers it; a bearer session never loads it.
  *
  * The server's `DPoP-Nonce` (§8, §9) is kept per origin for the life of the process; a proof carries the one its
  * origin gave last.

@@ -2,8 +2,9 @@
  * The start-up tricks must keep working, or plat silently gets slower: the V8 code cache of bin/plat.js, the
  * bundle's latin1 read (it must be ASCII), chalk initialised on first use, commander with node:child_process deferred (src/build/build.mjs), chalk
  * without its terminal detection (node:tty), standard streams built only when used (main.ts, terminal/io.ts), and no
- * node:fs/promises on the token path (store/atomic.ts), and plat mcp with the MCP SDK in a bundle of their own that
- * only plat mcp loads. Each would break without an error, so each is checked from outside, on the built CLI.
+ * node:fs/promises on the token path (store/atomic.ts), plat mcp with the MCP SDK in a bundle of their own that
+ * only plat mcp loads, and the token endpoint's path and DPoP in one the plain forms load only to refresh or sign.
+ * Each would break without an error, so each is checked from outside, on the built CLI.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -19,6 +20,35 @@ import { useHome, usePlatform } from '../helpers/platform.js';
 function holds(bundle: string, module: string): boolean {
   const escaped = module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   return new RegExp(`^// (?:\\.\\./[^\\n]*?/)?${escaped}`, 'm').test(bundle);
+}
+
+/**
+ * The `<key> <name>` pairs a bundle takes from the one that loads it (dist/mcp.cjs from dist/main.cjs, dist/refresh.cjs
+ * from a plain bundle). esbuild's shapes: a handed-over module is `require_x = __commonJS({ "<namespace>:<key>" …`,
+ * imported as `import_x = __toESM(require_x(), 1)` and used as `import_x.name`, or destructured from a dynamic import.
+ */
+function takenNames(bundle: string, namespace: string): Set<string> {
+  const keyOf = new Map([...bundle.matchAll(new RegExp(`var (require_\\w+) = __commonJS\\(\\{\\s*"${namespace}:([^"]+)"`, 'g'))].map((m) => [m[1]!, m[2]!]));
+  // `var import_x = …` at the top level; `import_x = …` alone in a module's lazy initialiser (__esm).
+  const imports = [...bundle.matchAll(/(?:var |^\s+)(import_\w+) = __toESM\((require_\w+)\(\), 1\);/gm)].filter((m) => keyOf.has(m[2]!));
+  const dynamic = [...bundle.matchAll(/const \{ ([^}]+) \} = await Promise\.resolve\(\)\.then\(\(\) => __toESM\((require_\w+)\(\), 1\)\);/g)].filter((m) => keyOf.has(m[2]!));
+  // Every use of a handed-over module has one of the two shapes, or this check would miss names.
+  const calls = [...bundle.matchAll(/\b(require_\w+)\(\)/g)].filter((m) => keyOf.has(m[1]!));
+  expect(keyOf.size).toBeGreaterThan(0);
+  expect(calls.length).toBe(imports.length + dynamic.length);
+  const used = new Set<string>();
+  const aliasKey = new Map(imports.map((m) => [m[1]!, keyOf.get(m[2]!)!]));
+  for (const [, alias, name] of bundle.matchAll(/\b(import_\w+)\.(\w+)/g)) if (aliasKey.has(alias!)) used.add(`${aliasKey.get(alias!)} ${name}`);
+  for (const [, names, req] of dynamic) for (const name of names!.split(',')) used.add(`${keyOf.get(req!)} ${name.trim().split(':')[0]}`);
+  return used;
+}
+
+/** The pairs of `used` that `handed` (a hand-over list: module key → names) lacks. */
+function notHandedOver(used: Set<string>, handed: Record<string, Record<string, unknown>>): string[] {
+  return [...used].filter((entry) => {
+    const [key, name] = entry.split(' ');
+    return handed[key!]?.[name!] === undefined;
+  });
 }
 
 const platform = usePlatform();
@@ -148,12 +178,14 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
 
   it('hold no more text than each start needs: a byte bound per bundle (one shared plain bundle was 363,103 bytes)', async () => {
     // Each byte is read and paged in twice per start (the file, then the string V8 compiles), and the code cache
-    // holds every function the bundle declares. Measured 2026-12-02: 349,323 / 272,894 / 288,369 bytes; the bounds
+    // holds every function the bundle declares. Measured 2026-12-02: 349,323 / 272,894 / 288,369 bytes; DPoP took
+    // them to 372,306 / 294,919 / 308,070, and the token endpoint's path and DPoP in dist/refresh.cjs (below) to
+    // 238,813 / 161,418 / 174,597 (dist/refresh.cjs: 142,356, read only to refresh or on a bound session); the bounds
     // leave 1 % for growth. Past one, move what the command does not run off its path (a lazy import that esbuild
     // can leave out, a bundle of its own) rather than raise it.
-    const bounds = { call: 353_000, token: 276_000, whoami: 292_000 };
-    for (const [command, bound] of Object.entries(bounds)) {
-      expect((await read(`plain-${command}`)).length, `dist/plain-${command}.cjs`).toBeLessThanOrEqual(bound);
+    const bounds = { 'plain-call': 241_200, 'plain-token': 163_000, 'plain-whoami': 176_400, refresh: 143_800 };
+    for (const [bundle, bound] of Object.entries(bounds)) {
+      expect((await read(bundle)).length, `dist/${bundle}.cjs`).toBeLessThanOrEqual(bound);
     }
   });
 
@@ -179,9 +211,79 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
   });
 });
 
+describe('dist/refresh.cjs: the token endpoint\'s path and DPoP, which a plain start with a fresh bearer token never runs', () => {
+  const read = (bundle: string) => readFile(path.join(repoRoot, 'dist', `${bundle}.cjs`), 'latin1');
+  /** What it holds that each plain start read and compiled before (issue 42: ~140 KB of plain-call's 372 KB). */
+  const REFRESH_ONLY = ['node_modules/oauth4webapi/', 'node_modules/proper-lockfile/', 'node_modules/graceful-fs/', 'src/oauth/tokens.ts', 'src/oauth/discovery.ts', 'src/oauth/dpop.ts', 'src/store/lock.ts'];
+
+  it('holds oauth4webapi, the refresh, discovery, DPoP and the lock, which no plain bundle holds; they hold its plat modules once', async () => {
+    const refresh = await read('refresh');
+    const own = [...refresh.matchAll(/^\/\/ (src\/\S+)$/gm)].map((m) => m[1]!);
+    for (const command of ['call', 'token', 'whoami']) {
+      const plain = await read(`plain-${command}`);
+      for (const module of REFRESH_ONLY) {
+        expect(holds(refresh, module), module).toBe(true);
+        expect(holds(plain, module), `plain-${command}: ${module}`).toBe(false);
+      }
+      // One copy of each plat module in a process: what dist/refresh.cjs holds, the plain bundle does not.
+      for (const module of own) expect(holds(plain, `${module}\n`), `plain-${command}: ${module}`).toBe(false);
+      // dist/main.cjs keeps them all (login runs them), and loads no dist/refresh.cjs.
+      expect(holds(await read('main'), 'node_modules/oauth4webapi/')).toBe(true);
+    }
+    expect(refresh).toContain('// plat-plain:src/errors.ts');
+  });
+
+  it('takes from the plain bundles only names that session/tokens/refresh-bundle.ts hands over', async () => {
+    const used = takenNames(await read('refresh'), 'plat-plain');
+    expect(used.size).toBeGreaterThanOrEqual(15);
+    const { plainModules } = await import('../../src/session/tokens/refresh-bundle.js');
+    expect(notHandedOver(used, plainModules())).toEqual([]);
+  });
+
+  it('is loaded by a plain call that must refresh, through a code cache of its own that the next one accepts, and not by one with a fresh token', async () => {
+    const cacheDir = path.join(home.dir, 'refresh cache');
+    const env = { XDG_CACHE_HOME: cacheDir };
+    const caches = async () => (await readdir(path.join(cacheDir, 'plat'))).sort();
+    const call = async () => {
+      const result = await home.run(['call', 'GET', '/api/courses'], { env });
+      expect(result.code, result.stderr).toBe(0);
+    };
+    /** A session whose token has expired (at the server too), so the next call refreshes it. */
+    const expired = async () => {
+      platform.knobs.accessTokenTtl = 1;
+      expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
+      platform.knobs.accessTokenTtl = 3600;
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      platform.stats.reset();
+    };
+    try {
+      expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
+      await call();
+      expect((await caches()).map((name) => name.split('-v8-')[0])).toEqual(['plain-call']);
+
+      await expired();
+      await call();
+      expect(platform.stats.count('token:refresh_token')).toBe(1);
+      const cache = (await caches()).find((name) => name.startsWith('refresh-v8-'));
+      expect(cache, (await caches()).join(', ')).toMatch(/^refresh-v8-.*-call\.bin$/);
+      const first = await stat(path.join(cacheDir, 'plat', cache!));
+
+      await expired();
+      await call();
+      expect(platform.stats.count('token:refresh_token')).toBe(1);
+      // Accepted as is: V8 rejecting it would have it written anew.
+      const later = await stat(path.join(cacheDir, 'plat', cache!));
+      expect([later.ino, later.mtimeMs]).toEqual([first.ino, first.mtimeMs]);
+      expect((await caches()).length).toBe(2);
+    } finally {
+      platform.knobs.accessTokenTtl = 3600;
+    }
+  });
+});
+
 describe('the bundle bin/plat.js reads as latin1', () => {
   it('is ASCII, so latin1 and utf8 read the same text (and the code cache V8 keys by it stays valid)', async () => {
-    for (const bundle of ['main.cjs', 'plain-call.cjs', 'plain-token.cjs', 'plain-whoami.cjs']) {
+    for (const bundle of ['main.cjs', 'plain-call.cjs', 'plain-token.cjs', 'plain-whoami.cjs', 'refresh.cjs']) {
       const bytes = await readFile(path.join(repoRoot, 'dist', bundle));
       expect(bytes.findIndex((b) => b > 0x7f), bundle).toBe(-1);
     }
@@ -245,28 +347,11 @@ describe('plat mcp and the MCP SDK, which it alone uses', () => {
   });
 
   it('take from dist/main.cjs only names that mcp/load.ts hands over', async () => {
-    const mcp = await readFile(path.join(repoRoot, 'dist', 'mcp.cjs'), 'latin1');
-    // esbuild's shapes: a handed-over module is `require_x = __commonJS({ "plat-main:<key>" …`, imported as
-    // `import_x = __toESM(require_x(), 1)` and used as `import_x.name`, or destructured from a dynamic import.
-    const keyOf = new Map([...mcp.matchAll(/var (require_\w+) = __commonJS\(\{\s*"plat-main:([^"]+)"/g)].map((m) => [m[1]!, m[2]!]));
-    const imports = [...mcp.matchAll(/var (import_\w+) = __toESM\((require_\w+)\(\), 1\);/g)].filter((m) => keyOf.has(m[2]!));
-    const dynamic = [...mcp.matchAll(/const \{ ([^}]+) \} = await Promise\.resolve\(\)\.then\(\(\) => __toESM\((require_\w+)\(\), 1\)\);/g)].filter((m) => keyOf.has(m[2]!));
-    // Every use of a handed-over module has one of the two shapes, or this check would miss names.
-    const calls = [...mcp.matchAll(/\b(require_\w+)\(\)/g)].filter((m) => keyOf.has(m[1]!));
-    expect(calls.length).toBe(imports.length + dynamic.length);
-    const used = new Set<string>();
-    const aliasKey = new Map(imports.map((m) => [m[1]!, keyOf.get(m[2]!)!]));
-    for (const [, alias, name] of mcp.matchAll(/\b(import_\w+)\.(\w+)/g)) if (aliasKey.has(alias!)) used.add(`${aliasKey.get(alias!)} ${name}`);
-    for (const [, names, req] of dynamic) for (const name of names!.split(',')) used.add(`${keyOf.get(req!)} ${name.trim().split(':')[0]}`);
+    const used = takenNames(await readFile(path.join(repoRoot, 'dist', 'mcp.cjs'), 'latin1'), 'plat-main');
     // 20 names today (redact.ts is no longer among them: the secrets are the context's, not a module's).
     expect(used.size).toBeGreaterThanOrEqual(20);
     const { mainModules } = await import('../../src/mcp/load.js');
-    const handed = mainModules();
-    const missing = [...used].filter((entry) => {
-      const [key, name] = entry.split(' ');
-      return handed[key!]?.[name!] === undefined;
-    });
-    expect(missing).toEqual([]);
+    expect(notHandedOver(used, mainModules())).toEqual([]);
   });
 
   it('are loaded by plat mcp, and by no other command', async () => {

@@ -49,7 +49,7 @@ describe('the npm package', () => {
       /^bin\/package\.json$/,
       /^bin\/plat\.js$/,
       /^completions\/(plat\.bash|_plat|plat\.fish)$/,
-      /^dist\/(main|plain-(call|token|whoami)|mcp)\.cjs$/,
+      /^dist\/(main|plain-(call|token|whoami)|mcp|refresh)\.cjs$/,
       /^dist\/plat\.1$/,
       /^dist\/library\/index\.(mjs|d\.ts)$/,
       /^dist\/library\/chunks\/[\w-]+\.mjs$/,
@@ -58,7 +58,7 @@ describe('the npm package', () => {
     ];
     const unexpected = pack.files.filter((file) => !allowed.some((re) => re.test(file)));
     expect(unexpected).toEqual([]);
-    for (const needed of ['bin/plat.js', 'dist/main.cjs', 'dist/plain-call.cjs', 'dist/plain-token.cjs', 'dist/plain-whoami.cjs', 'dist/mcp.cjs', 'dist/plat.1', 'dist/library/index.mjs', 'dist/library/index.d.ts', 'dist/schemas/login.json', 'dist/help/environment.md', 'completions/plat.bash', 'completions/_plat', 'completions/plat.fish']) {
+    for (const needed of ['bin/plat.js', 'dist/main.cjs', 'dist/plain-call.cjs', 'dist/plain-token.cjs', 'dist/plain-whoami.cjs', 'dist/mcp.cjs', 'dist/refresh.cjs', 'dist/plat.1', 'dist/library/index.mjs', 'dist/library/index.d.ts', 'dist/schemas/login.json', 'dist/help/environment.md', 'completions/plat.bash', 'completions/_plat', 'completions/plat.fish']) {
       expect(pack.files).toContain(needed);
     }
   });
