@@ -11,7 +11,9 @@ import { join } from 'node:path';
 
 import { chromium } from 'playwright-core';
 
-const HARD_TIMEOUT_MS = 30_000;
+const TIME_SCALE = Math.min(6, Math.max(1, Number(process.env.PLAT_TEST_TIME_SCALE) || 1));
+const HARD_TIMEOUT_MS = 30_000 * TIME_SCALE;
+const STEP_TIMEOUT_MS = 20_000 * TIME_SCALE;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 const target = process.argv[2];
@@ -46,10 +48,10 @@ try {
       '--disable-sync',
     ],
     viewport: { width: 900, height: 700 },
-    timeout: 20_000,
+    timeout: STEP_TIMEOUT_MS,
   });
   const page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(STEP_TIMEOUT_MS);
 
   /** @param {URL} url the CLI's own loopback listener, not the platform */
   const isCallback = (url) => url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname) && url.origin !== start.origin;
