@@ -27,6 +27,8 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
     const result = await home.run(['login', '--base-url', platform.baseUrl, '--scope', 'courses:read'], {
       env: {
         PLAT_BROWSER: `"${process.execPath}" "${browserScript}"`,
+        // The suite's time factor for the browser script's own limits (the run's PLAT_ variables are not passed on).
+        PLAT_TEST_TIME_SCALE: process.env.PLAT_TEST_TIME_SCALE,
         PLAT_TEST_CONSENT: consent,
         PLAT_TEST_SCREENSHOT: screenshot,
         PLAT_TEST_PAGE_TEXT: pageText,
@@ -54,7 +56,12 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
   it('the device flow: plat opens the verification page with the code in it; Chromium confirms and approves; plat signs in', async () => {
     const pageText = path.join(home.dir, 'device-page.txt');
     const result = await home.run(['login', '--device', '--base-url', platform.baseUrl, '--scope', 'courses:read'], {
-      env: { PLAT_BROWSER: `"${process.execPath}" "${browserScript}"`, PLAT_TEST_CONSENT: 'approve', PLAT_TEST_PAGE_TEXT: pageText },
+      env: {
+        PLAT_BROWSER: `"${process.execPath}" "${browserScript}"`,
+        PLAT_TEST_TIME_SCALE: process.env.PLAT_TEST_TIME_SCALE,
+        PLAT_TEST_CONSENT: 'approve',
+        PLAT_TEST_PAGE_TEXT: pageText,
+      },
       timeoutMs: scaled(60_000),
     });
     expect(result.code, result.stderr).toBe(0);
