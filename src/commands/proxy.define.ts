@@ -23,9 +23,11 @@ export function defineProxy(program: Command, the: Definitions): void {
 
 Requests to PLAT_PROXY_URL go to the platform with your session's token,
 refreshed as every plat command refreshes it. Over TCP each request's path
-starts with the key the URL holds (403 without it); a foreign Host, any Origin
-header, a URL naming another host and CONNECT are refused. Ctrl-C ends it.
-More: plat help scripting, plat help security.`,
+starts with the key the URL holds: join paths relative to the URL (api/x, not
+/api/x, which replaces the key: 403); a doubled slash after it is one. A
+foreign Host, any Origin header, a URL naming another host, CONNECT and TRACE
+are refused, and no answer passes on any of the session's secrets. Ctrl-C ends
+it. More: plat help scripting, plat help security.`,
       )
       .action(async (flags, command: Command) => {
         const { run } = await import('./proxy.js');
