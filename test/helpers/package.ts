@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
 import { repoRoot } from './cli.js';
 
 const exec = promisify(execFile);
@@ -81,4 +82,26 @@ export async function projectWith(pack: PackedPackage): Promise<Project> {
 
 export async function packageJson(): Promise<Record<string, unknown>> {
   return JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8'));
+}
+
+/**
+ * The packed package in a consumer project for the test file that calls it (in its top level): packed before its
+ * tests, removed after. `project()` is the project, once beforeAll has made it.
+ */
+export function usePackedProject(): { project(): Project } {
+  let pack: PackedPackage | undefined;
+  let project: Project | undefined;
+  beforeAll(async () => {
+    pack = await packPackage();
+    project = await projectWith(pack);
+  });
+  afterAll(async () => {
+    await pack?.cleanup();
+  });
+  return {
+    project: () => {
+      if (!project) throw new Error('usePackedProject(): the project is made in beforeAll');
+      return project;
+    },
+  };
 }

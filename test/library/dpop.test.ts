@@ -4,29 +4,20 @@
  * page its own) carries a fresh proof the reference platform checks; client.token() says the token is DPoP-bound.
  */
 import { execFile } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packPackage, projectWith, type PackedPackage, type Project } from '../helpers/package.js';
+import { describe, expect, it } from 'vitest';
+import { usePackedProject } from '../helpers/package.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
 const platform = usePlatform({ dpop: true });
 const home = useHome();
-let pack: PackedPackage;
-let project: Project;
-
-beforeAll(async () => {
-  pack = await packPackage();
-  project = await projectWith(pack);
-});
-afterAll(async () => {
-  await pack?.cleanup();
-});
+const packed = usePackedProject();
 
 describe('the library on a DPoP-bound session', () => {
   it('fetch and every page of paginate carry a proof by the session key; token() says DPoP', async () => {
     const login = await home.login(platform, ['--scope', 'courses:read']);
     expect(login.code, login.stderr).toBe(0);
     platform.dpopProofs.length = 0;
-    const file = await project.script(
+    const file = await packed.project().script(
       'dpop-program.mjs',
       `import { createClient } from 'plat-cli';
 const client = createClient();
@@ -39,7 +30,7 @@ process.stdout.write(JSON.stringify({ anonymous: courses.anonymous, items: items
     );
     const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [file], { cwd: project.dir, env, timeout: 20_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out))),
+      execFile(process.execPath, [file], { cwd: packed.project().dir, env, timeout: 20_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out))),
     );
     expect(JSON.parse(stdout)).toEqual({ anonymous: false, items: 12, tokenType: 'DPoP' });
     // One proof for fetch, one per page (3), each by the session's key, none seen twice.

@@ -5,24 +5,15 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packPackage, projectWith, type PackedPackage, type Project } from '../helpers/package.js';
+import { describe, expect, it } from 'vitest';
+import { usePackedProject } from '../helpers/package.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
 
 const platform = usePlatform();
 const home = useHome();
-let pack: PackedPackage;
-let project: Project;
+const packed = usePackedProject();
 let scripts = 0;
-
-beforeAll(async () => {
-  pack = await packPackage();
-  project = await projectWith(pack);
-});
-afterAll(async () => {
-  await pack?.cleanup();
-});
 
 async function loggedIn(args: string[] = ['--scope', 'courses:read']) {
   const result = await home.login(platform, args);
@@ -39,7 +30,7 @@ interface Run {
 
 /** Runs `body` (an async function body that may `return` a value to print as JSON) in a program importing plat-cli. */
 async function program(body: string, env: Record<string, string | undefined> = {}): Promise<Run> {
-  const file = await project.script(
+  const file = await packed.project().script(
     `program-${++scripts}.mjs`,
     `import * as plat from 'plat-cli';
 const { createClient, AuthError, ScopeError, UsageError, PlatError } = plat;
@@ -54,7 +45,7 @@ try {
   );
   const merged = Object.fromEntries(Object.entries({ ...home.env, ...env }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
   return new Promise((resolve) => {
-    execFile(process.execPath, [file], { cwd: project.dir, env: merged, timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [file], { cwd: packed.project().dir, env: merged, timeout: 20_000 }, (error, stdout, stderr) => {
       let json: unknown;
       try {
         json = JSON.parse(stdout);
@@ -348,9 +339,9 @@ describe("plat help scripting's library example", () => {
     const example = /```js\n([\s\S]*?)```/.exec(section)?.[1];
     expect(example).toBeDefined();
     expect(example!.trim().split('\n').length).toBeLessThanOrEqual(12);
-    const file = await project.script('readme-example.mjs', example!);
+    const file = await packed.project().script('readme-example.mjs', example!);
     const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [file], { cwd: project.dir, env: home.env as NodeJS.ProcessEnv, timeout: 20_000 }, (error, stdout, stderr) =>
+      execFile(process.execPath, [file], { cwd: packed.project().dir, env: home.env as NodeJS.ProcessEnv, timeout: 20_000 }, (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
@@ -365,8 +356,8 @@ describe("plat help scripting's library example", () => {
 describe('importing the library', () => {
   it('loads no command-line machinery: commander, chalk, ora (not even after a call)', async () => {
     await loggedIn();
-    const log = `${project.dir}/resolved-${Date.now()}.log`;
-    const hooks = await project.script(
+    const log = `${packed.project().dir}/resolved-${Date.now()}.log`;
+    const hooks = await packed.project().script(
       'log-hooks.mjs',
       `import { appendFileSync } from 'node:fs';
 export async function resolve(specifier, context, next) {
@@ -375,7 +366,7 @@ export async function resolve(specifier, context, next) {
   return result;
 }`,
     );
-    const register = await project.script(
+    const register = await packed.project().script(
       'register-hooks.mjs',
       `import { register } from 'node:module'; import { pathToFileURL } from 'node:url'; register(${JSON.stringify(`file://${hooks}`)});`,
     );

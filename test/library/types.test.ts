@@ -6,31 +6,22 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { writeFile } from 'node:fs/promises';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { repoRoot } from '../helpers/cli.js';
-import { packPackage, projectWith, type PackedPackage, type Project } from '../helpers/package.js';
+import { usePackedProject } from '../helpers/package.js';
 
 const exec = promisify(execFile);
-let pack: PackedPackage;
-let project: Project;
-
-beforeAll(async () => {
-  pack = await packPackage();
-  project = await projectWith(pack);
-});
-afterAll(async () => {
-  await pack?.cleanup();
-});
+const packed = usePackedProject();
 
 it('a TypeScript consumer type-checks against the packed package, and misuse does not', async () => {
   await writeFile(
-    path.join(project.dir, 'tsconfig.json'),
+    path.join(packed.project().dir, 'tsconfig.json'),
     JSON.stringify({
       compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'], skipLibCheck: false },
       files: ['consumer.ts'],
     }),
   );
-  await project.script(
+  await packed.project().script(
     'consumer.ts',
     `import { createClient, AuthError, ScopeError, PlatError, type PlatClient, type TokenInfo } from 'plat-cli';
 
@@ -70,7 +61,7 @@ void status, token, expires;
 `,
   );
   const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = await exec(process.execPath, [tsc, '-p', project.dir]).then(
+  const result = await exec(process.execPath, [tsc, '-p', packed.project().dir]).then(
     () => ({ ok: true, out: '' }),
     (error: { stdout?: string; stderr?: string }) => ({ ok: false, out: `${error.stdout ?? ''}${error.stderr ?? ''}` }),
   );
