@@ -63,7 +63,7 @@ export interface Project {
 }
 
 /** A project with the packed package in node_modules/<name>, as `npm i <tarball>` would leave it. */
-export async function projectWith(pack: PackedPackage): Promise<Project> {
+async function projectWith(pack: PackedPackage): Promise<Project> {
   const dir = path.join(pack.dir, 'project');
   const target = path.join(dir, 'node_modules', pack.name);
   await mkdir(target, { recursive: true });
