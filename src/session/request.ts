@@ -23,7 +23,8 @@ import { sleep } from '../sleep.js';
 import { rememberResourceMetadata } from './discovery/resource-hint.js';
 import { parseBaseUrl } from './profile/base-url.js';
 import { freshToken, type ActiveSession } from './tokens/access.js';
-import { anonymousNote, bindSession, noSessionError, type Binding, type TokenSource } from './profile/binding.js';
+import { bindSession, type Binding, type TokenSource } from './profile/binding.js';
+import { anonymousNote, noSessionError } from './no-session.js';
 import { offerStepUp, scopesToAsk } from './login/step-up.js';
 
 export type AuthMode = 'auto' | 'anonymous' | 'required';

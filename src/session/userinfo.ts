@@ -11,7 +11,8 @@ import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedErro
 import type { Profile, ProfileUser } from '../store/types.js';
 import type { DpopKey } from '../oauth/dpop.js';
 import { assertSameIssuer, freshToken } from './tokens/access.js';
-import { bindSession, getAccessToken, noSessionError, type TokenSource } from './profile/binding.js';
+import { bindSession, getAccessToken, type TokenSource } from './profile/binding.js';
+import { noSessionError } from './no-session.js';
 import { getDiscovery } from './discovery/discovery-cache.js';
 import { suggestCommand } from './suggest.js';
 import { offerStepUp, scopesToAsk } from './login/step-up.js';

@@ -20,7 +20,7 @@ import type { ClientRegistration, Profile, ProfileUser, StoredSession, TokenStor
 import type { DpopKey } from '../../oauth/dpop.js';
 import { getDiscovery } from '../discovery/discovery-cache.js';
 import { nextLineUnlessAborted, readStdinLines, type StdinLines } from './paste.js';
-import { loadProfile, requireBaseUrl, resolveBaseUrl } from '../profile/profile.js';
+import { noPlatformError, resolveProfile } from '../profile/profile.js';
 import { loadSession, type ActiveSession } from '../tokens/access.js';
 import { suggestCommand } from '../suggest.js';
 import { sanitize, shellQuote } from '../../terminal/text.js';
@@ -38,9 +38,12 @@ export interface LoginResult {
 
 export async function login(ctx: Context, options: LoginOptions): Promise<LoginResult> {
   const { io } = ctx;
-  const profile = await loadProfile(ctx, { replaceDamaged: true, mayBeNew: true });
+  // The profile and the platform named for it, worked out together once (a login acts on the profile named, whatever
+  // platform it belongs to: it says so itself below).
+  const { profile, named } = await resolveProfile(ctx, { replaceDamaged: true, mayBeNew: true });
   // On a terminal, a login that knows no platform asks for it; off one, that is a usage error.
-  const baseUrl = resolveBaseUrl(ctx, profile) ?? (await (await import('./ask-base-url.js')).askBaseUrl(ctx)) ?? requireBaseUrl(ctx, profile);
+  const baseUrl = named ?? profile.baseUrl ?? (await (await import('./ask-base-url.js')).askBaseUrl(ctx));
+  if (!baseUrl) throw noPlatformError();
   const moving = Boolean(profile.baseUrl) && baseUrl !== profile.baseUrl;
   if (moving && !ctx.globals.baseUrl) {
     // An exported PLAT_BASE_URL is ambient: it never moves a profile that belongs to another platform.

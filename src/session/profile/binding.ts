@@ -10,11 +10,11 @@
  * The login, logout and refresh flows read the stored session themselves too, to rotate or revoke it at its issuer.
  */
 import type { Context } from '../../context.js';
-import { AuthError, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import type { Profile } from '../../store/types.js';
 import { freshToken, loadSession, type ActiveSession } from '../tokens/access.js';
-import { explicitBaseUrl, notLoggedIn, resolveProfile } from './profile.js';
-import { loginAgainCommand, suggestCommand } from '../suggest.js';
+import { explicitBaseUrl, resolveProfile } from './profile.js';
+import { noSessionError, type Unbound } from '../no-session.js';
 
 /**
  * The invocation's resolved target: the profile it acts on, the platform (base URL) it talks to, and the
@@ -26,19 +26,7 @@ import { loginAgainCommand, suggestCommand } from '../suggest.js';
 export type Binding =
   | { kind: 'env'; token: string; baseUrl: string | undefined; profile: Profile }
   | { kind: 'session'; baseUrl: string; profile: Profile; active: ActiveSession }
-  | { kind: 'none'; reason: NoSession; baseUrl: string | undefined; profile: Profile; elsewhere?: PlatformProfiles };
-
-/** For `other-platform`: the profiles signed in to the platform named, or else a name for a new one there. */
-interface PlatformProfiles {
-  holders: string[];
-  newProfile: string;
-}
-
-/**
- * `not-logged-in`: nothing stored. `other-platform`: the profile is signed in to another base URL than the one
- * named. `ended`: the session ended without the user's word; only plat login or plat logout clears that.
- */
-type NoSession = 'not-logged-in' | 'other-platform' | 'ended';
+  | Unbound;
 
 export async function bindSession(ctx: Context, given?: Profile): Promise<Binding> {
   const { profile, named } = given ? { profile: given, named: explicitBaseUrl(ctx) } : await resolveProfile(ctx);
@@ -60,40 +48,6 @@ export async function bindSession(ctx: Context, given?: Profile): Promise<Bindin
   if (!found) return { kind: 'none', reason: 'not-logged-in', baseUrl, profile };
   const active = ctx.env.PLAT_TOKEN_STORE ? await (await import('../tokens/store-move.js')).moveToRequestedStore(ctx, found) : found;
   return { kind: 'session', baseUrl: active.profile.baseUrl!, profile: active.profile, active };
-}
-
-/** The exit-4 error for a command that needs a session and has none, with the ways out. */
-export function noSessionError(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): AuthError {
-  const { profile, baseUrl } = binding;
-  const name = profile.name;
-  if (binding.reason === 'other-platform') {
-    return new AuthError(`Profile ${name} is signed in to ${profile.baseUrl}, not to ${baseUrl}, so its tokens are not used there. ${otherWay(ctx, binding)}`);
-  }
-  if (binding.reason === 'ended') {
-    const ended = profile.sessionEnded!;
-    return new AuthError(
-      `The session of profile ${name} at ${profile.baseUrl} ended: ${ended.reason}. ` +
-        `Sign in again with ${loginAgainCommand(ctx, profile)}, or run ${suggestCommand(ctx, ['logout'], { profile: name })} to use the platform anonymously.`,
-    );
-  }
-  return notLoggedIn(ctx, profile, baseUrl);
-}
-
-/** How to act as yourself at the other platform: the profiles signed in there, or a login under a new profile. */
-function otherWay(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): string {
-  const { holders = [], newProfile = binding.profile.name } = binding.elsewhere ?? {};
-  if (holders.length > 0) {
-    return `${holders.length === 1 ? `Profile ${holders[0]} is` : `Profiles ${holders.join(', ')} are`} signed in there: use --profile ${holders[0]}.`;
-  }
-  return `No profile is signed in there; sign in to it under a profile of its own: ${suggestCommand(ctx, ['login'], { profile: newProfile, baseUrl: binding.baseUrl })}`;
-}
-
-/** A one-line note for a call that goes out without the session's token, saying why. */
-export function anonymousNote(ctx: Context, binding: Extract<Binding, { kind: 'none' }>): string {
-  if (binding.reason === 'other-platform') {
-    return `Profile ${binding.profile.name} is signed in to ${binding.profile.baseUrl}, not ${binding.baseUrl}: calling ${binding.baseUrl} anonymously. ${otherWay(ctx, binding)}`;
-  }
-  return `Not logged in: calling anonymously. Run ${suggestCommand(ctx, ['login'], { profile: binding.profile.name, baseUrl: binding.profile.baseUrl ? undefined : binding.baseUrl })} to call as yourself.`;
 }
 
 export type TokenSource =

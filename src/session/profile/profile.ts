@@ -1,9 +1,8 @@
 import type { Context } from '../../context.js';
-import { AuthError, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { parseBaseUrl } from './base-url.js';
 import { DamagedDataError } from '../../store/atomic.js';
 import type { Profile } from '../../store/types.js';
-import { suggestCommand } from '../suggest.js';
 
 /**
  * The profile named by --profile / PLAT_PROFILE (or, with only a base URL named, the one signed in there: see
@@ -64,19 +63,11 @@ export function resolveBaseUrl(ctx: Context, profile: Profile | undefined): stri
 
 export function requireBaseUrl(ctx: Context, profile: Profile | undefined): string {
   const baseUrl = resolveBaseUrl(ctx, profile);
-  if (!baseUrl) {
-    throw new UsageError('No platform to talk to: pass --base-url <https://…> (or set PLAT_BASE_URL) the first time.');
-  }
+  if (!baseUrl) throw noPlatformError();
   return baseUrl;
 }
 
-/** `baseUrl`: the platform named for this invocation, if any; the suggested login names it when the profile has none. */
-export function notLoggedIn(ctx: Context, profile: Profile | undefined, baseUrl?: string): AuthError {
-  const name = profile?.name ?? ctx.globals.profile;
-  const login = profile?.baseUrl
-    ? suggestCommand(ctx, ['login'], { profile: name })
-    : baseUrl
-      ? suggestCommand(ctx, ['login'], { profile: name, baseUrl })
-      : `${suggestCommand(ctx, ['login'], { profile: name })} --base-url <url>`;
-  return new AuthError(`Not logged in${name === 'default' ? '' : ` (profile ${name})`}. Run: ${login}`);
+/** The usage error for an invocation that names no platform and has none from its profile. */
+export function noPlatformError(): UsageError {
+  return new UsageError('No platform to talk to: pass --base-url <https://…> (or set PLAT_BASE_URL) the first time.');
 }

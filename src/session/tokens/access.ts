@@ -12,7 +12,7 @@ import { withIdentityScopes } from '../../oauth/scopes.js';
 import { AuthError } from '../../errors.js';
 import type { ClientCredentials } from '../../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../../store/types.js';
-import { loadProfile, notLoggedIn } from '../profile/profile.js';
+import { notLoggedIn } from '../no-session.js';
 import { loginAgainCommand, suggestCommand } from '../suggest.js';
 import { noRefreshTokenError, usableUntilExpiry } from './no-refresh-token.js';
 
@@ -41,16 +41,16 @@ function refreshDue(session: StoredSession, now: number, minTtlMs = 0): boolean 
 }
 
 /**
- * The stored session of `profile` (profile/binding.ts passes the one it resolved; the current one when undefined), or
- * undefined when there is none (no error: callers decide).
+ * The stored session of `profile`, as the caller worked it out (profile/binding.ts passes the one it resolved; login
+ * and logout the one they act on), or undefined when there is none (no error: callers decide). The profile is never
+ * looked up again here.
  *
  * The session (token store) and the profile (config file) are two writes. A plat killed between them leaves the
  * profile's copies of expiry and scopes behind the session, or a profile that says logged in over a session that
  * is gone; the token store is the truth. What is returned follows it, and the profile is repaired on disk under
  * the lock (`locked`: the caller holds it already and saves the profile itself).
  */
-export async function loadSession(ctx: Context, profile?: Profile, options: { locked?: boolean } = {}): Promise<ActiveSession | undefined> {
-  const p = profile ?? (await loadProfile(ctx));
+export async function loadSession(ctx: Context, p: Profile, options: { locked?: boolean } = {}): Promise<ActiveSession | undefined> {
   if (!p.loggedIn || !p.baseUrl) return undefined;
   const store = await ctx.tokenStore(p.tokenStore);
   let session: StoredSession | undefined;

@@ -10,6 +10,7 @@ import { run as call } from '../../../../src/commands/call/call.js';
 import { AuthError, NetworkError } from '../../../../src/errors.js';
 import { loadSession, refreshSession } from '../../../../src/session/tokens/access.js';
 import { bindSession, getAccessToken } from '../../../../src/session/profile/binding.js';
+import { loadProfile } from '../../../../src/session/profile/profile.js';
 import { signIn } from '../../../helpers/consent.js';
 import { useTestContexts, type TestContext } from '../../../helpers/context.js';
 import { useHome, usePlatform } from '../../../helpers/platform.js';
@@ -18,6 +19,11 @@ import { profilePath, readProfile, readStoredSession, tokenPath } from '../../..
 const platform = usePlatform();
 const home = useHome();
 const open = useTestContexts(home);
+
+/** The invocation's stored session, its profile worked out first as the binding works it out. */
+async function storedSession(ctx: TestContext['ctx']) {
+  return loadSession(ctx, await loadProfile(ctx));
+}
 
 async function signedIn(env: Record<string, string | undefined> = {}): Promise<TestContext> {
   await signIn(home, platform, ['--scope', 'courses:read']);
@@ -99,7 +105,7 @@ describe('bindSession: a session belongs to its platform, and an ended one is no
     const { ctx } = await signedIn();
     const session = await readStoredSession(home);
     await writeFile(tokenPath(home), JSON.stringify({ ...session, refreshToken: 'not-a-refresh-token-the-server-issued' }));
-    await expect(refreshSession(ctx, (await loadSession(ctx))!, { onlyIfUnchanged: false })).rejects.toThrow(AuthError);
+    await expect(refreshSession(ctx, (await storedSession(ctx))!, { onlyIfUnchanged: false })).rejects.toThrow(AuthError);
     expect(await bindSession(ctx)).toMatchObject({ kind: 'none', reason: 'ended' });
     await expect(getAccessToken(ctx)).rejects.toThrow(/The session of profile default at .* ended: .*Sign in again with plat login --scope courses:read, or run plat logout/);
   });
@@ -110,7 +116,7 @@ describe('loadSession: the token store is the truth', () => {
     const { ctx } = await signedIn();
     const profile = await readProfile(home);
     await writeFile(profilePath(home), JSON.stringify({ ...profile, expiresAt: 1, scopes: ['stale'] }));
-    const active = await loadSession(ctx);
+    const active = await storedSession(ctx);
     const session = await readStoredSession(home);
     expect(active?.profile).toMatchObject({ expiresAt: session.expiresAt, scopes: session.scopes });
     expect(await readProfile(home)).toMatchObject({ expiresAt: session.expiresAt, scopes: session.scopes });
@@ -120,7 +126,7 @@ describe('loadSession: the token store is the truth', () => {
     const { ctx } = await signedIn();
     const before = await readProfile(home);
     await rm(tokenPath(home));
-    expect(await loadSession(ctx)).toBeUndefined();
+    expect(await storedSession(ctx)).toBeUndefined();
     const after = await readProfile(home);
     expect(after).toMatchObject({ loggedIn: false, baseUrl: before.baseUrl, client: before.client });
     expect(after.user).toBeUndefined();
@@ -133,7 +139,7 @@ describe('refreshSession', () => {
     const session = await readStoredSession(home);
     const { client } = await readProfile(home);
     await writeFile(tokenPath(home), JSON.stringify({ ...session, refreshToken: 'not-a-refresh-token-the-server-issued' }));
-    const active = (await loadSession(ctx))!;
+    const active = (await storedSession(ctx))!;
     await expect(refreshSession(ctx, active, { onlyIfUnchanged: false })).rejects.toThrow(/refresh token was rejected\). Run plat login/);
     await expect(readFile(tokenPath(home))).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await readProfile(home)).toMatchObject({ loggedIn: false, client });
@@ -143,7 +149,7 @@ describe('refreshSession', () => {
     const { ctx } = await signedIn();
     const { clientId } = (await readProfile(home)).client;
     Object.assign(platform.knobs, { unknownClients: [clientId], unknownClientsAt: 'token' });
-    const active = (await loadSession(ctx))!;
+    const active = (await storedSession(ctx))!;
     await expect(refreshSession(ctx, active, { onlyIfUnchanged: false })).rejects.toThrow(
       /no longer recognises plat's registration \(invalid_client.*\), so the session ended\. Run plat login to register anew/,
     );
@@ -159,7 +165,7 @@ describe('refreshSession', () => {
       req.socket.destroy();
       return true;
     });
-    const active = (await loadSession(ctx))!;
+    const active = (await storedSession(ctx))!;
     await expect(refreshSession(ctx, active, { onlyIfUnchanged: false })).rejects.toBeInstanceOf(NetworkError);
     expect(await readFile(tokenPath(home), 'utf8')).toBe(before);
     expect((await readProfile(home)).loggedIn).toBe(true);
@@ -167,7 +173,7 @@ describe('refreshSession', () => {
 
   it('onlyIfUnchanged: a session another process rotated meanwhile is used as is, without a second refresh', async () => {
     const { ctx } = await signedIn();
-    const stale = (await loadSession(ctx))!;
+    const stale = (await storedSession(ctx))!;
     await refreshSession(open().ctx, stale, { onlyIfUnchanged: false }); // "another process" rotates
     expect(platform.stats.count('token:refresh_token')).toBe(1);
     const result = await refreshSession(ctx, stale, { onlyIfUnchanged: true });
