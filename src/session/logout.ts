@@ -7,8 +7,8 @@ import { InterruptedError, NetworkError } from '../errors.js';
 import { mayRevoke } from '../oauth/client.js';
 import { RevocationRefusedError, revokeToken } from '../oauth/tokens.js';
 import type { DpopKey } from '../oauth/dpop.js';
-import { assertSameIssuer, credentialsOf, endSession, loadSession, type ActiveSession } from './tokens/access.js';
-import { getDiscovery } from './discovery/discovery-cache.js';
+import { credentialsOf, endSession, loadSession, type ActiveSession } from './tokens/access.js';
+import { sessionDiscovery } from './discovery/session-issuer.js';
 import { clockTime } from './tokens/no-refresh-token.js';
 import { DamagedDataError } from '../store/atomic.js';
 import type { Profile } from '../store/types.js';
@@ -69,8 +69,7 @@ export async function revokeSession(ctx: Context, active: ActiveSession): Promis
   const errors: string[] = [];
   let unsupported = false;
   try {
-    const discovery = await getDiscovery(ctx, profile.baseUrl!);
-    assertSameIssuer(ctx, profile, discovery.issuer);
+    const discovery = await sessionDiscovery(ctx, profile);
     if (typeof discovery.as.revocation_endpoint !== 'string') return { unsupported: true, errors };
     const deps = { fetch: (await ctx.http()).fetch };
     const credentials = credentialsOf(ctx, active);

@@ -10,10 +10,11 @@ import { AuthError, PlatError, UsageError } from '../errors.js';
 import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedError, UserInfoUnauthorizedError, type UserInfo } from '../oauth/userinfo.js';
 import type { Profile, ProfileUser } from '../store/types.js';
 import type { DpopKey } from '../oauth/dpop.js';
-import { assertSameIssuer, freshToken } from './tokens/access.js';
+import { freshToken } from './tokens/access.js';
 import { bindSession, getAccessToken, type TokenSource } from './profile/binding.js';
 import { noSessionError } from './no-session.js';
 import { getDiscovery } from './discovery/discovery-cache.js';
+import { sessionDiscovery } from './discovery/session-issuer.js';
 import { suggestCommand } from './suggest.js';
 import { offerStepUp, scopesToAsk } from './login/step-up.js';
 
@@ -40,8 +41,8 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
   if (!baseUrl) throw new UsageError('PLAT_TOKEN is set but no platform is known: pass --base-url or set PLAT_BASE_URL.');
   let source = await getAccessToken(ctx, { binding });
   const profile = source.profile;
-  const discovery = await getDiscovery(ctx, baseUrl);
-  if (source.kind === 'session') assertSameIssuer(ctx, profile, discovery.issuer);
+  // A session's token goes to its own issuer's UserInfo only; PLAT_TOKEN's issuer is not plat's to know.
+  const discovery = source.kind === 'session' ? await sessionDiscovery(ctx, profile, baseUrl) : await getDiscovery(ctx, baseUrl);
   const known = source.kind === 'session' ? profile.user : undefined;
   const fromIdToken = (why: string, quietly = false): WhoAmI => {
     if (!known) throw new PlatError(`${why}, and plat kept no ID token claims for this session, so it cannot say who you are.`);

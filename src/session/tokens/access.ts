@@ -66,13 +66,10 @@ export async function loadSession(ctx: Context, p: Profile, options: { locked?: 
   if (session) ctx.secrets.remember(session.accessToken, session.refreshToken, session.idToken, session.clientSecret);
   // A bound session (RFC 9449) is checked for its key before anything uses it; a bearer one costs nothing more.
   if (session && (session.tokenType === 'DPoP' || session.dpopKey || p.dpopJkt)) await assertDpopKey(ctx, p, session, store);
-  if (!session) {
-    if (!options.locked) await reconcileProfile(ctx, p.name);
-    return undefined;
-  }
-  if (copiesAgree(p, session)) return { profile: p, session, store };
-  if (!options.locked) await reconcileProfile(ctx, p.name);
-  return { profile: { ...p, expiresAt: session.expiresAt, scopes: session.scopes }, session, store };
+  const agree = session !== undefined && copiesAgree(p, session);
+  if (!agree && !options.locked) await reconcileProfile(ctx, p.name);
+  if (!session) return undefined;
+  return { profile: agree ? p : { ...p, expiresAt: session.expiresAt, scopes: session.scopes }, session, store };
 }
 
 function copiesAgree(profile: Profile, session: StoredSession): boolean {
@@ -159,12 +156,11 @@ export async function refreshSession(
     if (options.onlyIfUnchanged && rotatedElsewhere && lastsAtLeast(current.session, options.minTtlMs ?? 0, ctx.now())) return current;
     if (!current.session.refreshToken) throw noRefreshTokenError(ctx, current.profile, current.session);
     // Loaded only when a refresh happens: a call with a valid token never pays for the protocol library.
-    const [{ getDiscovery }, { ClientRejectedError, RefreshRejectedError, refreshTokens }] = await Promise.all([
-      import('../discovery/discovery-cache.js'),
+    const [{ sessionDiscovery }, { ClientRejectedError, RefreshRejectedError, refreshTokens }] = await Promise.all([
+      import('../discovery/session-issuer.js'),
       import('../../oauth/tokens.js'),
     ]);
-    const discovery = await getDiscovery(ctx, profile.baseUrl!);
-    assertSameIssuer(ctx, profile, discovery.issuer);
+    const discovery = await sessionDiscovery(ctx, profile);
     let session: StoredSession;
     try {
       const tokens = await refreshTokens({ fetch: (await ctx.http()).fetch, note: ctx.globals.verbose ? (text) => ctx.io.note(text) : undefined }, discovery.as, credentialsOf(ctx, current), {
@@ -259,19 +255,6 @@ export async function endSession(
     loggedIn: false,
     updatedAt: ctx.now(),
   });
-}
-
-/**
- * Refresh, revocation and UserInfo go only to the issuer that issued the session. When the platform's metadata now
- * names another authorization server, no token is sent anywhere until the person signs in again and so says they
- * trust the new one (RFC 9700 §4.4: a client must not hand one server's tokens to another).
- */
-export function assertSameIssuer(ctx: Context, profile: Profile, issuer: string): void {
-  if (!profile.issuer || profile.issuer === issuer) return;
-  throw new AuthError(
-    `The platform ${profile.baseUrl} now names another authorization server (${profile.issuer} → ${issuer}), so plat sent it no token. ` +
-      `Run ${suggestCommand(ctx, ['login'], { profile: profile.name })} to trust it.`,
-  );
 }
 
 /**
