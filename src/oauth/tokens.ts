@@ -9,6 +9,7 @@ import { assertSecureEndpoint } from './endpoints.js';
 import { oauthErrorOf, toPlatError } from './errors.js';
 import { sanitize } from '../terminal/text.js';
 import { requestOptions, type OAuthDeps } from './options.js';
+import { withIdentityScopes } from './scopes.js';
 import { bearerWhenUntyped, HELD_BY_SERVER } from './token-type.js';
 import type { TokenSet } from './types.js';
 import type { DpopKey } from './dpop.js';
@@ -161,6 +162,11 @@ export async function refreshTokens(
   // RFC 6749 §6: a server that does not rotate returns no refresh token; the old one stays valid.
   session.refreshToken ??= refreshToken;
   session.idToken ??= input.previous.idToken;
+  // A token bound to an API (RFC 8707) keeps the identity scopes the session was granted: the refresh answer names
+  // the API's scopes only.
+  if (input.resource) {
+    session.scopes = withIdentityScopes(session.scopes, input.previous.scopes, { idToken: Boolean(session.idToken), refreshToken: Boolean(session.refreshToken) });
+  }
   return session;
 }
 

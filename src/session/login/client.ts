@@ -92,7 +92,7 @@ async function planStoredRegistration(ctx: Context, profile: Profile, stored: Cl
     ctx.io.note("The secret of plat's registration at this server has expired (client_secret_expires_at); registering again.");
     return {};
   }
-  const secret = (await loadSession(ctx, profile).catch(() => undefined))?.session.clientSecret ?? (await readKeptClientSecret(ctx, profile));
+  const secret = await keptSecret(ctx, profile, { tolerant: true });
   if (!secret) {
     ctx.io.note("The secret of plat's registration at this server is no longer in the token store; registering again.");
     return {};
@@ -101,13 +101,22 @@ async function planStoredRegistration(ctx: Context, profile: Profile, stored: Cl
 }
 
 async function storedSecret(ctx: Context, profile: Profile, client: ClientRegistration): Promise<string> {
-  const secret = (await loadSession(ctx, profile))?.session.clientSecret ?? (await readKeptClientSecret(ctx, profile));
+  const secret = await keptSecret(ctx, profile);
   if (secret) return secret;
   const which = profile.name === 'default' ? '' : ` --profile ${profile.name}`;
   throw new UsageError(
     `Profile ${profile.name} signs in with the confidential integration ${client.clientId}, and its secret went with the last logout. ` +
       `Pass it again: plat login${which} --client-id ${client.clientId} --client-secret-stdin < secret-file`,
   );
+}
+
+/**
+ * A confidential client's secret: beside the session, or kept across a logout (tokens/client-secret.ts). `tolerant`:
+ * a session out of reach counts as none (plat's own registration is then made anew) instead of stopping the login.
+ */
+async function keptSecret(ctx: Context, profile: Profile, options: { tolerant?: boolean } = {}): Promise<string | undefined> {
+  const active = options.tolerant ? await loadSession(ctx, profile).catch(() => undefined) : await loadSession(ctx, profile);
+  return active?.session.clientSecret ?? (await readKeptClientSecret(ctx, profile));
 }
 
 /**

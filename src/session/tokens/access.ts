@@ -8,7 +8,6 @@
  * invocation may use), through the verbs of the session's front door, session/index.ts.
  */
 import type { Context } from '../../context.js';
-import { withIdentityScopes } from '../../oauth/scopes.js';
 import { AuthError } from '../../errors.js';
 import type { ClientCredentials } from '../../oauth/client.js';
 import type { Profile, StoredSession, TokenStore } from '../../store/types.js';
@@ -168,12 +167,9 @@ export async function refreshSession(
         resource: profile.resource,
         now: ctx.now(),
       });
-      // A confidential integration's secret stays beside the new tokens; a token bound to an API keeps the identity
-      // scopes the session was granted (the refresh answer names the API's scopes only).
+      // A confidential integration's secret stays beside the new tokens (refreshTokens keeps what else the session
+      // keeps: the refresh token a server did not rotate, the ID token, an API-bound session's identity scopes).
       session = { ...tokens, ...(current.session.clientSecret ? { clientSecret: current.session.clientSecret } : {}) };
-      if (profile.resource) {
-        session.scopes = withIdentityScopes(session.scopes, current.session.scopes, { idToken: Boolean(session.idToken), refreshToken: Boolean(session.refreshToken) });
-      }
     } catch (error) {
       // A dead refresh token ends the session; a network failure (any other error) keeps it for the next try.
       if (error instanceof RefreshRejectedError) {
