@@ -9,7 +9,7 @@
  * that step does not know of. Every verb here that yields or sends a token goes one way, profile/binding.ts's bindSession:
  * PLAT_TOKEN wins; a stored session is used only for the platform (origin) it was issued for; an ended session is
  * not swapped for anonymous access; and only then is the stored token loaded and, under the cross-process lock,
- * refreshed (tokens/access.ts). bindSession works out the invocation's target (profile, platform, credentials with their
+ * refreshed (tokens/refresh.ts). bindSession works out the invocation's target (profile, platform, credentials with their
  * store) in one go, and the verb hands it down to the client or the token step instead of each step working out
  * its part again. What stays inside: loading a stored session (loadSession), refreshing or binding one by
  * hand, the login and logout flows' steps, the token store.
@@ -23,7 +23,8 @@ import type { Context } from '../context.js';
 import { PlatError, UsageError } from '../errors.js';
 import { validateProfileName } from '../store/paths.js';
 import type { Profile, StoredSession, TokenStoreKind } from '../store/types.js';
-import { loadSession, refreshSession } from './tokens/access.js';
+import { loadSession } from './tokens/access.js';
+import { refreshSession } from './tokens/refresh.js';
 import { parseBaseUrl } from './profile/base-url.js';
 import { bindSession, getAccessToken, requireSession } from './profile/binding.js';
 import { getDiscovery, readCachedDiscovery } from './discovery/discovery-cache.js';

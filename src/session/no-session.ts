@@ -1,7 +1,7 @@
 /**
  * Why an invocation has no session to use, and what plat tells the person about it: the exit-4 errors and the note
  * for a call that goes out anonymously, each with the ways out. The binding (profile/binding.ts) decides that there
- * is none and why; the token steps (tokens/access.ts) find a session gone under the lock; the request path
+ * is none and why; the refresh (tokens/refresh.ts) finds a session gone under the lock; the request path
  * (request.ts) says so once per client. They all hand over what they worked out (the profile, the platform named)
  * and nothing here reads the profile file or the token store again.
  */

@@ -10,7 +10,7 @@ import { AuthError, PlatError, UsageError } from '../errors.js';
 import { fetchUserInfo, toProfileUser, UserInfoMissingError, UserInfoRefusedError, UserInfoUnauthorizedError, type UserInfo } from '../oauth/userinfo.js';
 import type { Profile, ProfileUser } from '../store/types.js';
 import type { DpopKey } from '../oauth/dpop.js';
-import { freshToken } from './tokens/access.js';
+import { freshToken } from './tokens/refresh.js';
 import { bindSession, getAccessToken, type TokenSource } from './profile/binding.js';
 import { noSessionError } from './no-session.js';
 import { getDiscovery } from './discovery/discovery-cache.js';

@@ -27,7 +27,7 @@ const USED_ONLY_BY_TESTS: Record<string, Record<string, string>> = {
   'src/proxy/forward.ts': { throughProxy: 'test/unit/proxy/forward.test.ts (base paths, which the reference platform has none of)' },
   'src/oauth/scopes.ts': { DEFAULT_SCOPES: 'test/unit/oauth/scopes.test.ts', formatScopes: 'test/unit/oauth/scopes.test.ts' },
   'src/redact.ts': { REDACTED: 'test/unit/redact.test.ts', redactForm: 'test/unit/redact.test.ts', redactJson: 'test/unit/redact.test.ts' },
-  'src/session/tokens/access.ts': { needsRefresh: 'test/unit/session/tokens/access.test.ts (the margin rule; refreshDue asks it)' },
+  'src/session/tokens/refresh.ts': { needsRefresh: 'test/unit/session/tokens/refresh.test.ts (the margin rule; refreshDue asks it)' },
   'src/session/discovery/discovery-cache.ts': { DISCOVERY_TTL_MS: 'test/faults/trust.test.ts, test/in-process/session/logout-and-discovery.test.ts' },
   'src/session/paging/detect.ts': { nextLink: 'test/unit/session/paging/detect.test.ts, test/cli/paginate.test.ts, test/platform/lists.mjs' },
   'src/session/request.ts': { MAX_RETRY_AFTER_MS: 'test/unit/session/request.test.ts', retryDelay: 'test/unit/session/request.test.ts', backoff: 'test/unit/session/request.test.ts' },

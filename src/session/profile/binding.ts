@@ -5,14 +5,15 @@
  * without the user's word (refresh token rejected) is not silently replaced by anonymous access.
  *
  * The one way to a token for a request: every verb of the front door (session/index.ts) that yields a token or
- * sends one to the API starts at bindSession, and only a session bound here is refreshed for it (tokens/access.ts's
+ * sends one to the API starts at bindSession, and only a session bound here is refreshed for it (tokens/refresh.ts's
  * freshToken).
  * The login, logout and refresh flows read the stored session themselves too, to rotate or revoke it at its issuer.
  */
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { Profile } from '../../store/types.js';
-import { freshToken, loadSession, type ActiveSession } from '../tokens/access.js';
+import { loadSession, type ActiveSession } from '../tokens/access.js';
+import { freshToken } from '../tokens/refresh.js';
 import { explicitBaseUrl, resolveProfile } from './profile.js';
 import { noSessionError, type Unbound } from '../no-session.js';
 

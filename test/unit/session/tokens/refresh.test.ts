@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { needsRefresh } from '../../../../src/session/tokens/access.js';
+import { needsRefresh } from '../../../../src/session/tokens/refresh.js';
 import type { StoredSession } from '../../../../src/store/types.js';
 
 const T0 = 1_700_000_000_000;
