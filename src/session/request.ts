@@ -123,9 +123,9 @@ export function resolveApiUrl(target: string | URL, baseUrl: string | undefined,
   return new URL(`${baseUrl}${target.startsWith('/') ? target : `/${target}`}`);
 }
 
-/** `binding`: the invocation's target, when the front door has worked it out already. */
-export async function openApiClient(ctx: Context, options: { auth: AuthMode; binding?: Binding }): Promise<ApiClient> {
-  let binding: Binding = options.binding ?? (await bindSession(ctx));
+/** `binding`: the invocation's target, as the front door worked it out (it is not worked out again here). */
+export async function openApiClient(ctx: Context, options: { auth: AuthMode; binding: Binding }): Promise<ApiClient> {
+  let binding: Binding = options.binding;
   if (options.auth !== 'anonymous' && binding.kind === 'none') {
     // A session that ended on its own, or one that belongs to another platform, is never silently swapped for
     // anonymous access when a command needs it.

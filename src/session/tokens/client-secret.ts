@@ -15,12 +15,13 @@ function entryName(profile: string): string | undefined {
   return name.length <= 64 ? name : undefined;
 }
 
-export async function keepClientSecret(ctx: Context, store: TokenStore, profile: string, secret: string): Promise<void> {
+/** Keeps `secret` for `profile` in `store`, marked as obtained `now` (the entry is a session-shaped record). */
+export async function keepClientSecret(store: TokenStore, profile: string, secret: string, now: number): Promise<void> {
   const name = entryName(profile);
   if (!name) return;
   // The store holds sessions; a kept secret is one with no tokens, which no command mistakes for a session
   // because nothing reads this entry name as a profile.
-  await store.set(name, { accessToken: '', tokenType: 'none', obtainedAt: ctx.now(), scopes: [], clientSecret: secret });
+  await store.set(name, { accessToken: '', tokenType: 'none', obtainedAt: now, scopes: [], clientSecret: secret });
 }
 
 export async function readKeptClientSecret(ctx: Context, profile: Profile): Promise<string | undefined> {

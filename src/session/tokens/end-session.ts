@@ -18,7 +18,7 @@ export async function endSession(
   const secret = active.session?.clientSecret;
   const { keepClientSecret, dropKeptClientSecret } = await import('./client-secret.js');
   if (secret && !options.forgetClient && active.profile.client?.authMethod === 'client_secret_post') {
-    await keepClientSecret(ctx, active.store, active.profile.name, secret);
+    await keepClientSecret(active.store, active.profile.name, secret, ctx.now());
   } else if (options.forgetClient) {
     await dropKeptClientSecret(active.store, active.profile.name);
   }
