@@ -31,26 +31,26 @@ export interface ActiveSession {
  * is gone; the token store is the truth. What is returned follows it, and the profile is repaired on disk under
  * the lock (`locked`: the caller holds it already and saves the profile itself).
  */
-export async function loadSession(ctx: Context, p: Profile, options: { locked?: boolean } = {}): Promise<ActiveSession | undefined> {
-  if (!p.loggedIn || !p.baseUrl) return undefined;
-  const store = await ctx.tokenStore(p.tokenStore);
+export async function loadSession(ctx: Context, profile: Profile, options: { locked?: boolean } = {}): Promise<ActiveSession | undefined> {
+  if (!profile.loggedIn || !profile.baseUrl) return undefined;
+  const store = await ctx.tokenStore(profile.tokenStore);
   let session: StoredSession | undefined;
   try {
-    session = await store.get(p.name);
+    session = await store.get(profile.name);
     // A store that cannot tell "gone" from "out of reach" (a locked keychain) throws here instead.
-    if (!session) await store.assertWritable?.(p.name);
+    if (!session) await store.assertWritable?.(profile.name);
   } catch (error) {
     // Out of reach is not logged out: exit 4, and the profile stays as it is.
     const { unreachableStoreError } = await import('./store-reach.js');
-    throw (await unreachableStoreError(ctx, p, error)) ?? error;
+    throw (await unreachableStoreError(ctx, profile, error)) ?? error;
   }
   if (session) ctx.secrets.remember(session.accessToken, session.refreshToken, session.idToken, session.clientSecret);
   // A bound session (RFC 9449) is checked for its key before anything uses it; a bearer one costs nothing more.
-  if (session && (session.tokenType === 'DPoP' || session.dpopKey || p.dpopJkt)) await assertDpopKey(ctx, p, session, store);
-  const agree = session !== undefined && copiesAgree(p, session);
-  if (!agree && !options.locked) await reconcileProfile(ctx, p.name);
+  if (session && (session.tokenType === 'DPoP' || session.dpopKey || profile.dpopJkt)) await assertDpopKey(ctx, profile, session, store);
+  const agree = session !== undefined && copiesAgree(profile, session);
+  if (!agree && !options.locked) await reconcileProfile(ctx, profile.name);
   if (!session) return undefined;
-  return { profile: agree ? p : { ...p, expiresAt: session.expiresAt, scopes: session.scopes }, session, store };
+  return { profile: agree ? profile : { ...profile, expiresAt: session.expiresAt, scopes: session.scopes }, session, store };
 }
 
 function copiesAgree(profile: Profile, session: StoredSession): boolean {
