@@ -129,7 +129,7 @@ export async function pollDeviceToken(
       case 'access_denied':
         throw new AuthError('The sign-in was denied on the verification page (access_denied), so nothing was signed in.', { cause: error });
       case 'expired_token':
-        throw new AuthError('The code expired before anyone approved it (expired_token), so nothing was signed in. Run plat login --device again.', { cause: error });
+        throw new DeviceCodeExpiredError();
       case 'invalid_target':
         throw new DeviceTargetRefusedError(body.description);
       case 'invalid_grant':
@@ -160,6 +160,14 @@ export class DeviceTargetRefusedError extends AuthError {
   constructor(description?: string) {
     super(`The server refused the resource indicator (invalid_target${description ? `: ${sanitize(description)}` : ''}). Check --resource, or sign in without it.`);
     this.name = 'DeviceTargetRefusedError';
+  }
+}
+
+/** The server says the device code expired (expired_token): its clock, or its rounding, ran out before plat's. */
+export class DeviceCodeExpiredError extends AuthError {
+  constructor() {
+    super('The code expired before anyone approved it (expired_token), so nothing was signed in. Run plat login --device again.');
+    this.name = 'DeviceCodeExpiredError';
   }
 }
 

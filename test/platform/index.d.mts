@@ -89,6 +89,10 @@ export interface Knobs {
   deviceInterval: number | undefined;
   /** Seconds a device code lives; undefined = 600. */
   deviceCodeTtl: number | undefined;
+  /** The `expires_in` device authorization responses tell the client, seconds; undefined = the code's real lifetime. */
+  deviceExpiresIn: number | undefined;
+  /** What a poll with an expired device code is answered: invalid_grant (oidc-provider forgets it) or expired_token. */
+  deviceExpiredAnswer: 'invalid_grant' | 'expired_token';
   /** Answer this many device-code polls that would be authorization_pending with slow_down (RFC 8628 §3.5). */
   deviceSlowDown: number;
   /**

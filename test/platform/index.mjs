@@ -50,6 +50,10 @@ import { CONFIDENTIAL_CLIENT_ID, PUBLIC_CLIENT_ID, createProvider } from './prov
  * @property {number | undefined} deviceInterval  the `interval` of device authorization responses (RFC 8628 §3.2),
  *   seconds; undefined = none (clients then poll every 5 s). Default 1, so tests approve quickly.
  * @property {number | undefined} deviceCodeTtl  seconds a device code lives; undefined = 600
+ * @property {number | undefined} deviceExpiresIn  the `expires_in` device authorization responses tell the client,
+ *   seconds; undefined = the code's real lifetime (set it above deviceCodeTtl for a server whose clock runs out first)
+ * @property {'invalid_grant' | 'expired_token'} deviceExpiredAnswer  what a poll with an expired device code is
+ *   answered: oidc-provider's invalid_grant (it forgets the code), or expired_token (servers that keep it)
  * @property {number} deviceSlowDown  answer this many device-code polls that would be authorization_pending with
  *   slow_down instead (oidc-provider never says slow_down; RFC 8628 §3.5 has servers say it)
  * @property {number} apiLatencyMs  every API request (/api/…, not the OAuth endpoints) is answered this much later
@@ -92,6 +96,8 @@ function defaultKnobs(/** @type {number} */ accessTokenTtl) {
     refuseResources: false,
     deviceInterval: 1,
     deviceCodeTtl: undefined,
+    deviceExpiresIn: undefined,
+    deviceExpiredAnswer: 'invalid_grant',
     deviceSlowDown: 0,
     rotateRefreshTokens: true,
     apiLatencyMs: 0,
@@ -286,6 +292,11 @@ export async function startPlatform(options = {}) {
           response.error = 'slow_down';
           response.error_description = 'you are polling too quickly and should back off at a reasonable rate';
         }
+        // oidc-provider forgets an expired device code (invalid_grant); servers that keep it say expired_token.
+        if (grantType === DEVICE_GRANT && ctx.status === 400 && response.error === 'invalid_grant' && knobs.deviceExpiredAnswer === 'expired_token') {
+          response.error = 'expired_token';
+          response.error_description = 'device code is expired';
+        }
         if (ctx.status === 200) for (const key of ['access_token', 'refresh_token', 'id_token']) remember(response[key]);
         if (ctx.status === 200) for (const key of /** @type {const} */ (['access_token', 'refresh_token'])) if (typeof response[key] === 'string') issuedKinds.set(response[key], key);
         if (ctx.status === 200 && grantType === 'refresh_token' && !knobs.rotateRefreshTokens) delete response.refresh_token;
@@ -302,6 +313,7 @@ export async function startPlatform(options = {}) {
       case 'device_authorization':
         remember(response.device_code);
         if (ctx.status === 200 && knobs.deviceInterval !== undefined) response.interval = knobs.deviceInterval;
+        if (ctx.status === 200 && knobs.deviceExpiresIn !== undefined) response.expires_in = knobs.deviceExpiresIn;
         break;
       case 'revocation':
         // "revoke:access_token" / "revoke:refresh_token" / "revoke:unknown": what the request really carried.

@@ -8,7 +8,7 @@ import type { Context } from '../../context.js';
 import { AuthError, InterruptedError } from '../../errors.js';
 import type { ClientCredentials } from '../../oauth/client.js';
 import type { Discovery } from '../../oauth/discovery.js';
-import { DeviceCodeRejectedError, pollDeviceToken, startDeviceAuthorization, type DeviceAuthorization, type DeviceTokens } from '../../oauth/device.js';
+import { DeviceCodeExpiredError, DeviceCodeRejectedError, pollDeviceToken, startDeviceAuthorization, type DeviceAuthorization, type DeviceTokens } from '../../oauth/device.js';
 import { sleep } from '../../sleep.js';
 import type { DpopKey } from '../../oauth/dpop.js';
 import { noLocalBrowser } from './consent.js';
@@ -51,6 +51,9 @@ export async function waitForDeviceApproval(ctx: Context, discovery: Discovery, 
         requestedScopes: input.scopes,
         now: ctx.now(),
       }).catch((error: unknown) => {
+        // The server's expiry can come first (servers count in whole seconds, and from when they made the code):
+        // the same fact as plat's own clock running out, said the same way, with the login to run again.
+        if (error instanceof DeviceCodeExpiredError) throw expired(input.again, Math.min(ctx.now(), device.expiresAt));
         // A server that forgets an expired code answers invalid_grant instead of expired_token: the same fact.
         if (error instanceof DeviceCodeRejectedError && ctx.now() >= device.expiresAt - EXPIRY_SLACK_MS) throw expired(input.again, device.expiresAt);
         throw error;
