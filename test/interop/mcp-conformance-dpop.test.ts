@@ -3,12 +3,13 @@
  * auth/dpop-nonce): the suite starts its own authorization server (DPoP-capable, ES256; in auth/dpop-nonce it
  * answers the first proof at the token endpoint with use_dpop_nonce) and an MCP server whose resource-side judge
  * checks every request's Authorization scheme and proof (typ, alg, jwk, htm, htu, iat, ath, cnf.jkt, a fresh
- * jti; in auth/dpop-nonce a use_dpop_nonce challenge first). It runs test/interop/conformance/dpop-client.mjs
+ * jti; in auth/dpop-nonce a use_dpop_nonce challenge first). It runs test/interop/mcp-conformance/dpop-client.mjs
  * with the MCP server's URL, which uses the built plat as a person does: plat login with a browser stand-in, plat
  * call with the MCP initialize request and notification, plat logout. The verdict is the suite's own: its exit
  * code and every check in its checks.json.
  *
- * On Node 20 the suite needs fs.globSync (Node 22): test/interop/conformance/dpop-glob-sync.mjs stands in for it.
+ * On Node 20 the suite needs fs.globSync (Node 22), which mcp-conformance/register.mjs serves it, as for
+ * mcp-conformance.test.ts.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -19,8 +20,8 @@ import { repoRoot } from '../helpers/cli.js';
 import { scaled } from '../helpers/time.js';
 
 const conformance = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-const client = path.join(repoRoot, 'test', 'interop', 'conformance', 'dpop-client.mjs');
-const globSync = path.join(repoRoot, 'test', 'interop', 'conformance', 'dpop-glob-sync.mjs');
+const client = path.join(repoRoot, 'test', 'interop', 'mcp-conformance', 'dpop-client.mjs');
+const register = path.join(repoRoot, 'test', 'interop', 'mcp-conformance', 'register.mjs');
 
 interface Check {
   id: string;
@@ -35,11 +36,11 @@ async function runScenario(scenario: string): Promise<{ code: number | null; che
     const timeoutMs = scaled(60_000);
     const child = spawn(
       process.execPath,
-      [conformance, 'client', '--command', `"${process.execPath}" "${client}"`, '--scenario', scenario, '--timeout', String(timeoutMs), '-o', dir],
+      ['--import', register, conformance, 'client', '--command', `"${process.execPath}" "${client}"`, '--scenario', scenario, '--timeout', String(timeoutMs), '-o', dir],
       {
         cwd: dir,
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import "${globSync}"`.trim() },
+        env: { ...process.env, NO_COLOR: '1' },
       },
     );
     let output = '';
