@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { SlowKindsFirst } from './helpers/sequencer.js';
 import { timeScaleFor } from './helpers/time.js';
 
 // One factor for every wall-clock bound of the run (test/helpers/time.ts), worked out once here and handed to the
@@ -18,5 +19,7 @@ export default defineConfig({
     hookTimeout: 30_000 * timeScale,
     pool: 'forks',
     maxWorkers: 2,
+    // Long files first, so that none starts late and runs alone at the end (helpers/sequencer.ts).
+    sequence: { sequencer: SlowKindsFirst },
   },
 });
