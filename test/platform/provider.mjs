@@ -2,6 +2,9 @@
 // related here is oidc-provider's own behaviour; this file only chooses the configuration.
 
 import { generateKeyPair, randomBytes, randomUUID } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 
 import { ALL_SCOPES, API_SCOPES } from './scopes.mjs';
@@ -64,15 +67,38 @@ function loadOidcProvider() {
 
 /** @type {Promise<object> | undefined} */
 let signingKey;
-/** One RSA signing key per process: generating it is the slowest part of start-up, and nothing depends on it being per-run. */
+/**
+ * One RSA signing key per process, and per test run: generating it is the slowest part of start-up (100–400 ms of
+ * CPU for a 2048-bit key), every test file's process starts a platform, and nothing depends on the key being new.
+ * Under test/run.mjs (PLAT_TEST_SHARED_DIR set) the first process to make it leaves it in the run's private
+ * temporary directory (its TMPDIR, 0700, removed after the run) and the later ones read it; anywhere else (npm run
+ * sandbox, vitest started by hand) each process makes its own.
+ */
 function getSigningJwk() {
-  signingKey ??= promisify(generateKeyPair)('rsa', { modulusLength: 2048 }).then(({ privateKey }) => ({
-    ...privateKey.export({ format: 'jwk' }),
-    kid: randomUUID(),
-    alg: 'RS256',
-    use: 'sig',
-  }));
+  signingKey ??= runSigningJwk();
   return signingKey;
+}
+
+async function runSigningJwk() {
+  const file = process.env.PLAT_TEST_SHARED_DIR ? path.join(os.tmpdir(), 'plat-test-signing-key.json') : undefined;
+  if (file) {
+    try {
+      return JSON.parse(await readFile(file, 'utf8'));
+    } catch {
+      // not made yet (or by a process that is writing it now): make one
+    }
+  }
+  const { privateKey } = await promisify(generateKeyPair)('rsa', { modulusLength: 2048 });
+  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: randomUUID(), alg: 'RS256', use: 'sig' };
+  if (file) {
+    // Whole or not at all for a reader: written aside, then renamed over. Two processes that both made one each keep
+    // their own; the last rename is the one later processes read.
+    const temp = `${file}.${process.pid}.tmp`;
+    await writeFile(temp, JSON.stringify(jwk), { mode: 0o600 })
+      .then(() => rename(temp, file))
+      .catch(() => undefined);
+  }
+  return jwk;
 }
 
 /** @param {string} uri */
