@@ -240,11 +240,19 @@ describe('plat proxy: slow clients', () => {
     // More silent connections than may wait: the longest waiting are closed, the busy one is not.
     const silent: Socket[] = [];
     try {
+      // The proxy has closed the longest waiting once 300 - 256 of them are closed (the cap is 256): only then is
+      // the held answer let go, so the busy connection has been through every eviction before it is answered.
+      let closedCount = 0;
+      let enoughClosed!: () => void;
+      const evicted = new Promise<void>((resolve) => (enoughClosed = resolve));
       for (let i = 0; i < 300; i++) {
         const socket = await open(proxy.url);
         socket.on('error', () => {});
+        socket.once('close', () => ++closedCount >= 300 - 256 && enoughClosed());
+        socket.resume();
         silent.push(socket);
       }
+      await Promise.race([evicted, busyClosed]);
       release();
       const done = new Promise<boolean>((resolve) => {
         const check = () => lastBody(seen) === 'held-answer' && resolve(true);
