@@ -21,6 +21,18 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
     await mkdir(outputDir, { recursive: true });
   });
 
+  /**
+   * The page text the browser script saves: the browser outlives plat briefly while it saves it (and the
+   * screenshot). The script renames the file into place whole, so once it exists it is complete.
+   */
+  async function pageWritten(pageText: string): Promise<string> {
+    for (let i = 0; i < scaled(100); i++) {
+      if (await stat(pageText).then(() => true, () => false)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return readFile(pageText, 'utf8');
+  }
+
   async function loginWithChromium(consent: 'approve' | 'deny') {
     const screenshot = path.join(outputDir, `browser-${consent}.png`);
     const pageText = path.join(home.dir, 'page.txt');
@@ -35,12 +47,7 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
       },
       timeoutMs: scaled(60_000),
     });
-    // the browser process outlives plat briefly while it saves the screenshot
-    for (let i = 0; i < 100; i++) {
-      if (await stat(pageText).then(() => true, () => false)) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return { result, screenshot, page: await readFile(pageText, 'utf8').catch(() => '') };
+    return { result, screenshot, page: await pageWritten(pageText).catch(() => '') };
   }
 
   it('clicks Approve, lands on plat\'s success page, and plat is logged in', async () => {
@@ -67,8 +74,7 @@ describe.skipIf(chromium.skip)(chromium.title('login in a real browser (Chromium
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/Opened the sign-in page in your browser/);
     expect(result.stdout).toMatch(/Logged in to .* as Ada Lovelace/);
-    for (let i = 0; i < 100 && !(await stat(pageText).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(await readFile(pageText, 'utf8')).toContain('Device signed in');
+    expect(await pageWritten(pageText)).toContain('Device signed in');
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
   }, scaled(60_000));
 

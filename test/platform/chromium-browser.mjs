@@ -5,7 +5,7 @@
 // page: confirms the code, consents, and waits for the platform's closing page), optionally saves a screenshot
 // ($PLAT_TEST_SCREENSHOT) and the page text ($PLAT_TEST_PAGE_TEXT), then exits 0. Hard limit: 30 s.
 
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -66,8 +66,9 @@ try {
     await page.locator('#continue').click();
     await page.waitForURL((url) => url.pathname.startsWith('/interaction/'), { waitUntil: 'load' });
     await page.locator(button).click();
-    await page.waitForLoadState('load');
-    await page.waitForFunction(() => !location.pathname.startsWith('/interaction/'));
+    // The platform's closing page, loaded: waiting for the URL alone could read a body the new document had not
+    // filled yet (an empty page text, seen once under load).
+    await page.waitForURL((url) => !url.pathname.startsWith('/interaction/'), { waitUntil: 'load' });
   } else {
     if (needsConsent) await page.locator(button).click();
     // The consent form redirects through the authorization server to the CLI's own loopback listener.
@@ -76,7 +77,12 @@ try {
   const landed = new URL(page.url());
 
   if (process.env.PLAT_TEST_SCREENSHOT) await page.screenshot({ path: process.env.PLAT_TEST_SCREENSHOT, fullPage: true });
-  if (process.env.PLAT_TEST_PAGE_TEXT) await writeFile(process.env.PLAT_TEST_PAGE_TEXT, await page.innerText('body'));
+  if (process.env.PLAT_TEST_PAGE_TEXT) {
+    // Written aside and renamed over: the test reads the file as soon as it exists, so it must never see it half-written.
+    const pageText = process.env.PLAT_TEST_PAGE_TEXT;
+    await writeFile(`${pageText}.partial`, await page.innerText('body'));
+    await rename(`${pageText}.partial`, pageText);
+  }
   const action = needsConsent ? `clicked ${button}` : 'no consent page';
   process.stderr.write(`chromium-browser: ${action}; landed on ${landed.origin}${landed.pathname}\n`);
 } catch (err) {
