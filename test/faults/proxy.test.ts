@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { request, type IncomingMessage, type ServerResponse } from 'node:http';
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KnownSecrets } from '../../src/redact.js';
 import { signIn } from '../helpers/consent.js';
@@ -318,7 +318,7 @@ describe('plat proxy: an answer that reflects the session\'s secrets', () => {
     holdsNone(html.body);
   });
 
-  it('gives back no secret from a gzip-, deflate- or br-encoded reflection: decoded in the proxy and passed on as identity', async () => {
+  it('gives back no secret from a gzip-, deflate- (either format) or br-encoded reflection: decoded in the proxy and passed on as identity', async () => {
     await login();
     const { values, holdsNone } = await secretsOf();
     const proxy = await startPlatProxy(home);
@@ -342,6 +342,19 @@ describe('plat proxy: an answer that reflects the session\'s secrets', () => {
         expect(JSON.parse(answer.body).headers.authorization).toMatch(/^Bearer \*+$/);
       }
     }
+    // Bare deflate data under `deflate` (no zlib header), as some servers send it and browsers read it: decoded too,
+    // not a closed connection.
+    platform.override('/api/reflect/raw-deflate', (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'deflate' });
+      res.end(deflateRawSync(Buffer.from(reflection(req, values))));
+      return true;
+    });
+    const raw = await curl(`${proxy.url}api/reflect/raw-deflate`);
+    expect(raw.status).toBe(200);
+    expect(raw.headers['content-encoding']).toBeUndefined();
+    holdsNone(raw.body);
+    expect(JSON.parse(raw.body).headers.authorization).toMatch(/^Bearer \*+$/);
     // An answer without a secret decodes to exactly the platform's bytes.
     const plain = Buffer.from(Array.from({ length: 300_000 }, (_, i) => String.fromCharCode(32 + (i % 90))).join(''));
     platform.override('/api/packed', (req, res) => {
