@@ -21,7 +21,7 @@ const DECODERS: Record<string, () => Transform> = {
  * and checksum around the deflate data), but some servers send the bare deflate data (RFC 1951), which browsers and
  * curl take too; refusing it would close a client's connection on an answer it can read without the proxy. The first
  * two bytes tell which, as Firefox decides: a zlib header names method 8 and a window of at most 32 KiB, and its two
- * bytes read as a number divide by 31. Either way the whole body is inflated before anything is passed on.
+ * bytes read as a number divide by 31. Either way the inflated bytes stream on to the masker as they come.
  */
 class InflateEitherFormat extends Transform {
   private inner: Transform | undefined;
@@ -62,7 +62,8 @@ class InflateEitherFormat extends Transform {
     inner.on('data', (data: Buffer) => {
       if (!this.push(data)) inner.pause();
     });
-    inner.once('error', (error) => this.destroy(error));
+    // on, not once: a write that races the inner inflater's end may make it say so again after its first error.
+    inner.on('error', (error) => this.destroy(error));
     return inner;
   }
 

@@ -15,7 +15,7 @@ import { expectCleanError, platBin, repoRoot } from '../helpers/cli.js';
 import { httpie, isCI, pythonRequests, wget } from '../helpers/components.js';
 import { signIn } from '../helpers/consent.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
-import { curl, startPlatProxy, stopAllProxies } from '../helpers/proxy.js';
+import { curl, proxyPeakMiB, startPlatProxy, stopAllProxies } from '../helpers/proxy.js';
 import { readStoredSession } from '../helpers/state.js';
 
 const platform = usePlatform();
@@ -301,8 +301,7 @@ describe('plat proxy', () => {
     expect(received).toBe(bytes);
     expect(patternOk).toBe(true);
     // VmHWM: the most the proxy ever held, read after the download (the bound of test/cli/download.test.ts).
-    const peakMiB = Number(/VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${proxy.child.pid}/status`, 'utf8'))![1]) / 1024;
-    expect(peakMiB).toBeLessThanOrEqual(64);
+    expect(await proxyPeakMiB(proxy)).toBeLessThanOrEqual(64);
   });
 
   it('decodes a compressed answer with flat memory: 128 MiB inflated from 128 KiB of bare deflate, the proxy\'s peak RSS within 64 MiB', async () => {
@@ -328,8 +327,7 @@ describe('plat proxy', () => {
     expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
     expect(received).toBe(bytes);
     expect(allA).toBe(true);
-    const peakMiB = Number(/VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${proxy.child.pid}/status`, 'utf8'))![1]) / 1024;
-    expect(peakMiB).toBeLessThanOrEqual(64);
+    expect(await proxyPeakMiB(proxy)).toBeLessThanOrEqual(64);
   });
 
   it('streams a large upload with --allow-write with flat memory: 256 MiB read whole by the platform, the proxy\'s peak RSS within 64 MiB', async () => {
@@ -366,8 +364,7 @@ describe('plat proxy', () => {
     writeMore();
     expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
     expect(JSON.parse(out)).toEqual({ received: bytes, patternOk: true, authenticated: true });
-    const peakMiB = Number(/VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${proxy.child.pid}/status`, 'utf8'))![1]) / 1024;
-    expect(peakMiB).toBeLessThanOrEqual(64);
+    expect(await proxyPeakMiB(proxy)).toBeLessThanOrEqual(64);
   });
 
   it('answers 401 naming plat login after a logout, and picks up a login without a restart', async () => {

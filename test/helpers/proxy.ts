@@ -3,6 +3,7 @@
  * socket, for what curl will not send) against the URL it printed.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { platBin, type Home } from './cli.js';
 
 export interface RunningPlatProxy {
@@ -117,4 +118,9 @@ export function curl(url: string, args: string[] = []): Promise<CurlResult> {
       resolve({ exit, status: Number(/^HTTP\/[\d.]+ (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body: rest, stderr });
     });
   });
+}
+
+/** The most the proxy has held so far (VmHWM, from /proc), in MiB: read after a large answer or upload. */
+export async function proxyPeakMiB(proxy: RunningPlatProxy): Promise<number> {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(await readFile(`/proc/${proxy.child.pid}/status`, 'utf8'))![1]) / 1024;
 }
