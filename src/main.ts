@@ -2,7 +2,7 @@
  * The entry point: build the context, run the program, and map every outcome to the contract's exit code. The
  * only place that decides how plat ends.
  */
-import { fstatSync } from 'node:fs';
+import { fstatSync, statSync } from 'node:fs';
 import { createContext, type Context, type Globals } from './context.js';
 import { ExitCode, ExitStatus, InterruptedError, PlatError, UsageError } from './errors.js';
 import { createIO, errorPrefix, isCI, safe, type IO } from './terminal/io.js';
@@ -25,7 +25,7 @@ export function runsPlainly(argv: string[] = process.argv, env: Record<string, s
 }
 
 function mightAsk(argv: string[], env: Record<string, string | undefined>): boolean {
-  return promptWanted(argv, env) && !isCI(env) && characterDevice(0) && characterDevice(2);
+  return promptWanted(argv, env) && !isCI(env) && mayBeTerminal(0) && mayBeTerminal(2);
 }
 
 /**
@@ -46,12 +46,27 @@ export function platsOwn(argv: readonly string[]): readonly string[] {
   return end === -1 ? argv : argv.slice(0, end);
 }
 
-/** A terminal, or /dev/null: node:tty costs every start a module, and the precise test comes later (step-up.ts). */
-function characterDevice(fd: number): boolean {
+/**
+ * Whether `fd` may be a terminal: a character device other than /dev/null. node:tty would cost every start a module
+ * (and node:net under it); the precise test comes later (step-up.ts). /dev/null is told apart by its device number:
+ * a script run by cron, systemd or hyperfine has it on stdin and stderr, and counting it as a terminal sent every
+ * such plain start to the whole program (dist/main.cjs, after reading the plain bundle too).
+ */
+function mayBeTerminal(fd: number): boolean {
   try {
-    return fstatSync(fd).isCharacterDevice();
+    const stats = fstatSync(fd);
+    return stats.isCharacterDevice() && stats.rdev !== devNull();
   } catch {
     return false;
+  }
+}
+
+let devNullRdev: number | undefined;
+function devNull(): number | undefined {
+  try {
+    return (devNullRdev ??= statSync('/dev/null').rdev);
+  } catch {
+    return undefined;
   }
 }
 

@@ -84,8 +84,8 @@ describe('the V8 code cache of bin/plat.js', () => {
     const log = path.join(home.dir, 'functions.log');
     const run = async () => {
       const args = ['--log-function-events', `--logfile=${log}`, '--no-logfile-per-isolate', platBin, 'call', 'GET', '/api/courses'];
-      // Pipes, as a script's: /dev/null is a character device, and with one on stdin and stderr plat might ask a
-      // question, which only the whole program (dist/main.cjs) does.
+      // Pipes, as a script's (a terminal on stdin and stderr would make it the whole program, dist/main.cjs, which
+      // alone can ask a question).
       const child = spawn(process.execPath, args, { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'ignore', 'pipe'] });
       child.stdin!.end();
       child.stderr!.resume();
@@ -208,6 +208,23 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
     // Words the plain bundle looks at and does not run: commander's usage errors, from the whole program.
     expect(await ranBy(['token', 'extra'])).toMatchObject({ code: 2, stderr: expect.stringContaining("too many arguments for 'token'"), bundle: 'main' });
     expect(await ranBy(['call', 'GET'])).toMatchObject({ code: 2, stderr: expect.stringContaining('plat call needs a path after the method'), bundle: 'main' });
+  });
+
+  it('run with stdin and stderr on /dev/null, as cron, systemd and hyperfine start a program (a character device, not a terminal)', async () => {
+    expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
+    const cacheDir = path.join(home.dir, 'devnull');
+    const env = { ...Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)), XDG_CACHE_HOME: cacheDir };
+    for (const args of [['call', 'GET', '/api/courses'], ['token'], ['whoami']]) {
+      await rm(cacheDir, { recursive: true, force: true });
+      // 'ignore' is Node's /dev/null for stdin and stderr; stdout a pipe, read to its end.
+      const child = spawn(process.execPath, [platBin, ...args], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'ignore'] });
+      let stdout = '';
+      child.stdout!.on('data', (d: Buffer) => (stdout += d));
+      expect(await new Promise((resolve) => child.on('close', resolve)), `plat ${args.join(' ')}`).toBe(0);
+      expect(stdout.length, `plat ${args.join(' ')}`).toBeGreaterThan(0);
+      // Each bundle keeps its code cache under its own name: the whole program would have left main-v8-….
+      expect((await readdir(path.join(cacheDir, 'plat'))).map((name) => name.split('-v8-')[0]), `plat ${args.join(' ')}`).toEqual([`plain-${args[0]}`]);
+    }
   });
 });
 
