@@ -366,17 +366,19 @@ function cpuOf(r) {
  */
 // Async spawns: the platform runs in this process and must keep serving while a command runs.
 async function ratio(a, b) {
+  // Every stream of the command /dev/null, as hyperfine and cron start a program (plat chooses its bundle by them:
+  // a terminal on stdin and stderr could be asked a question); perf writes its counts to a file of its own.
+  const perfOut = path.join(dir, 'perf-stat.txt');
   const time = (argv) =>
     new Promise((resolve, reject) => {
       const start = process.hrtime.bigint();
-      const [file, args] = perf ? ['perf', ['stat', '-e', 'task-clock', '--', ...argv]] : [argv[0], argv.slice(1)];
-      const child = spawn(file, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      child.stderr.on('data', (d) => (err += d));
-      child.on('close', (code) => {
-        if (code !== 0) return reject(new Error(`${argv.join(' ')} exited ${code}: ${err}`));
-        const elapsed = /([\d.]+) seconds time elapsed/.exec(err);
-        const cpu = /([\d.]+) msec task-clock/.exec(err);
+      const [file, args] = perf ? ['perf', ['stat', '-o', perfOut, '-e', 'task-clock', '--', ...argv]] : [argv[0], argv.slice(1)];
+      const child = spawn(file, args, { env, stdio: 'ignore' });
+      child.on('close', async (code) => {
+        if (code !== 0) return reject(new Error(`${argv.join(' ')} exited ${code} (run it by hand to see why)`));
+        const counts = perf ? await readFile(perfOut, 'utf8') : '';
+        const elapsed = /([\d.]+) seconds time elapsed/.exec(counts);
+        const cpu = /([\d.]+) msec task-clock/.exec(counts);
         resolve({ ms: elapsed ? Number(elapsed[1]) * 1000 : Number(process.hrtime.bigint() - start) / 1e6, cpuMs: cpu ? Number(cpu[1]) : undefined });
       });
     });
