@@ -221,8 +221,9 @@ export async function openApiClient(ctx: Context, options: { auth: AuthMode; bin
     if (!missing) return refused;
     // The refusal is kept (a 403 is small; a hostile one is cut at 1 MiB) so that a "no" still has it to print.
     const { bytes } = await readBodyUpTo(refused.body as Readable, STEP_UP_REFUSAL_BYTES);
-    if (!(await offerStepUp(ctx, binding.profile, missing, what))) return { ...refused, body: Readable.from([bytes]) };
-    binding = await bindSession(ctx);
+    const signedIn = await offerStepUp(ctx, binding.profile, missing, what);
+    if (!signedIn) return { ...refused, body: Readable.from([bytes]) };
+    binding = await bindSession(ctx, signedIn);
     useBinding();
     return send(request);
   };

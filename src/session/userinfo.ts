@@ -82,8 +82,9 @@ export async function whoAmI(ctx: Context, options: { profile?: Profile; quiet?:
     // send a token to: UserInfo names a scope the session lacks, and a person at a terminal may add it. Only for the
     // invocation's own profile: a sign-in adds scopes to that one, never to another that plat status --check asks about.
     const missing = error instanceof UserInfoRefusedError && source.kind === 'session' && !options.profile ? scopesToAsk(ctx, error.challenge, source.session.scopes) : undefined;
-    if (missing && (await offerStepUp(ctx, profile, missing, options.asker ?? 'Reading who you are (UserInfo)'))) {
-      source = await getAccessToken(ctx, { binding: await bindSession(ctx, options.profile) });
+    const signedIn = missing && (await offerStepUp(ctx, profile, missing, options.asker ?? 'Reading who you are (UserInfo)'));
+    if (signedIn) {
+      source = await getAccessToken(ctx, { binding: await bindSession(ctx, signedIn) });
       const again = await fetchUserInfo(http, discovery.as, source.token, expected, dpopKeyOf(source));
       return { claims: again, user: toProfileUser(again), from: 'userinfo', baseUrl, profile: source.profile, source };
     }

@@ -74,16 +74,17 @@ function mayAsk(ctx: Context): boolean {
 
 /**
  * Asks, and on yes signs in again adding the scopes (plat login --add-scope, the way the session was made).
- * Returns whether the session now holds them; no (or end of input) leaves everything as it was.
+ * Returns the profile as the sign-in left it, which the caller binds without working it out again; undefined on no
+ * (or end of input), which leaves everything as it was.
  */
-export async function offerStepUp(ctx: Context, profile: Profile, scopes: string[], what = 'This call'): Promise<boolean> {
+export async function offerStepUp(ctx: Context, profile: Profile, scopes: string[], what = 'This call'): Promise<Profile | undefined> {
   // A question shows what it asks for, whole: a scope it could not show, or one the server does not list, is not
   // asked for at all (a "y" would grant what the person never read, as a scope cut at 80 characters once hid its
   // ":admin" end). The refusal that follows stands, and this says why no question came.
   const unaskable = await whyNotAsk(ctx, profile, scopes);
   if (unaskable) {
     ctx.io.note(`${what} needs ${unaskable}, so plat does not offer to sign in again adding it.`);
-    return false;
+    return undefined;
   }
   const names = scopes.join(' ');
   ctx.io.stderr.write(`${what} needs ${names}. Sign in again adding ${scopes.length > 1 ? 'them' : 'it'}? [y/N] `);
@@ -95,17 +96,18 @@ export async function offerStepUp(ctx: Context, profile: Profile, scopes: string
   } finally {
     stdin.close();
   }
-  if (!/^\s*y(es)?\s*$/i.test(answer ?? '')) return false;
+  if (!/^\s*y(es)?\s*$/i.test(answer ?? '')) return undefined;
+  let signedIn = profile;
   if (!(typeof PLAT_PLAIN_BUNDLE === 'boolean' && PLAT_PLAIN_BUNDLE)) {
     const { login } = await import('./login.js');
-    await login(ctx, {
+    ({ profile: signedIn } = await login(ctx, {
       addScope: scopes,
       browser: true,
       device: profile.loginMethod === 'device',
       client: { kind: 'auto' },
       timeoutSeconds: 300,
-    });
+    }));
   }
   ctx.io.note(`Signed in again with ${names}; making the request once more.`);
-  return true;
+  return signedIn;
 }
