@@ -20,8 +20,12 @@ declare const PLAT_PLAIN_BUNDLE: boolean;
 
 /** Whether main() runs these arguments without commander (src/dispatch.ts): what dist/plain-<command>.cjs can run. */
 export function runsPlainly(argv: string[] = process.argv, env: Record<string, string | undefined> = process.env): boolean {
+  const form = plainForm(argv.slice(2));
+  if (!form) return false;
   // Where a step-up question could be asked (a person at a terminal), the whole program runs: it has the login.
-  return plainForm(argv.slice(2)) !== undefined && !mightAsk(argv, env);
+  // plat token asks nothing (it sends no request a scope could be refused for), so `$(plat token)` typed at a
+  // terminal runs its own bundle too.
+  return form.command === 'token' || !mightAsk(argv, env);
 }
 
 function mightAsk(argv: string[], env: Record<string, string | undefined>): boolean {

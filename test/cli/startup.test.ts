@@ -226,6 +226,23 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
       expect((await readdir(path.join(cacheDir, 'plat'))).map((name) => name.split('-v8-')[0]), `plat ${args.join(' ')}`).toEqual([`plain-${args[0]}`]);
     }
   });
+
+  it('at a terminal: plat token, which asks nothing, runs its own; call and whoami, which may ask to step up, the whole program', async () => {
+    expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
+    const cacheDir = path.join(home.dir, 'terminal');
+    const env = { ...Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)), XDG_CACHE_HOME: cacheDir };
+    const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+    for (const [args, bundle] of [[['token'], 'plain-token'], [['call', 'GET', '/api/courses'], 'main'], [['whoami'], 'main']] as const) {
+      await rm(cacheDir, { recursive: true, force: true });
+      // script(1) gives the command a real terminal on stdin, stdout and stderr (stdout sent on to /dev/null).
+      const line = `${[process.execPath, platBin, ...args].map(quote).join(' ')} >/dev/null`;
+      const child = spawn('script', ['-qec', line, '/dev/null'], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout!.resume();
+      child.stderr!.resume();
+      expect(await new Promise((resolve) => child.on('close', resolve)), `plat ${args.join(' ')}`).toBe(0);
+      expect((await readdir(path.join(cacheDir, 'plat'))).map((name) => name.split('-v8-')[0]), `plat ${args.join(' ')}`).toEqual([bundle]);
+    }
+  });
 });
 
 describe('dist/refresh.cjs: the token endpoint\'s path and DPoP, which a plain start with a fresh bearer token never runs', () => {
