@@ -230,7 +230,9 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
   it('at a terminal: plat token, which asks nothing, runs its own; call and whoami, which may ask to step up, the whole program', async () => {
     expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
     const cacheDir = path.join(home.dir, 'terminal');
-    const env = { ...Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)), XDG_CACHE_HOME: cacheDir };
+    // A person at a terminal: not in CI (where plat never asks), and nothing saying not to ask.
+    const person = { ...home.env, CI: undefined, PLAT_NO_PROMPT: undefined };
+    const env = { ...Object.fromEntries(Object.entries(person).filter(([, v]) => v !== undefined)), XDG_CACHE_HOME: cacheDir };
     const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
     for (const [args, bundle] of [[['token'], 'plain-token'], [['call', 'GET', '/api/courses'], 'main'], [['whoami'], 'main']] as const) {
       await rm(cacheDir, { recursive: true, force: true });

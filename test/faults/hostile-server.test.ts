@@ -155,14 +155,18 @@ describe('memory stays bounded whatever the server sends', () => {
     expect(result.peakKiB).toBeLessThan(150 * 1024);
   });
 
-  it('jq busy on a server’s 7.5 MiB for many seconds: Ctrl-C still ends the command within a second (jq runs on a worker)', async () => {
+  it('jq busy on a server’s 7.5 MiB for many seconds: Ctrl-C still ends the command at once, not when jq is done (jq runs on a worker)', async () => {
     const body = `{"items":[${Array(Math.floor((7.5 * MiB) / 8)).fill('{"i":1}').join(',')}]}`;
     hostile.on('/api/slow-jq', (_req, res) => json(res, 200, body));
     const result = await home.run(['call', 'GET', `${hostile.baseUrl}/api/slow-jq`, '--jq', '[.items[] | tostring | ascii_downcase] | sort | length'], {
       interruptAfterMs: 2_500,
       timeoutMs: scaled(30_000),
     });
-    expect(result.afterInterruptMs, 'ended within a second of Ctrl-C').toBeLessThan(scaled(1_000, { under: 3_000 }));
+    // jq on the main thread would end the command only when jq is done: 18 s of jq's work on an idle two-core
+    // machine, 15 s after the Ctrl-C at least. The bound stays well under that however busy the machine (two
+    // suites at once took 3.4 s here). A Ctrl-C that the wait did not notice ends the command at main.ts's 3 s
+    // fallback, silently: "Interrupted." below is what tells that apart.
+    expect(result.afterInterruptMs, 'ended soon after Ctrl-C, not when jq was done').toBeLessThan(scaled(2_000, { under: 12_000 }));
     expectFailure(result, 130, /Interrupted/, { stdout: true });
   }, scaled(40_000));
 

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { withProfileLock } from '../../src/store/lock.js';
 import { platBin, type PlatResult } from '../helpers/cli.js';
@@ -24,8 +25,8 @@ interface Running {
   done: Promise<PlatResult>;
 }
 
-function start(args: string[], options: { keepStdinOpen?: boolean } = {}): Running {
-  const child = spawn(process.execPath, [platBin, ...args], { env: home.env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+function start(args: string[], options: { keepStdinOpen?: boolean; env?: NodeJS.ProcessEnv } = {}): Running {
+  const child = spawn(process.execPath, [platBin, ...args], { env: { ...(home.env as NodeJS.ProcessEnv), ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -34,6 +35,26 @@ function start(args: string[], options: { keepStdinOpen?: boolean } = {}): Runni
   if (!options.keepStdinOpen) child.stdin!.end();
   const done = new Promise<PlatResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
   return { child, stderr: () => stderr, done };
+}
+
+/**
+ * The environment that makes a plat started with it create `marker` once it listens for SIGINT (a probe Node loads
+ * first, through NODE_OPTIONS). Before that, a SIGINT kills the process outright (no exit code at all): a test that
+ * sends one must wait for this, not for a guess at how long plat takes to start.
+ */
+async function markWhenListeningForSigint(marker: string): Promise<NodeJS.ProcessEnv> {
+  const probe = path.join(home.dir, 'probe-sigint.cjs');
+  await writeFile(
+    probe,
+    [
+      'const on = process.on;',
+      'process.on = function (event, listener) {',
+      `  if (event === 'SIGINT') require('node:fs').writeFileSync(${JSON.stringify(marker)}, '');`,
+      '  return on.call(this, event, listener);',
+      '};',
+    ].join('\n'),
+  );
+  return { NODE_OPTIONS: `--require ${JSON.stringify(probe)}` };
 }
 
 /** A server route that never answers, and says when a request has arrived. */
@@ -174,8 +195,12 @@ describe('Ctrl-C with a session', () => {
     });
     try {
       const before = await sessionBytes(home);
-      const run = start(['refresh']);
+      const listening = path.join(home.dir, 'listening-for-sigint');
+      const run = start(['refresh'], { env: await markWhenListeningForSigint(listening) });
       await until(() => holding, 'the lock');
+      // plat's Ctrl-C handler in place (a busy machine once sent the SIGINT before it, and the process was killed
+      // outright), then a moment for it to reach the lock: a Ctrl-C before the wait ends it as promptly.
+      await until(() => exists(listening), "plat's Ctrl-C handler");
       await sleep(400);
       const sent = Date.now();
       run.child.kill('SIGINT');
