@@ -3,10 +3,11 @@
  * and a session without a refresh token, the nonce, what registration sends (and a 200 answer), revocation
  * policies (public clients refused, a 400 for a token the server already revoked), and client_secret_basic.
  */
+import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { CLOCK_TIME, expectCleanError } from '../helpers/cli.js';
 import { approving, param, signIn } from '../helpers/consent.js';
-import { readProfile, readStoredSession } from '../helpers/state.js';
+import { readProfile, readStoredSession, tokenPath } from '../helpers/state.js';
 import { apiStatus } from '../helpers/login.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 
@@ -54,18 +55,25 @@ describe('offline_access (OIDC Core §11)', () => {
 
   it('once such a session has ended, every message says so and names plat login', async () => {
     platform.knobs.offlineAccess = true;
-    platform.knobs.accessTokenTtl = 2;
     platform.knobs.grantScopes = (requested) => requested.filter((s) => s !== 'offline_access');
     await signIn(home, platform, ['--scope', 'courses:read']);
-    // Usable to its last second: no early refresh is attempted without a refresh token.
+    // The session's own record of its token's life is moved, not waited for (a 2-second token made the first call
+    // race the clock on a busy machine). In its last minute, where a session with a refresh token is renewed early
+    // (needsRefresh: the last min(60 s, half its life)), the token is still used: there is nothing to renew it with.
+    const session = await readStoredSession(home);
+    const now = Date.now();
+    await writeFile(tokenPath(home), JSON.stringify({ ...session, obtainedAt: now - 600_000, expiresAt: now + 30_000 }));
     expect((await home.run(['call', 'GET', '/api/courses'])).code).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 2200));
+    expect(platform.stats.count('token:refresh_token')).toBe(0);
+    // Then its end passes.
+    await writeFile(tokenPath(home), JSON.stringify({ ...session, obtainedAt: now - 630_000, expiresAt: now - 1_000 }));
     const refresh = await home.run(['refresh']);
     expect(refresh.code).toBe(4);
     expect(refresh.stderr).toMatch(new RegExp(`The session ended at ${CLOCK_TIME}: this server issued no refresh token, so plat cannot renew it\\. Run plat login --scope courses:read to sign in again\\.`));
     const call = await home.run(['call', 'GET', '/api/courses']);
     expect(call.code).toBe(4);
     expect(call.stderr).toMatch(/session ended .*no refresh token/);
+    expect(platform.stats.count('token:refresh_token')).toBe(0);
   });
 });
 
