@@ -12,13 +12,20 @@ import { escapeJsonForTerminal, sanitize } from '../../terminal/text.js';
 import { assertRegularFile, prepareRequest, toApiRequest, type CallFlags, type PreparedRequest } from '../../requests/prepare.js';
 
 
+/**
+ * True in dist/plain-call.cjs, whose form has no flags (src/dispatch.ts): esbuild folds the constant and leaves what
+ * only a flag runs (json.ts: --jq, --paginate and the other JSON outputs, with jq and paging) out of that bundle,
+ * 15 % of the text a plain call reads and pages in at every start. Undeclared elsewhere.
+ */
+declare const PLAT_PLAIN_BUNDLE: boolean;
+
 const PRETTY_LIMIT = 8 * 1024 * 1024;
 
 /** Flags that read the response as JSON instead of streaming it (json.ts). */
 const JSON_OUTPUT_FLAGS = ['paginate', 'ndjson', 'slurp', 'maxPages', 'maxItems', 'items', 'next', 'jq'] as const;
 
 export async function run(ctx: Context, method: string, target: string, flags: CallFlags): Promise<void> {
-  if (JSON_OUTPUT_FLAGS.some((flag) => flags[flag] !== undefined)) {
+  if (!(typeof PLAT_PLAIN_BUNDLE === 'boolean' && PLAT_PLAIN_BUNDLE) && JSON_OUTPUT_FLAGS.some((flag) => flags[flag] !== undefined)) {
     const json = await import('./json.js');
     return json.run(ctx, method, target, flags);
   }
@@ -33,7 +40,7 @@ export async function run(ctx: Context, method: string, target: string, flags: C
 
 /** The rest of `plat call` once the request is built; `plat op` builds its request from the document and ends here. */
 export async function runPrepared(ctx: Context, client: ApiClient, request: PreparedRequest, flags: CallFlags): Promise<void> {
-  if (JSON_OUTPUT_FLAGS.some((flag) => flags[flag] !== undefined)) {
+  if (!(typeof PLAT_PLAIN_BUNDLE === 'boolean' && PLAT_PLAIN_BUNDLE) && JSON_OUTPUT_FLAGS.some((flag) => flags[flag] !== undefined)) {
     const json = await import('./json.js');
     return json.runPrepared(ctx, client, request, flags);
   }
