@@ -23,6 +23,14 @@ function holds(bundle: string, module: string): boolean {
 }
 
 /**
+ * The bundles that ran with this cache dir (XDG_CACHE_HOME): bin/plat.js keeps each bundle's code cache under the
+ * bundle's name (`<bundle>-v8-…`), so the files left say which bundles ran.
+ */
+async function bundlesThatRan(cacheDir: string): Promise<string[]> {
+  return (await readdir(path.join(cacheDir, 'plat'))).map((name) => name.split('-v8-')[0]!).sort();
+}
+
+/**
  * The `<key> <name>` pairs a bundle takes from the one that loads it (dist/mcp.cjs from dist/main.cjs, dist/refresh.cjs
  * from a plain bundle). esbuild's shapes: a handed-over module is `require_x = __commonJS({ "<namespace>:<key>" …`,
  * imported as `import_x = __toESM(require_x(), 1)` and used as `import_x.name`, or destructured from a dynamic import.
@@ -205,9 +213,9 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
     const ranBy = async (args: string[]) => {
       await rm(cacheDir, { recursive: true, force: true });
       const result = await home.run(args, { env });
-      const [cache, ...more] = await readdir(path.join(cacheDir, 'plat'));
+      const [bundle, ...more] = await bundlesThatRan(cacheDir);
       expect(more).toEqual([]);
-      return { ...result, bundle: cache!.split('-v8-')[0] };
+      return { ...result, bundle };
     };
     for (const args of [['call', 'GET', '/api/courses'], ['token'], ['whoami']]) {
       expect(await ranBy(args), `plat ${args.join(' ')}`).toMatchObject({ code: 0, bundle: `plain-${args[0]}` });
@@ -230,8 +238,8 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
       child.stdout!.on('data', (d: Buffer) => (stdout += d));
       expect(await new Promise((resolve) => child.on('close', resolve)), `plat ${args.join(' ')}`).toBe(0);
       expect(stdout.length, `plat ${args.join(' ')}`).toBeGreaterThan(0);
-      // Each bundle keeps its code cache under its own name: the whole program would have left main-v8-….
-      expect((await readdir(path.join(cacheDir, 'plat'))).map((name) => name.split('-v8-')[0]), `plat ${args.join(' ')}`).toEqual([`plain-${args[0]}`]);
+      // The whole program would have left main-v8-….
+      expect(await bundlesThatRan(cacheDir), `plat ${args.join(' ')}`).toEqual([`plain-${args[0]}`]);
     }
   });
 
@@ -250,7 +258,7 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
       child.stdout!.resume();
       child.stderr!.resume();
       expect(await new Promise((resolve) => child.on('close', resolve)), `plat ${args.join(' ')}`).toBe(0);
-      expect((await readdir(path.join(cacheDir, 'plat'))).map((name) => name.split('-v8-')[0]), `plat ${args.join(' ')}`).toEqual([bundle]);
+      expect(await bundlesThatRan(cacheDir), `plat ${args.join(' ')}`).toEqual([bundle]);
     }
   });
 });
@@ -303,7 +311,7 @@ describe('dist/refresh.cjs: the token endpoint\'s path and DPoP, which a plain s
     try {
       expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
       await call();
-      expect((await caches()).map((name) => name.split('-v8-')[0])).toEqual(['plain-call']);
+      expect(await bundlesThatRan(cacheDir)).toEqual(['plain-call']);
 
       await expired();
       await call();
