@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { platBin } from '../helpers/cli.js';
 import { APPROVING_BROWSER } from '../helpers/login.js';
 import { signIn } from '../helpers/consent.js';
-import { readProfile, sessionBytes } from '../helpers/state.js';
+import { readProfile, readStoredSession, sessionBytes } from '../helpers/state.js';
 import { pty } from './shells.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
@@ -133,6 +133,21 @@ describe.skipIf(pty.skip)(pty.title('step-up that asks, on a terminal'), () => {
     expect(result.output).toMatch(/Signed in again with analytics:read; making the request once more/);
     expect(result.output).not.toMatch(/error:/);
     expect((await readProfile(home)).scopes).toEqual(expect.arrayContaining(['courses:read', 'analytics:read']));
+    expect(platform.stats.count('GET /api/analytics')).toBe(2);
+  });
+
+  it('yes, where the server acts as a plain OAuth server (grants no openid: no ID token): the same sign-in again and the call made once more', async () => {
+    platform.knobs.grantScopes = (requested) => requested.filter((scope) => !['openid', 'profile', 'email'].includes(scope));
+    await signIn(home, platform, ['--scope', 'courses:read']);
+    expect((await readStoredSession(home)).idToken).toBeUndefined();
+    const result = await onPty(plat('call GET /api/analytics'), person(), answer('y\r'));
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/Signed in again with analytics:read; making the request once more/);
+    expect(result.output).not.toMatch(/error:/);
+    const { scopes } = await readProfile(home);
+    expect(scopes).toEqual(expect.arrayContaining(['courses:read', 'analytics:read']));
+    expect(scopes).not.toContain('openid');
+    expect((await readStoredSession(home)).idToken).toBeUndefined();
     expect(platform.stats.count('GET /api/analytics')).toBe(2);
   });
 
