@@ -197,23 +197,33 @@ export async function run(ctx: Context, flags: McpFlags): Promise<void> {
 
 /**
  * The host's log on the calls waiting for a place: a line when a queue forms (written a turn later, so a burst of
- * calls is counted whole), its size again at most every QUEUE_NOTE_EVERY_MS while it changes, and a line when it
- * is empty again.
+ * calls is counted whole, as far as it has arrived), its size again at most every QUEUE_NOTE_EVERY_MS while it
+ * changes, and a line when it is empty again. A change that came too soon after the last line is said when the
+ * interval is up: a burst that arrives over a few reads of stdin ("1 call waiting", then 290 more) is not left at
+ * its first count while the rest wait.
  */
 function queueNoter(ctx: Context, waiting: () => number, concurrency: number): { changed(): void } {
   let said = 0;
   let saidAt = -Infinity;
   let due = false;
+  let catchUp: NodeJS.Timeout | undefined;
   const say = () => {
     due = false;
     const count = waiting();
     if (count === said) return;
+    clearTimeout(catchUp);
+    catchUp = undefined;
     if (count === 0) {
       said = 0;
       ctx.io.note(`plat mcp: no call waits now (at most ${concurrency} at the platform at once).`);
       return;
     }
-    if (said > 0 && ctx.now() - saidAt < QUEUE_NOTE_EVERY_MS) return;
+    const since = ctx.now() - saidAt;
+    if (said > 0 && since < QUEUE_NOTE_EVERY_MS) {
+      // Unref'd: a server whose host has gone does not stay for a log line.
+      catchUp = setTimeout(say, QUEUE_NOTE_EVERY_MS - since).unref();
+      return;
+    }
     said = count;
     saidAt = ctx.now();
     ctx.io.note(`plat mcp: ${count} call${count === 1 ? '' : 's'} waiting (at most ${concurrency} at the platform at once; --concurrency sets it).`);
