@@ -152,6 +152,8 @@ async function main() {
     if (process.env.PLAT_TEST_V8_COVERAGE) env.PLAT_TEST_V8_COVERAGE = process.env.PLAT_TEST_V8_COVERAGE;
     // The time factor a person chose for a busy machine (test/helpers/time.ts).
     if (process.env.PLAT_TEST_TIME_SCALE) env.PLAT_TEST_TIME_SCALE = process.env.PLAT_TEST_TIME_SCALE;
+    // Regenerating the definitions' goldens (test/ui/definitions.test.ts), as that test's comment says to.
+    if (process.env.PLAT_WRITE_GOLDENS) env.PLAT_WRITE_GOLDENS = process.env.PLAT_WRITE_GOLDENS;
     // An inherited NODE_EXTRA_CA_CERTS (machines here export the system bundle) makes every Node process read and
     // parse that file before its first line: `node -e 0` takes ~80 ms with it and ~30 ms without (medians on a
     // 2-core machine), and the suite starts thousands of Node processes (each plat it spawns, each worker). No plat
