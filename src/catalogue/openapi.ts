@@ -260,7 +260,7 @@ interface CachedDetails {
 /** The cached index for the base URL if it is younger than `maxAgeMs` (Infinity: any age); never throws. */
 export async function readCachedIndex(configDir: string, baseUrl: string, now: number, maxAgeMs: number): Promise<ApiIndex | undefined> {
   try {
-    const cached = (await readJsonFile(apiCachePath(configDir, baseUrl))) as ApiIndex | undefined;
+    const cached = (await readJsonFile(apiCachePath(configDir, baseUrl), { oftenMissing: true })) as ApiIndex | undefined;
     if (
       !isObject(cached) ||
       cached.format !== INDEX_FORMAT ||

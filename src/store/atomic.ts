@@ -2,8 +2,9 @@
 // command never needs; test/cli/startup.test.ts holds it).
 import { lstatSync, promises as fs, readFileSync, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import path from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ExitCode, PlatError } from '../errors.js';
+import { readTextIfPresent } from './read-if-present.js';
 
 const PRIVATE_DIR_MODE = 0o700;
 
@@ -77,10 +78,10 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
  * over the target, then fsync the directory so the rename itself survives a crash.
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
-  const dir = path.dirname(file);
+  const dir = dirname(file);
   // Unique enough with O_EXCL (a clash fails, never overwrites); node:crypto would cost start-up time here.
   const unique = `${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 10)}`;
-  const temp = path.join(dir, `.${path.basename(file)}.${unique}.tmp`);
+  const temp = join(dir, `.${basename(file)}.${unique}.tmp`);
   let handle: FileHandle | undefined;
   try {
     handle = await fs.open(temp, 'wx', mode);
@@ -105,8 +106,8 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
  * can hold a whole session, so they must not outlive the next write or a logout. Best effort.
  */
 export async function removeStaleTemps(file: string): Promise<void> {
-  const dir = path.dirname(file);
-  const prefix = `.${path.basename(file)}.`;
+  const dir = dirname(file);
+  const prefix = `.${basename(file)}.`;
   let names: string[];
   try {
     names = await fs.readdir(dir);
@@ -117,7 +118,7 @@ export async function removeStaleTemps(file: string): Promise<void> {
     if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
     const pid = Number(name.slice(prefix.length).split('.')[0]);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue;
-    await fs.rm(path.join(dir, name), { force: true }).catch(() => undefined);
+    await fs.rm(join(dir, name), { force: true }).catch(() => undefined);
   }
 }
 
@@ -181,22 +182,26 @@ export function assertTrusted(target: string, kind: 'directory' | 'file'): Stats
 export interface ReadJsonOptions {
   /** What the user should do when the file is damaged; the default suits token and profile files. */
   fix?: string;
+  /** Missing more often than not (a cache plat op may never have written): looked for before it is read. */
+  oftenMissing?: boolean;
 }
+
 
 /**
  * Reads and parses a JSON file. Missing file: `undefined`. A file that is not valid JSON (hand-edited, or cut short
  * by a crash before plat wrote files atomically) is a PlatError that names the file and the fix.
  */
 export async function readJsonFile(file: string, options: ReadJsonOptions = {}): Promise<unknown> {
-  let text: string;
+  let text: string | undefined;
   try {
     // Synchronous: these files are small, and on the token path an asynchronous read (a trip through libuv's
     // thread pool per file) costs 2–3 ms of start-up more.
-    text = readFileSync(file, 'utf8');
+    text = options.oftenMissing ? readTextIfPresent(file) : readFileSync(file, 'utf8');
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     throw storageError(file, error, 'read');
   }
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {

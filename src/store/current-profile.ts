@@ -3,26 +3,28 @@
  * (a missing file costs one failed open, well under a millisecond), before the command is known, because every
  * command's profile depends on it when neither --profile nor PLAT_PROFILE names one.
  */
-import { promises as fsp, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { readTextIfPresent } from './read-if-present.js';
 import { validateProfileName } from './paths.js';
 
 function currentProfilePath(configDir: string): string {
-  return path.join(configDir, 'current-profile');
+  return join(configDir, 'current-profile');
 }
 
 /** The switched-to profile, or undefined when there is none (never switched, or the file was removed). */
 export function readCurrentProfile(configDir: string): string | undefined {
   const file = currentProfilePath(configDir);
-  let text: string;
+  let text: string | undefined;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readTextIfPresent(file);
   } catch {
-    // Absent (the usual case) or unreadable: the default profile applies, as before any switch.
+    // Unreadable: the default profile applies, as before any switch.
     return undefined;
   }
-  const name = text.trim();
+  // Absent: the usual case.
+  const name = text?.trim();
   if (!name) return undefined;
   try {
     return validateProfileName(name);

@@ -49,27 +49,6 @@ const MAX_DEPTH = 32;
 /** What a peer may send before authentication ends: the bus's one-line answer. */
 const MAX_AUTH_LINE = 16 * 1024;
 
-/** The socket path of a session bus address (`unix:path=…` or Linux's `unix:abstract=…`); undefined for others. */
-export function socketPathOf(address: string | undefined): string | undefined {
-  for (const entry of (address ?? '').split(';')) {
-    const match = /^unix:(.*)$/.exec(entry.trim());
-    if (!match) continue;
-    const keys = new Map(
-      match[1]!.split(',').map((pair) => {
-        const at = pair.indexOf('=');
-        return [pair.slice(0, at), unescapeValue(pair.slice(at + 1))] as const;
-      }),
-    );
-    if (keys.has('path')) return keys.get('path');
-    if (keys.has('abstract')) return `\0${keys.get('abstract')}`;
-  }
-  return undefined;
-}
-
-function unescapeValue(value: string): string {
-  return Buffer.from(value.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
-}
-
 /**
  * One connection to a bus. Calls may be sent before earlier replies arrive (the bus keeps their order), so a
  * whole exchange costs one round trip per step that needs an earlier answer. `close()` ends it; an AbortSignal

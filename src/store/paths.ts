@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { join, posix, win32 } from 'node:path';
 import { UsageError } from '../errors.js';
 
 /** The environment variables this module looks at; pass `process.env` (or a test's own object). */
@@ -20,16 +20,16 @@ export function resolveConfigDir(
   if (explicit) return explicit;
 
   if (platform === 'win32') {
-    const appData = nonEmpty(env.APPDATA) ?? path.win32.join(homedir, 'AppData', 'Roaming');
-    return path.win32.join(appData, 'plat');
+    const appData = nonEmpty(env.APPDATA) ?? win32.join(homedir, 'AppData', 'Roaming');
+    return win32.join(appData, 'plat');
   }
   if (platform === 'darwin') {
-    return path.posix.join(homedir, 'Library', 'Application Support', 'plat');
+    return posix.join(homedir, 'Library', 'Application Support', 'plat');
   }
   // The basedir spec says a relative XDG_CONFIG_HOME is invalid and must be ignored.
   const xdg = nonEmpty(env.XDG_CONFIG_HOME);
-  const base = xdg && path.posix.isAbsolute(xdg) ? xdg : path.posix.join(homedir, '.config');
-  return path.posix.join(base, 'plat');
+  const base = xdg && posix.isAbsolute(xdg) ? xdg : posix.join(homedir, '.config');
+  return posix.join(base, 'plat');
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -38,35 +38,35 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 /** `<config>/profiles`: one JSON file of non-secret state per profile. */
 export function profilesDir(configDir: string): string {
-  return path.join(configDir, 'profiles');
+  return join(configDir, 'profiles');
 }
 
 export function profilePath(configDir: string, profile: string): string {
-  return path.join(profilesDir(configDir), `${validateProfileName(profile)}.json`);
+  return join(profilesDir(configDir), `${validateProfileName(profile)}.json`);
 }
 
 /** `<config>/tokens`: the 0600 file fallback for sessions when no OS keychain is used. */
 export function tokensDir(configDir: string): string {
-  return path.join(configDir, 'tokens');
+  return join(configDir, 'tokens');
 }
 
 export function tokenFilePath(configDir: string, profile: string): string {
-  return path.join(tokensDir(configDir), `${validateProfileName(profile)}.json`);
+  return join(tokensDir(configDir), `${validateProfileName(profile)}.json`);
 }
 
 /** `<config>/locks`: cross-process lock directories, one per profile. */
 export function locksDir(configDir: string): string {
-  return path.join(configDir, 'locks');
+  return join(configDir, 'locks');
 }
 
 /** The path proper-lockfile locks for a profile; the lock itself is the directory `<this>.lock`. */
 export function lockTargetPath(configDir: string, profile: string): string {
-  return path.join(locksDir(configDir), validateProfileName(profile));
+  return join(locksDir(configDir), validateProfileName(profile));
 }
 
 /** `<config>/cache`: things that can be thrown away and fetched again (discovery documents). */
 export function cacheDir(configDir: string): string {
-  return path.join(configDir, 'cache');
+  return join(configDir, 'cache');
 }
 
 const PROFILE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
+import { basename, join } from 'node:path';
 import { PlatError } from '../errors.js';
 import { assertTrusted, corruptFileError, DamagedDataError, ensurePrivateDir, readJsonFile, storageError, writeFileAtomic } from './atomic.js';
 import { profilePath, profilesDir, validateProfileName } from './paths.js';
@@ -83,7 +83,7 @@ export class ProfileStore {
     await ensurePrivateDir(this.configDir);
     await ensurePrivateDir(this.dir);
     // Named like a temporary file of the profile's own writes, so one left by a killed plat is swept with them.
-    const probe = path.join(this.dir, `.${path.basename(this.pathOf(name))}.${process.pid}.write-check.tmp`);
+    const probe = join(this.dir, `.${basename(this.pathOf(name))}.${process.pid}.write-check.tmp`);
     try {
       await (await fs.open(probe, 'wx', 0o600)).close();
     } catch (error) {
@@ -124,7 +124,7 @@ export class ProfileStore {
         if (profile) profiles.push(profile);
       } catch (error) {
         if (!(error instanceof PlatError)) throw error;
-        broken.push({ name, file: path.join(this.dir, `${name}.json`), error });
+        broken.push({ name, file: join(this.dir, `${name}.json`), error });
       }
     }
     return { profiles, broken };

@@ -11,8 +11,9 @@
  * for the secret itself, so the Diffie-Hellman session would hide it from nobody who can see it, and costs most of
  * the time saved. `plat help security` (the security model) says this.
  */
-import { DBusConnection, socketPathOf, type DBusValue } from './dbus.js';
+import type { DBusConnection, DBusValue } from './dbus.js';
 import { decodeKeytarSecret, keytarAttributes } from './keytar-item.js';
+import { socketPathOf } from './session-bus.js';
 
 const SECRETS = 'org.freedesktop.secrets';
 const SERVICE_PATH = '/org/freedesktop/secrets';
@@ -84,6 +85,8 @@ export class BusConnections {
 }
 
 async function readPassword(socketPath: string, service: string, account: string, signal: AbortSignal, kept?: BusConnections): Promise<string | null | undefined> {
+  // The D-Bus client is set up on a keychain read only: a run on the file store never builds its classes and tables.
+  const { DBusConnection } = await import('./dbus.js');
   const bus = await DBusConnection.open(socketPath, signal);
   try {
     const secrets = { destination: SECRETS, path: SERVICE_PATH, interface: 'org.freedesktop.Secret.Service' };

@@ -132,4 +132,26 @@ describe('readJsonFile', () => {
     expect(message).not.toContain('secret');
     expect(String(cause ?? '')).not.toContain('secret');
   });
+
+  describe('of a file that is missing more often than not (oftenMissing: looked for before it is read)', () => {
+    it('is undefined when missing, and parsed when there', async () => {
+      const dir = await tmp.make();
+      expect(await readJsonFile(path.join(dir, 'nope.json'), { oftenMissing: true })).toBeUndefined();
+      expect(await readJsonFile(path.join(dir, 'gone', 'nope.json'), { oftenMissing: true })).toBeUndefined();
+      await writeFile(path.join(dir, 'ok.json'), '{"a":[1,2]}');
+      expect(await readJsonFile(path.join(dir, 'ok.json'), { oftenMissing: true })).toEqual({ a: [1, 2] });
+    });
+
+    it('fails as any read does for something there that is no file, or no JSON', async () => {
+      const dir = await tmp.make();
+      await mkdir(path.join(dir, 'a-dir.json'));
+      const unreadable = await readJsonFile(path.join(dir, 'a-dir.json'), { oftenMissing: true }).catch((e: unknown) => e);
+      expect(unreadable).toBeInstanceOf(PlatError);
+      expect((unreadable as PlatError).message).toContain(path.join(dir, 'a-dir.json'));
+      expect((unreadable as PlatError).message).toContain('it is a directory');
+      await writeFile(path.join(dir, 'bad.json'), '{"a":');
+      const damaged = await readJsonFile(path.join(dir, 'bad.json'), { oftenMissing: true }).catch((e: unknown) => e);
+      expect((damaged as PlatError).message).toContain('is not valid JSON');
+    });
+  });
 });
