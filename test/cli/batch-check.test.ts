@@ -10,6 +10,7 @@ import { ndjson } from '../helpers/batch.js';
 import { expectCleanError, platBin } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -21,7 +22,7 @@ async function loggedIn() {
 }
 
 const apiRequests = () => platform.stats.events.filter((e) => e.path.startsWith('/api/') && !e.path.startsWith('/api/oauth/'));
-const env = () => Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+const env = () => definedEnv(home.env) as NodeJS.ProcessEnv;
 
 /** plat batch under `script`: stdout and stderr on one terminal, as a person sees them. */
 function onTerminal(args: string[]): Promise<string> {

@@ -9,6 +9,7 @@ import { ledger as ledgerOn, ndjson, results, runUntilKilled as runKilled } from
 import { expectCleanError, platBin, type PlatResult } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -365,7 +366,7 @@ describe("plat help scripting's bulk job", () => {
     await mkdir(path.join(home.dir, 'bin'), { recursive: true });
     await writeFile(path.join(home.dir, 'bin', 'plat'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(platBin)} "$@"\n`, { mode: 0o755 });
     await writeFile(path.join(home.dir, 'courses.csv'), 'title,seats\nAlgebra,30\nGeometry,25\nStatistics,40\n');
-    const env = Object.fromEntries(Object.entries({ ...home.env, PATH: `${path.join(home.dir, 'bin')}:${process.env.PATH}` }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const env = definedEnv({ ...home.env, PATH: `${path.join(home.dir, 'bin')}:${process.env.PATH}` }) as NodeJS.ProcessEnv;
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const child = spawn('sh', ['-c', script], { cwd: home.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -395,7 +396,7 @@ describe('plat batch: progress', () => {
     platform.knobs.apiLatencyMs = 100;
     const file = path.join(home.dir, 'slow.ndjson');
     await writeFile(file, ndjson(Array.from({ length: 20 }, () => ({ method: 'GET', path: '/api/status/200' }))));
-    const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const env = definedEnv(home.env) as NodeJS.ProcessEnv;
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(platBin)} batch ${JSON.stringify(file)} --concurrency 2 > /dev/null`;
     const terminal = await new Promise<string>((resolve) => {
       const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });

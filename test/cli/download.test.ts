@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, platBin, repoRoot, type Home } from '../helpers/cli.js';
 import { usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform();
 let home: Home;
@@ -29,7 +30,7 @@ const PATTERN_SPAN = 64 * 1024;
 const PATTERN = Buffer.from(Array.from({ length: PATTERN_SPAN + 256 }, (_, k) => k % 256));
 
 async function download(bytes: number): Promise<{ code: number | null; received: number; peakKiB: number; checksumOk: boolean }> {
-  const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  const env = definedEnv(home.env) as NodeJS.ProcessEnv;
   const child = spawn(process.execPath, [platBin, 'call', 'GET', `/api/download?bytes=${bytes}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let received = 0;
   let checksumOk = true;
@@ -83,7 +84,7 @@ describe('plat call collects a large body\'s spent buffers', () => {
   it('when they hold memory, not after every MiB: fewer than one forced GC per 2 MiB of a 64 MiB download', async () => {
     // --trace-gc prints each collection, a forced one with the reason "testing", on stdout among the body's bytes
     // (a pattern of 0-255 in order, which never spells it). The previous pacing forced one every MiB: 64 here.
-    const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const env = definedEnv(home.env) as NodeJS.ProcessEnv;
     const child = spawn(process.execPath, ['--trace-gc', platBin, 'call', 'GET', `/api/download?bytes=${64 * 1024 * 1024}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let forced = 0;
     let tail = '';

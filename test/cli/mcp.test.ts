@@ -20,6 +20,7 @@ import { scaled } from '../helpers/time.js';
 import { startPlatform } from '../platform/index.mjs';
 import { decodeEverySpelling } from '../helpers/secrets.js';
 import { readProfile, readStoredSession } from '../helpers/state.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -43,7 +44,7 @@ interface Served {
 const running: Served[] = [];
 
 async function serve(args: string[] = [], env: Record<string, string | undefined> = {}): Promise<Served> {
-  const merged = Object.fromEntries(Object.entries({ ...home.env, ...env }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  const merged = definedEnv({ ...home.env, ...env }) as Record<string, string>;
   const transport = new StdioClientTransport({ command: process.execPath, args: [platBin, 'mcp', ...args], env: merged, stderr: 'pipe' });
   let stderr = '';
   const stream = (transport.stderr as Readable).setEncoding('utf8');
@@ -578,7 +579,7 @@ describe('the server process', () => {
   });
 
   it('run by hand at a terminal, it says what it is for', async () => {
-    const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const env = definedEnv(home.env) as NodeJS.ProcessEnv;
     // util-linux script gives plat a terminal for stdin; the pipe closing after the note ends it.
     const child = spawn('script', ['-qec', `${process.execPath} ${platBin} mcp --base-url ${platform.baseUrl}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCleanError, platBin, type Home, type PlatResult } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform();
 const home = useHome(() => ({ PLAT_BASE_URL: platform.baseUrl }));
@@ -19,7 +20,7 @@ const parse = (result: PlatResult) => JSON.parse(result.stdout) as Array<{ id: s
 
 /** Runs a command line with stdout on a pseudo-terminal (util-linux script), as a person at a terminal would. */
 async function runInTerminal(command: string): Promise<string> {
-  const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  const env = definedEnv(home.env) as NodeJS.ProcessEnv;
   const child = spawn('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -187,7 +188,7 @@ describe('--paginate output shapes and limits', () => {
 describe('--paginate memory', () => {
   /** Runs a paging plat, counting output lines as they stream by and polling its peak RSS (VmHWM) from /proc. */
   async function pageThrough(total: number) {
-    const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const env = definedEnv(home.env) as NodeJS.ProcessEnv;
     const args = ['call', 'GET', `/api/lists/link?per_page=100&total=${total}`, '--paginate', '--ndjson'];
     const child = spawn(process.execPath, [platBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let lines = 0;
@@ -345,7 +346,7 @@ describe('--paginate failure paths', () => {
 
     it('Ctrl-C ends it at once: exit 130, the items before it printed', async () => {
       const stalled = stallingList();
-      const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+      const env = definedEnv(home.env) as NodeJS.ProcessEnv;
       const child = spawn(process.execPath, [platBin, 'call', 'GET', '/api/stalling-list', '--paginate', '--ndjson'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';

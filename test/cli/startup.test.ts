@@ -12,6 +12,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { platBin, repoRoot, runPlatProbed } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { definedEnv } from '../helpers/env.js';
 
 /**
  * Whether a bundle holds a module: esbuild names each in a comment by its path from the checkout, which for a
@@ -86,7 +87,7 @@ describe('the V8 code cache of bin/plat.js', () => {
 
   it('covers what a run compiles: a second plat call compiles none of its bundle anew, what runs after main() included', async () => {
     expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
-    const env = { ...Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)), XDG_CACHE_HOME: path.join(home.dir, 'hot path cache') };
+    const env = { ...definedEnv(home.env), XDG_CACHE_HOME: path.join(home.dir, 'hot path cache') };
     // V8 logs each function it compiles. The same flags both times (the log's name is one), so the second run may
     // use the first one's cache: V8 refuses a cache made under other flags.
     const log = path.join(home.dir, 'functions.log');
@@ -229,7 +230,7 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
   it('run with stdin and stderr on /dev/null, as cron, systemd and hyperfine start a program (a character device, not a terminal)', async () => {
     expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
     const cacheDir = path.join(home.dir, 'devnull');
-    const env = { ...Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)), XDG_CACHE_HOME: cacheDir };
+    const env = { ...definedEnv(home.env), XDG_CACHE_HOME: cacheDir };
     for (const args of [['call', 'GET', '/api/courses'], ['token'], ['whoami']]) {
       await rm(cacheDir, { recursive: true, force: true });
       // 'ignore' is Node's /dev/null for stdin and stderr; stdout a pipe, read to its end.
@@ -248,7 +249,7 @@ describe('the bundles of the plain forms (dist/plain-call.cjs, dist/plain-token.
     const cacheDir = path.join(home.dir, 'terminal');
     // A person at a terminal: not in CI (where plat never asks), and nothing saying not to ask.
     const person = { ...home.env, CI: undefined, PLAT_NO_PROMPT: undefined };
-    const env = { ...Object.fromEntries(Object.entries(person).filter(([, v]) => v !== undefined)), XDG_CACHE_HOME: cacheDir };
+    const env = { ...definedEnv(person), XDG_CACHE_HOME: cacheDir };
     const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
     for (const [args, bundle] of [[['token'], 'plain-token'], [['call', 'GET', '/api/courses'], 'main'], [['whoami'], 'main']] as const) {
       await rm(cacheDir, { recursive: true, force: true });

@@ -12,6 +12,7 @@ import { useHome, usePlatform } from '../helpers/platform.js';
 import { expectFailure } from './helpers.js';
 import { startHostile, type Hostile } from './hostile.js';
 import { scaled } from '../helpers/time.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform();
 const home = useHome(() => ({ PLAT_BASE_URL: platform.baseUrl }));
@@ -215,7 +216,7 @@ describe('a server’s numbers and shapes never crash a command', () => {
 describe('the terminal', () => {
   /** Runs plat with stdout on a pseudo-terminal (util-linux script); returns what reached it. */
   async function onTerminal(args: string[]): Promise<{ code: number | null; out: string }> {
-    const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const env = definedEnv(home.env) as NodeJS.ProcessEnv;
     const command = [process.execPath, 'bin/plat.js', ...args].map((a) => `'${a}'`).join(' ');
     const child = spawn('script', ['-qec', `${command} 2>/dev/null`, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Platform } from '../platform/index.mjs';
 import { platBin, type Home, type PlatResult } from './cli.js';
+import { definedEnv } from './env.js';
 
 export interface Ledger {
   /** Students created, and how many times each. */
@@ -51,7 +52,7 @@ export function ledger(platform: Platform, options: { onArrival?: (total: number
 
 /** plat batch as its own process; `book.onKill` sends it `signal` (the ledger calls it at the chosen request). */
 export function runUntilKilled(home: Home, args: string[], book: { onKill?: () => void }, signal: NodeJS.Signals = 'SIGKILL') {
-  const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  const env = definedEnv(home.env) as NodeJS.ProcessEnv;
   const child = spawn(process.execPath, [platBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

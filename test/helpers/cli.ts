@@ -13,6 +13,7 @@ import type { Platform } from '../platform/index.mjs';
 import { readablePlatBin } from './readable-copy.js';
 import { approving } from './consent.js';
 import { scaled } from './time.js';
+import { definedEnv } from './env.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const platBin = path.join(repoRoot, 'bin', 'plat.js');
@@ -133,7 +134,7 @@ export async function makeHome(extraEnv: Record<string, string | undefined> = {}
 export function runPlat(args: string[], options: RunOptions = {}): Promise<PlatResult> {
   return new Promise((resolve, reject) => {
     // An undefined value means "unset": spawn would pass the string "undefined".
-    const env = Object.fromEntries(Object.entries(options.env ?? process.env).filter(([, v]) => v !== undefined));
+    const env = definedEnv(options.env ?? process.env);
     if (env.NODE_V8_COVERAGE === undefined) Object.assign(env, coverageEnv());
     // Another user may not be able to enter the checkout (a clone in /root or a 0700 directory): give it a copy.
     const otherUser = options.uid !== undefined && options.uid !== process.getuid?.();

@@ -11,6 +11,7 @@ import { PlatError } from '../../src/errors.js';
 import { createIO } from '../../src/terminal/io.js';
 import { resolveInvocation } from '../../src/session/profile/invocation.js';
 import type { Home } from './cli.js';
+import { definedEnv } from './env.js';
 
 export interface TestContext {
   ctx: Context;
@@ -46,7 +47,7 @@ export interface TestContextOptions {
  * @public the suite's in-process entry point: kept exported for a test that needs a context outside a test's life.
  */
 export function testContext(home: Home, options: TestContextOptions = {}): TestContext {
-  const env = Object.fromEntries(Object.entries({ ...home.env, ...options.env }).filter(([, v]) => v !== undefined));
+  const env = definedEnv({ ...home.env, ...options.env });
   const captured = { stdout: '', stderr: '' };
   const capture = (which: 'stdout' | 'stderr') => {
     const stream = new PassThrough();

@@ -5,6 +5,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { platBin, type Home } from './cli.js';
+import { definedEnv } from './env.js';
 
 export interface RunningPlatProxy {
   /** What plat printed on stdout (one line of shell assignments). */
@@ -24,7 +25,7 @@ const running = new Set<ChildProcess>();
 
 /** Starts `plat proxy …args` and resolves once it printed its address; the test stops it (or stopAllProxies does). */
 export function startPlatProxy(home: Home, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<RunningPlatProxy> {
-  const fullEnv = Object.fromEntries(Object.entries({ ...home.env, ...env }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  const fullEnv = definedEnv({ ...home.env, ...env }) as NodeJS.ProcessEnv;
   const child = spawn(process.execPath, [platBin, 'proxy', ...args], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';

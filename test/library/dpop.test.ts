@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { usePackedProject } from '../helpers/package.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform({ dpop: true });
 const home = useHome();
@@ -28,7 +29,7 @@ const token = await client.token();
 process.stdout.write(JSON.stringify({ anonymous: courses.anonymous, items: items.length, tokenType: token.tokenType }));
 `,
     );
-    const env = Object.fromEntries(Object.entries(home.env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const env = definedEnv(home.env) as NodeJS.ProcessEnv;
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile(process.execPath, [file], { cwd: packed.project().dir, env, timeout: 20_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out))),
     );

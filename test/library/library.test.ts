@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { usePackedProject } from '../helpers/package.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -43,7 +44,7 @@ try {
 }
 `,
   );
-  const merged = Object.fromEntries(Object.entries({ ...home.env, ...env }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  const merged = definedEnv({ ...home.env, ...env }) as NodeJS.ProcessEnv;
   return new Promise((resolve) => {
     execFile(process.execPath, [file], { cwd: packed.project().dir, env: merged, timeout: 20_000 }, (error, stdout, stderr) => {
       let json: unknown;

@@ -13,6 +13,7 @@ import { HELP_TOPICS } from '../../src/help/topics.js';
 import { platBin } from '../helpers/cli.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { pty } from './shells.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -71,7 +72,7 @@ describe('help at 80 columns', () => {
 /** What a terminal of `columns` columns shows for `plat <args>` (util-linux script, a real pseudo-terminal). */
 function onTerminal(columns: number, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const env = Object.fromEntries(Object.entries({ ...home.env, COLUMNS: undefined, TERM: 'dumb' }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const env = definedEnv({ ...home.env, COLUMNS: undefined, TERM: 'dumb' }) as NodeJS.ProcessEnv;
     const line = `stty cols ${columns} rows 40; '${process.execPath}' '${platBin}' ${args.join(' ')}`;
     const child = spawn('script', ['-qec', line, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

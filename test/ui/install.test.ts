@@ -13,6 +13,7 @@ import { keyring } from '../helpers/components.js';
 import { APPROVING_BROWSER } from '../helpers/login.js';
 import { usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
+import { definedEnv } from '../helpers/env.js';
 
 let home: Home;
 beforeEach(async () => {
@@ -24,7 +25,7 @@ afterEach(async () => {
 
 function sh(script: string, options: { env?: Record<string, string | undefined>; stdin?: string; cwd?: string; until?: RegExp } = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string; kill: () => void }>((resolve, reject) => {
-    const env = Object.fromEntries(Object.entries({ ...home.env, ...options.env }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const env = definedEnv({ ...home.env, ...options.env }) as NodeJS.ProcessEnv;
     const child = spawn('bash', options.stdin === undefined ? ['-c', script] : ['-s'], { cwd: options.cwd ?? repoRoot, env, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { platBin, repoRoot } from '../helpers/cli.js';
 import { isCI, onPath, type Component } from '../helpers/components.js';
 import { scaled } from '../helpers/time.js';
+import { definedEnv } from '../helpers/env.js';
 
 function component(name: string, available: boolean, install: string): Component {
   const skipReason = available ? '' : `no ${name}; install with: ${install}`;
@@ -65,7 +66,7 @@ interface Run {
 
 function run(command: string, args: string[], env: Record<string, string | undefined>, input?: (child: ReturnType<typeof spawn>, out: () => string) => void, timeoutMs = scaled(25_000)): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const clean = definedEnv(env) as NodeJS.ProcessEnv;
     const child = spawn(command, args, { env: clean, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';

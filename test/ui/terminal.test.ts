@@ -12,6 +12,7 @@ import { readProfile, readStoredSession, sessionBytes } from '../helpers/state.j
 import { pty } from './shells.js';
 import { useHome, usePlatform } from '../helpers/platform.js';
 import { scaled } from '../helpers/time.js';
+import { definedEnv } from '../helpers/env.js';
 
 const platform = usePlatform();
 const home = useHome();
@@ -25,7 +26,7 @@ function onPty(
   react?: (output: string, type: (keys: string) => void) => void,
 ): Promise<{ output: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const clean = Object.fromEntries(Object.entries({ ...env, TERM: 'xterm-256color' }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const clean = definedEnv({ ...env, TERM: 'xterm-256color' }) as NodeJS.ProcessEnv;
     // A terminal has a size (script's own pty has none, and a spinner on a 0-column terminal redraws without end).
     const child = spawn('script', ['-qec', `stty cols 100 rows 30; ${commandLine}`, '/dev/null'], { env: clean, stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
