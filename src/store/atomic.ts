@@ -186,7 +186,6 @@ export interface ReadJsonOptions {
   oftenMissing?: boolean;
 }
 
-
 /**
  * Reads and parses a JSON file. Missing file: `undefined`. A file that is not valid JSON (hand-edited, or cut short
  * by a crash before plat wrote files atomically) is a PlatError that names the file and the fix.

@@ -1,7 +1,7 @@
 /**
  * The profile `plat switch` made current: one line in `<config>/current-profile`. Read synchronously at start-up
- * (a missing file costs one failed open, well under a millisecond), before the command is known, because every
- * command's profile depends on it when neither --profile nor PLAT_PROFILE names one.
+ * (a missing file costs one stat and builds no Error: store/read-if-present.ts), before the command is known,
+ * because every command's profile depends on it when neither --profile nor PLAT_PROFILE names one.
  */
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
