@@ -32,6 +32,11 @@ export class DBusError extends Error {
   }
 }
 
+/** A DBusError for what a peer sent that plat will not read. */
+function sent(what: string): DBusError {
+  return new DBusError(`the bus sent ${what}`);
+}
+
 const METHOD_CALL = 1;
 const METHOD_RETURN = 2;
 const ERROR = 3;
@@ -117,7 +122,7 @@ export class DBusConnection {
       if (!this.authenticated) {
         const end = this.buffered.indexOf('\r\n');
         if (end < 0) {
-          if (this.buffered.length > MAX_AUTH_LINE) throw new DBusError('the bus sent no answer plat can read to its authentication');
+          if (this.buffered.length > MAX_AUTH_LINE) throw sent('no answer plat can read to its authentication');
           return;
         }
         const line = this.buffered.subarray(0, end).toString('latin1');
@@ -178,18 +183,18 @@ function loadNet(): typeof import('node:net') {
 function messageLength(data: Buffer): number | undefined {
   if (data.length < 16) return undefined;
   const littleEndian = endiannessOf(data);
-  if (data[3] !== 1) throw new DBusError('the bus sent a message of a protocol version plat does not speak');
-  const bodyLength = littleEndian ? data.readUInt32LE(4) : data.readUInt32BE(4);
-  const fieldsLength = littleEndian ? data.readUInt32LE(12) : data.readUInt32BE(12);
+  if (data[3] !== 1) throw sent('a message of a protocol version plat does not speak');
+  const bodyLength = uint32At(data, 4, littleEndian);
+  const fieldsLength = uint32At(data, 12, littleEndian);
   const total = align(16 + fieldsLength, 8) + bodyLength;
-  if (total > MAX_MESSAGE) throw new DBusError('the bus sent an oversized message');
+  if (total > MAX_MESSAGE) throw sent('an oversized message');
   return total;
 }
 
 function endiannessOf(data: Buffer): boolean {
   if (data[0] === 0x6c) return true; // 'l'
   if (data[0] === 0x42) return false; // 'B'
-  throw new DBusError('the bus sent a message plat cannot read (no byte order)');
+  throw sent('a message plat cannot read (no byte order)');
 }
 
 interface MessageHeader {
@@ -205,17 +210,15 @@ interface MessageHeader {
  * @public test/unit/store/dbus.test.ts decodes frames with it, from a bundle of this file (a child process it can time out).
  */
 export function decodeHeader(message: Buffer): MessageHeader {
-  if (message.length < 16) throw new DBusError('the bus sent a truncated message');
+  if (message.length < 16) throw sent('a truncated message');
   const littleEndian = endiannessOf(message);
-  const fieldsLength = littleEndian ? message.readUInt32LE(12) : message.readUInt32BE(12);
+  const fieldsLength = uint32At(message, 12, littleEndian);
   const bodyAt = align(16 + fieldsLength, 8);
-  if (bodyAt > message.length) throw new DBusError('the bus sent a truncated message');
+  if (bodyAt > message.length) throw sent('a truncated message');
   // The fields are read from their own bytes: a length inside them cannot reach into the body.
   const reader = new Reader(message.subarray(0, 16 + fieldsLength), littleEndian);
   reader.offset = 12;
-  const fields = new Map<number, DBusValue>();
-  for (const [code, variant] of reader.read('a(yv)') as Array<[number, [string, DBusValue]]>) fields.set(code, variant[1]);
-  return { type: message[1]!, littleEndian, fields, bodyAt };
+  return { type: message[1]!, littleEndian, fields: reader.headerFields(), bodyAt };
 }
 
 /**
@@ -224,12 +227,13 @@ export function decodeHeader(message: Buffer): MessageHeader {
  */
 export function decodeBody(message: Buffer, header: MessageHeader): DBusValue[] {
   const signature = header.fields.get(FIELD.signature) ?? '';
-  if (typeof signature !== 'string') throw new DBusError('the bus sent a malformed message');
+  if (typeof signature !== 'string') throw sent('a malformed message');
   const reader = new Reader(message, header.littleEndian);
   reader.offset = header.bodyAt;
   const body: DBusValue[] = [];
-  for (const type of splitSignature(signature)) body.push(reader.read(type));
-  if (reader.offset !== message.length) throw new DBusError('the bus sent a malformed message (its body is longer than its values)');
+  const types = splitSignature(signature);
+  for (let i = 0; i < types.length; i++) body.push(reader.read(types[i]!));
+  if (reader.offset !== message.length) throw sent('a malformed message (its body is longer than its values)');
   return body;
 }
 
@@ -243,21 +247,28 @@ export interface OutgoingMessage {
   bigEndian?: boolean;
 }
 
-/** One whole message. plat itself sends only method calls (encodeCall), always little-endian. */
+/**
+ * One whole message, written into one buffer: the header with its body's length left to fill in, then the body,
+ * which starts 8-aligned, so aligning its values to the message's start aligns them to the body's as D-Bus asks.
+ * plat itself sends only method calls (encodeCall), always little-endian.
+ */
 export function encodeMessage(message: OutgoingMessage): Buffer {
   const littleEndian = !message.bigEndian;
-  const body = new Writer(littleEndian);
   const types = splitSignature(message.signature ?? '');
-  types.forEach((type, i) => body.write(type, message.body?.[i] ?? ''));
-  const fields: DBusValue[] = [...message.fields];
-  if (types.length) fields.push([FIELD.signature, ['g', message.signature!]]);
-  const head = new Writer(littleEndian);
-  head.bytes(Buffer.from([littleEndian ? 0x6c : 0x42, message.type, 0, 1]));
-  head.uint32(body.length);
-  head.uint32(message.serial);
-  head.write('a(yv)', fields);
-  head.align(8);
-  return Buffer.concat([head.finish(), body.finish()]);
+  const fields: DBusValue[] = types.length ? message.fields.concat([[FIELD.signature, ['g', message.signature!]]]) : message.fields;
+  const out = new Writer(littleEndian);
+  out.byte(littleEndian ? 0x6c : 0x42);
+  out.byte(message.type);
+  out.byte(0);
+  out.byte(1);
+  out.uint32(0); // the body's length, once written
+  out.uint32(message.serial);
+  out.write('a(yv)', fields);
+  out.align(8);
+  const bodyAt = out.length;
+  for (let i = 0; i < types.length; i++) out.write(types[i]!, message.body?.[i] ?? '');
+  out.uint32At(4, out.length - bodyAt);
+  return out.finish();
 }
 
 function encodeCall(serial: number, call: MethodCall): Buffer {
@@ -286,44 +297,57 @@ function align(n: number, to: number): number {
  * nesting deeper than the specification's 32, more than 255 bytes, and the types plat does not read (h, x, t, n,
  * q, d: file descriptors and numbers no Secret Service reply to plat carries).
  */
-export function splitSignature(signature: string): string[] {
-  if (signature.length > MAX_SIGNATURE) throw new DBusError('the bus sent a signature longer than D-Bus allows');
+export function splitSignature(signature: string): readonly string[] {
+  const known = splitSignatures.get(signature);
+  if (known) return known;
+  if (signature.length > MAX_SIGNATURE) throw sent('a signature longer than D-Bus allows');
   const types: string[] = [];
   for (let at = 0; at < signature.length; ) {
     const end = endOfType(signature, at, 0, 0, false);
     types.push(signature.slice(at, end));
     at = end;
   }
+  // The few signatures plat's exchanges use come back in every message (a(yv) and yv in each header): each is
+  // checked once. Bounded, whatever signatures a peer sends.
+  if (splitSignatures.size >= 64) splitSignatures.clear();
+  splitSignatures.set(signature, types);
   return types;
 }
+
+const splitSignatures = new Map<string, readonly string[]>();
 
 const BASIC = 'ybuisog';
 
 function endOfType(signature: string, at: number, arrays: number, structs: number, inArray: boolean): number {
   const code = signature[at];
-  const bad = () => new DBusError(`the bus sent a malformed signature (${signature.replace(/[^\x21-\x7e]/g, '?')})`);
   if (code === 'a') {
-    if (arrays + 1 > MAX_DEPTH) throw bad();
+    if (arrays + 1 > MAX_DEPTH) throw malformedSignature(signature);
     return endOfType(signature, at + 1, arrays + 1, structs, true);
   }
   if (code === '(' || code === '{') {
-    if (structs + 1 > MAX_DEPTH) throw bad();
-    if (code === '{' && !inArray) throw bad();
+    if (structs + 1 > MAX_DEPTH) throw malformedSignature(signature);
+    if (code === '{' && !inArray) throw malformedSignature(signature);
     const close = code === '(' ? ')' : '}';
-    const members: string[] = [];
+    let members = 0;
     let i = at + 1;
     while (signature[i] !== close) {
-      if (i >= signature.length) throw bad();
+      if (i >= signature.length) throw malformedSignature(signature);
       const end = endOfType(signature, i, arrays, structs + 1, false);
-      members.push(signature.slice(i, end));
+      // A dict entry's key is one basic type: a single code.
+      if (code === '{' && members === 0 && (end !== i + 1 || !BASIC.includes(signature[i]!))) throw malformedSignature(signature);
+      members++;
       i = end;
     }
-    if (members.length === 0) throw bad();
-    if (code === '{' && (members.length !== 2 || !BASIC.includes(members[0]!))) throw bad();
+    if (members === 0) throw malformedSignature(signature);
+    if (code === '{' && members !== 2) throw malformedSignature(signature);
     return i + 1;
   }
   if (code !== undefined && (BASIC.includes(code) || code === 'v')) return at + 1;
-  throw bad();
+  throw malformedSignature(signature);
+}
+
+function malformedSignature(signature: string): DBusError {
+  return sent(`a malformed signature (${signature.replace(/[^\x21-\x7e]/g, '?')})`);
 }
 
 function alignmentOf(type: string): number {
@@ -340,34 +364,87 @@ function alignmentOf(type: string): number {
   }
 }
 
+/**
+ * Writes values into one growing buffer, zero-filled so padding needs no writing. One buffer per message rather than
+ * one per value: a keychain read's young allocation stays small enough that a run ends before V8's first scavenge.
+ */
 class Writer {
-  private chunks: Buffer[] = [];
+  private buffer = Buffer.alloc(512);
   length = 0;
 
   constructor(private readonly littleEndian = true) {}
 
-  bytes(data: Buffer): void {
-    this.chunks.push(data);
+  private room(n: number): void {
+    if (this.length + n <= this.buffer.length) return;
+    const larger = Buffer.alloc(Math.max(this.buffer.length * 2, this.length + n));
+    this.buffer.copy(larger, 0, 0, this.length);
+    this.buffer = larger;
+  }
+
+  byte(n: number): void {
+    this.room(1);
+    this.buffer[this.length++] = n;
+  }
+
+  append(data: Uint8Array): void {
+    this.room(data.length);
+    this.buffer.set(data, this.length);
     this.length += data.length;
   }
 
   align(to: number): void {
-    const pad = align(this.length, to) - this.length;
-    if (pad) this.bytes(Buffer.alloc(pad));
+    const aligned = align(this.length, to);
+    this.room(aligned - this.length);
+    this.length = aligned;
   }
 
   uint32(n: number): void {
-    const b = Buffer.alloc(4);
-    if (this.littleEndian) b.writeUInt32LE(n);
-    else b.writeUInt32BE(n);
-    this.bytes(b);
+    this.room(4);
+    this.uint32At(this.length, n);
+    this.length += 4;
+  }
+
+  uint32At(at: number, n: number): void {
+    // Byte by byte (a Uint8Array keeps the low 8 bits of each): Buffer#writeUInt32LE checks its arguments through
+    // wrappers that allocate on every call.
+    const b = this.buffer;
+    if (this.littleEndian) {
+      b[at] = n;
+      b[at + 1] = n >>> 8;
+      b[at + 2] = n >>> 16;
+      b[at + 3] = n >>> 24;
+    } else {
+      b[at] = n >>> 24;
+      b[at + 1] = n >>> 16;
+      b[at + 2] = n >>> 8;
+      b[at + 3] = n;
+    }
+  }
+
+  /** A string and its terminating zero; says how many bytes the string took. */
+  private text(value: string, encoding: 'utf8' | 'latin1'): number {
+    const start = this.length;
+    this.room(value.length);
+    // ASCII (every name, path and signature plat sends) is its character codes in either encoding, written as is.
+    for (let i = 0; i < value.length; i++) {
+      const code = value.charCodeAt(i);
+      if (code > 0x7f) {
+        this.length = start;
+        this.append(Buffer.from(value, encoding));
+        break;
+      }
+      this.buffer[this.length++] = code;
+    }
+    const length = this.length - start;
+    this.byte(0);
+    return length;
   }
 
   write(type: string, value: DBusValue): void {
     this.align(alignmentOf(type));
     switch (type[0]) {
       case 'y':
-        return this.bytes(Buffer.from([Number(value)]));
+        return this.byte(Number(value));
       case 'b':
         return this.uint32(value ? 1 : 0);
       case 'u':
@@ -375,42 +452,52 @@ class Writer {
         return this.uint32(Number(value) >>> 0);
       case 's':
       case 'o': {
-        const text = Buffer.from(String(value), 'utf8');
-        this.uint32(text.length);
-        return this.bytes(Buffer.concat([text, Buffer.alloc(1)]));
+        const lengthAt = this.length;
+        this.uint32(0);
+        this.uint32At(lengthAt, this.text(String(value), 'utf8'));
+        return;
       }
       case 'g': {
-        const text = Buffer.from(String(value), 'latin1');
-        return this.bytes(Buffer.concat([Buffer.from([text.length]), text, Buffer.alloc(1)]));
+        const lengthAt = this.length;
+        this.byte(0);
+        this.buffer[lengthAt] = this.text(String(value), 'latin1');
+        return;
       }
       case 'v': {
-        const [signature, inner] = value as [string, DBusValue];
+        const signature = (value as DBusValue[])[0] as string;
         this.write('g', signature);
-        return this.write(signature, inner);
+        return this.write(signature, (value as DBusValue[])[1]!);
       }
       case '(':
       case '{': {
         const members = splitSignature(type.slice(1, -1));
-        members.forEach((member, i) => this.write(member, (value as DBusValue[])[i]!));
+        for (let i = 0; i < members.length; i++) this.write(members[i]!, (value as DBusValue[])[i]!);
         return;
       }
       case 'a': {
         const element = type.slice(1);
-        const lengthAt = this.chunks.length;
+        const lengthAt = this.length;
         this.uint32(0);
         this.align(alignmentOf(element));
         const start = this.length;
-        for (const item of value as DBusValue[]) this.write(element, item);
-        if (this.littleEndian) this.chunks[lengthAt]!.writeUInt32LE(this.length - start);
-        else this.chunks[lengthAt]!.writeUInt32BE(this.length - start);
+        const items = value as DBusValue[];
+        for (let i = 0; i < items.length; i++) this.write(element, items[i]!);
+        this.uint32At(lengthAt, this.length - start);
         return;
       }
     }
   }
 
   finish(): Buffer {
-    return Buffer.concat(this.chunks);
+    return this.buffer.subarray(0, this.length);
   }
+}
+
+/** An unsigned 32-bit number at `at`, read byte by byte, as Writer writes it. */
+function uint32At(data: Uint8Array, at: number, littleEndian: boolean): number {
+  return littleEndian
+    ? (data[at]! | (data[at + 1]! << 8) | (data[at + 2]! << 16) | (data[at + 3]! << 24)) >>> 0
+    : ((data[at]! << 24) | (data[at + 1]! << 16) | (data[at + 2]! << 8) | data[at + 3]!) >>> 0;
 }
 
 /**
@@ -428,34 +515,96 @@ class Reader {
 
   align(to: number): void {
     const aligned = align(this.offset, to);
-    if (aligned > this.data.length) throw new DBusError('the bus sent a truncated message');
+    if (aligned > this.data.length) throw sent('a truncated message');
     // Padding is zero: a peer whose padding is not is not following the protocol.
-    if (this.data.subarray(this.offset, aligned).some((byte) => byte !== 0)) throw new DBusError('the bus sent a malformed message (non-zero padding)');
+    for (let at = this.offset; at < aligned; at++) {
+      if (this.data[at] !== 0) throw sent('a malformed message (non-zero padding)');
+    }
     this.offset = aligned;
   }
 
-  private take(n: number): Buffer {
-    if (this.offset + n > this.data.length) throw new DBusError('the bus sent a truncated message');
-    const part = this.data.subarray(this.offset, this.offset + n);
+  /** Moves past the next n bytes, and says where they start. Values are read in place: no view per value. */
+  private skip(n: number): number {
+    const at = this.offset;
+    if (at + n > this.data.length) throw sent('a truncated message');
     this.offset += n;
-    return part;
+    return at;
   }
 
   private uint32(): number {
-    const bytes = this.take(4);
-    return this.littleEndian ? bytes.readUInt32LE() : bytes.readUInt32BE();
+    return uint32At(this.data, this.skip(4), this.littleEndian);
+  }
+
+  /**
+   * The header's fields (a(yv)), each code to its variant's value, read straight into a Map rather than as the
+   * arrays read('a(yv)') builds, with the same bounds: this runs for every message, signals included.
+   */
+  headerFields(): Map<number, DBusValue> {
+    this.count();
+    this.align(4);
+    const fields = new Map<number, DBusValue>();
+    const end = this.arrayEnd(8);
+    for (let before = -1; this.more(end, before); ) {
+      before = this.offset;
+      this.count();
+      this.align(8);
+      const code = this.read('y', 2) as number;
+      fields.set(code, this.variant(2));
+    }
+    return fields;
+  }
+
+  private count(): void {
+    if (++this.values > MAX_VALUES) throw sent('a message with too many values');
+  }
+
+  private arrayLength(): number {
+    const length = this.uint32();
+    if (length > MAX_MESSAGE) throw sent('an oversized array');
+    return length;
+  }
+
+  /** Reads an array's length and aligns to its first element; says where its elements end. */
+  private arrayEnd(alignment: number): number {
+    const length = this.arrayLength();
+    this.align(alignment);
+    const end = this.offset + length;
+    if (end > this.data.length) throw sent('a truncated message');
+    return end;
+  }
+
+  /**
+   * Whether an array ending at `end` has another element, the last one having started at `before`. An element of
+   * no bytes would repeat forever (belt and braces to splitSignature's refusal of empty structs).
+   */
+  private more(end: number, before: number): boolean {
+    if (this.offset === before) throw sent('a malformed message (an array element of no bytes)');
+    if (this.offset < end) return true;
+    if (this.offset !== end) throw sent('a malformed message (an array longer than its elements)');
+    return false;
+  }
+
+  /** A variant's value, its signature read and checked first. */
+  private variant(depth: number): DBusValue {
+    return this.read(this.variantSignature(depth), depth + 1);
+  }
+
+  private variantSignature(depth: number): string {
+    const signature = this.read('g', depth + 1) as string;
+    if (splitSignature(signature).length !== 1) throw sent('a bad variant');
+    return signature;
   }
 
   read(type: string, depth = 0): DBusValue {
-    if (++this.values > MAX_VALUES) throw new DBusError('the bus sent a message with too many values');
-    if (depth > 2 * MAX_DEPTH) throw new DBusError('the bus sent a message nested too deeply');
+    this.count();
+    if (depth > 2 * MAX_DEPTH) throw sent('a message nested too deeply');
     this.align(alignmentOf(type));
     switch (type[0]) {
       case 'y':
-        return this.take(1)[0]!;
+        return this.data[this.skip(1)]!;
       case 'b': {
         const value = this.uint32();
-        if (value > 1) throw new DBusError('the bus sent a malformed message (a boolean other than 0 or 1)');
+        if (value > 1) throw sent('a malformed message (a boolean other than 0 or 1)');
         return value === 1;
       }
       case 'u':
@@ -465,44 +614,43 @@ class Reader {
       case 's':
       case 'o': {
         const length = this.uint32();
-        const text = this.take(length + 1);
-        if (text[length] !== 0) throw new DBusError('the bus sent a malformed message (an unterminated string)');
-        return text.subarray(0, length).toString('utf8');
+        const at = this.skip(length + 1);
+        if (this.data[at + length] !== 0) throw sent('a malformed message (an unterminated string)');
+        return this.data.toString('utf8', at, at + length);
       }
       case 'g': {
-        const length = this.take(1)[0]!;
-        const text = this.take(length + 1);
-        if (text[length] !== 0) throw new DBusError('the bus sent a malformed message (an unterminated signature)');
-        return text.subarray(0, length).toString('latin1');
+        const length = this.data[this.skip(1)]!;
+        const at = this.skip(length + 1);
+        if (this.data[at + length] !== 0) throw sent('a malformed message (an unterminated signature)');
+        return this.data.toString('latin1', at, at + length);
       }
       case 'v': {
-        const signature = this.read('g', depth + 1) as string;
-        if (splitSignature(signature).length !== 1) throw new DBusError('the bus sent a bad variant');
+        const signature = this.variantSignature(depth);
         return [signature, this.read(signature, depth + 1)];
       }
       case '(':
-      case '{':
-        return splitSignature(type.slice(1, -1)).map((member) => this.read(member, depth + 1));
+      case '{': {
+        const members = splitSignature(type.slice(1, -1));
+        const values: DBusValue[] = [];
+        for (let i = 0; i < members.length; i++) values.push(this.read(members[i]!, depth + 1));
+        return values;
+      }
       case 'a': {
-        const length = this.uint32();
-        if (length > MAX_MESSAGE) throw new DBusError('the bus sent an oversized array');
         const element = type.slice(1);
-        this.align(alignmentOf(element));
-        if (element === 'y') return Buffer.from(this.take(length));
-        const end = this.offset + length;
-        if (end > this.data.length) throw new DBusError('the bus sent a truncated message');
-        const items: DBusValue[] = [];
-        while (this.offset < end) {
-          const before = this.offset;
-          items.push(this.read(element, depth + 1));
-          // Belt and braces to splitSignature's refusal of empty structs: an element that took no bytes would repeat forever.
-          if (this.offset === before) throw new DBusError('the bus sent a malformed message (an array element of no bytes)');
+        if (element === 'y') {
+          const at = this.skip(this.arrayLength());
+          return Buffer.from(this.data.subarray(at, this.offset));
         }
-        if (this.offset !== end) throw new DBusError('the bus sent a malformed message (an array longer than its elements)');
+        const items: DBusValue[] = [];
+        const end = this.arrayEnd(alignmentOf(element));
+        for (let before = -1; this.more(end, before); ) {
+          before = this.offset;
+          items.push(this.read(element, depth + 1));
+        }
         return items;
       }
       default:
-        throw new DBusError(`the bus sent a value of a type plat does not read`);
+        throw sent(`a value of a type plat does not read`);
     }
   }
 }

@@ -16,9 +16,11 @@ export function resolveConfigDir(
   platform: NodeJS.Platform = process.platform,
   homedir: string,
 ): string {
-  const explicit = nonEmpty(env.PLAT_CONFIG_DIR);
-  if (explicit) return explicit;
+  return nonEmpty(env.PLAT_CONFIG_DIR) ?? platformConfigDir(env, platform, homedir);
+}
 
+/** Where the config is without PLAT_CONFIG_DIR: the platform's own place for it. */
+export function platformConfigDir(env: Env, platform: NodeJS.Platform, homedir: string): string {
   if (platform === 'win32') {
     const appData = nonEmpty(env.APPDATA) ?? win32.join(homedir, 'AppData', 'Roaming');
     return win32.join(appData, 'plat');

@@ -292,6 +292,33 @@ describe('peers plat does not follow', () => {
   });
 });
 
+describe('the encoder', () => {
+  // Bytes the previous encoder (a Buffer per value, concatenated) wrote for the same messages, which real
+  // dbus-daemon and gnome-keyring read (secret-service.test.ts): the one-buffer encoder must lay out each byte the
+  // same, padding, lengths, byte order and UTF-8 included.
+  it('lays out calls and replies byte for byte as D-Bus does: little- and big-endian, non-ASCII strings, no body', () => {
+    const search = encodeMessage({
+      type: 1,
+      serial: 7,
+      fields: [[1, ['o', '/org/freedesktop/secrets']], [2, ['s', 'org.freedesktop.Secret.Service']], [3, ['s', 'SearchItems']], [6, ['s', 'org.freedesktop.secrets']]],
+      signature: 'a{ss}',
+      body: [[['service', 'plat'], ['account', 'prof-é日本']]],
+    });
+    const bigEndianReply = encodeMessage({
+      type: METHOD_RETURN,
+      serial: 9,
+      fields: [[5, ['u', 3]]],
+      signature: 'suibaoa{sv}ayg',
+      body: ['sécret', 4_000_000_000, -5, true, ['/o/p'], [['k', ['s', 'v']]], Buffer.from([1, 2, 3]), 'a{sv}'],
+      bigEndian: true,
+    });
+    const hello = encodeMessage({ type: 1, serial: 1, fields: [[1, ['o', '/org/freedesktop/DBus']], [6, ['s', 'org.freedesktop.DBus']]] });
+    expect(search.toString('hex')).toBe("6c0100013e000000070000009300000001016f00180000002f6f72672f667265656465736b746f702f736563726574730000000000000000020173001e0000006f72672e667265656465736b746f702e5365637265742e536572766963650000030173000b0000005365617263684974656d73000000000006017300170000006f72672e667265656465736b746f702e73656372657473000801670005617b73737d000000000000360000000000000007000000736572766963650004000000706c617400000000070000006163636f756e74000d00000070726f662dc3a9e697a5e69cac00");
+    expect(bigEndianReply.toString('hex')).toBe("4202000100000052000000090000001c0501750000000003080167000e73756962616f617b73767d61796700000000000000000773c3a96372657400ee6b2800fffffffb0000000100000009000000042f6f2f70000000000000001200000000000000016b0001730000000000000001760000000000000301020305617b73767d00");
+    expect(hello.toString('hex')).toBe("6c01000100000000010000003d00000001016f00150000002f6f72672f667265656465736b746f702f4442757300000006017300140000006f72672e667265656465736b746f702e4442757300000000");
+  });
+});
+
 describe('signatures', () => {
   it('are split into complete types, and the forbidden ones refused', () => {
     expect(splitSignature('sa{ss}o(oayays)av')).toEqual(['s', 'a{ss}', 'o', '(oayays)', 'av']);

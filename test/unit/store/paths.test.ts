@@ -4,6 +4,7 @@ import {
   cacheDir,
   lockTargetPath,
   locksDir,
+  platformConfigDir,
   profilePath,
   profilesDir,
   resolveConfigDir,
@@ -38,6 +39,12 @@ describe('resolveConfigDir', () => {
     expect(resolveConfigDir({ XDG_CONFIG_HOME: '/xdg' }, 'darwin', '/Users/u')).toBe(
       '/Users/u/Library/Application Support/plat',
     );
+  });
+
+  it('platformConfigDir is where the config would be without PLAT_CONFIG_DIR (keychain entries are namespaced when the two differ)', () => {
+    expect(platformConfigDir({ PLAT_CONFIG_DIR: '/srv/plat', XDG_CONFIG_HOME: '/xdg' }, 'linux', '/home/u')).toBe('/xdg/plat');
+    expect(platformConfigDir({ PLAT_CONFIG_DIR: '/srv/plat' }, 'linux', '/home/u')).toBe('/home/u/.config/plat');
+    expect(platformConfigDir({ PLAT_CONFIG_DIR: 'C:\\plat', APPDATA: 'C:\\A' }, 'win32', 'C:\\Users\\u')).toBe('C:\\A\\plat');
   });
 
   it('uses %APPDATA% on Windows, or its usual place when unset', () => {
