@@ -6,10 +6,17 @@
 // to Node. Exiting by exitCode rather than process.exit() lets piped stdout drain completely.
 // What the code cache buys: ≈8 ms of CPU per start (`plat status`: median 70–73 ms of CPU time with the cache,
 // 78–81 ms for the same bundle required without it; 40 runs each, Node 20.20, 2 cores). Held by
-// test/cli/startup.test.ts: the cache is written once and then accepted (V8 rejecting it would rewrite it).
+// test/cli/startup.test.ts: the cache is written once and then accepted (V8 rejecting it would rewrite it), and
+// written again by the first run that succeeds after one that failed wrote it.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
+
+/**
+ * Eight bytes before V8's data in a code cache file: `plat`, the format (1), 0, 0, and whether the run that wrote it
+ * succeeded (1) or failed (0). Eight, so the data after it stays aligned.
+ */
+const CACHE_HEADER = Buffer.from([0x70, 0x6c, 0x61, 0x74, 1, 0, 0, 0]);
 
 const args = process.argv.slice(2);
 if (args.length === 1 && args[0] === '--version') {
@@ -52,8 +59,14 @@ function load(bundle) {
   const source = fs.readFileSync(file, 'latin1');
   const cacheFile = codeCachePath(bundle, file);
   let cachedData;
+  let cachedBySuccess = false;
   try {
-    cachedData = cacheFile && fs.readFileSync(cacheFile);
+    const bytes = cacheFile && fs.readFileSync(cacheFile);
+    if (bytes && bytes.length > CACHE_HEADER.length && bytes.subarray(0, 7).equals(CACHE_HEADER.subarray(0, 7))) {
+      cachedBySuccess = bytes[7] === 1;
+      // A view past the header, still 8-aligned as V8 wants its data (it copies data that is not).
+      cachedData = bytes.subarray(CACHE_HEADER.length);
+    }
   } catch {
     cachedData = undefined;
   }
@@ -71,14 +84,19 @@ function load(bundle) {
     exports: mod.exports,
     main: mod.exports.main,
     runsPlainly: mod.exports.runsPlainly,
-    saveCache() {
-      // Written once (at the end of a run, so it holds the functions that run compiled), and again only if V8 refused
-      // it.
-      if (!cacheFile || (cachedData && !script.cachedDataRejected)) return;
+    saveCache(exitCode) {
+      // Written at the end of a run, so it holds the functions that run compiled, and then used as is, unless V8
+      // refused it or it came from a run that failed: a first `plat call` that stopped early (not logged in, a bad
+      // URL) would otherwise leave every later call to compile the rest of its path anew (a successful call 1.03 of
+      // the time with such a cache), until plat or Node is upgraded.
+      const succeeded = exitCode === 0;
+      if (!cacheFile || (cachedData && !script.cachedDataRejected && (cachedBySuccess || !succeeded))) return;
       try {
         fs.mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
         const temp = `${cacheFile}.${process.pid}.tmp`;
-        fs.writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
+        const header = Buffer.from(CACHE_HEADER);
+        header[7] = succeeded ? 1 : 0;
+        fs.writeFileSync(temp, Buffer.concat([header, script.createCachedData()]), { mode: 0o600 });
         fs.renameSync(temp, cacheFile);
         forgetOtherBuilds(bundle, cacheFile);
       } catch {

@@ -115,6 +115,37 @@ describe('the V8 code cache of bin/plat.js', () => {
     expect(second.compiled).toEqual([]);
   });
 
+  it('is written again by the first run that succeeds after one that failed wrote it, then used as is whatever later runs do', async () => {
+    const cacheDir = path.join(home.dir, 'failed first cache');
+    const env = { XDG_CACHE_HOME: cacheDir };
+    const cache = async () => {
+      const [file, ...more] = await readdir(path.join(cacheDir, 'plat'));
+      expect(more).toEqual([]);
+      const full = path.join(cacheDir, 'plat', file!);
+      const { ino, mtimeMs, size } = await stat(full);
+      // The header's last byte says whether the run that wrote it succeeded.
+      return { name: file, ino, mtimeMs, size, bySuccess: (await readFile(full))[7] };
+    };
+    // A first call that stops early (no session yet): its cache holds the functions of that short path alone.
+    expect((await home.run(['call', 'GET', '/api/courses'], { env })).code).not.toBe(0);
+    const failed = await cache();
+    expect(failed.name).toMatch(/^plain-call-v8-.*-call\.bin$/);
+    expect(failed.bySuccess).toBe(0);
+    expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
+    // The first call that succeeds writes it again, with the functions of the whole path.
+    expect((await home.run(['call', 'GET', '/api/courses'], { env, discardStdout: true })).code).toBe(0);
+    const succeeded = await cache();
+    expect(succeeded.bySuccess).toBe(1);
+    expect([succeeded.ino, succeeded.mtimeMs]).not.toEqual([failed.ino, failed.mtimeMs]);
+    expect(succeeded.size).toBeGreaterThan(failed.size);
+    // Then it stays, after calls that succeed and calls that fail alike (V8 accepting it each time).
+    for (const target of ['/api/courses', 'http://[bad']) {
+      expect((await home.run(['call', 'GET', target], { env, discardStdout: true })).code).toBe(target.startsWith('/') ? 0 : 2);
+      const later = await cache();
+      expect([later.ino, later.mtimeMs, later.bySuccess], target).toEqual([succeeded.ino, succeeded.mtimeMs, 1]);
+    }
+  });
+
   it('is still accepted after a run that streamed a large body (the GC it forces leaves V8\'s flags as they were)', async () => {
     expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
     const cacheDir = path.join(home.dir, 'download cache');
