@@ -78,14 +78,19 @@ const PROFILE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
  * Returns the name so it can be used inline.
  */
 export function validateProfileName(name: string): string {
+  // A start checks the same name several times; V8 compiles a regular expression run twice to machine code (~0.1 ms).
+  if (name === lastValidProfileName) return name;
   if (typeof name !== 'string' || !PROFILE_NAME.test(name)) {
     const shown = typeof name === 'string' ? JSON.stringify(name.length > 70 ? `${name.slice(0, 67)}...` : name) : String(name);
     throw new UsageError(
       `Invalid profile name ${shown}: use 1 to 64 letters, digits, '.', '_' or '-', not starting with a dot.`,
     );
   }
+  lastValidProfileName = name;
   return name;
 }
+
+let lastValidProfileName: string | undefined;
 
 /**
  * A short, stable file-name key for a URL in cache/ (FNV-1a, 64 bits as hex). Not a security boundary: every cache

@@ -156,7 +156,10 @@ function isProfileShape(data: unknown): boolean {
   const p = data as Record<string, unknown>;
   const optional = (value: unknown, check: (v: unknown) => boolean) => value === undefined || check(value);
   const string = (v: unknown) => typeof v === 'string';
-  const url = (v: unknown) => typeof v === 'string' && /^https?:$/.test(URL.parse(v)?.protocol ?? '');
+  const url = (v: unknown) => {
+    const protocol = typeof v === 'string' ? URL.parse(v)?.protocol : undefined;
+    return protocol === 'http:' || protocol === 'https:';
+  };
   const strings = (v: unknown) => Array.isArray(v) && v.every(string);
   const object = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   return (

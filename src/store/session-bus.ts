@@ -63,5 +63,10 @@ export function socketPathOf(address: string | undefined): string | undefined {
 }
 
 function unescapeValue(value: string): string {
+  // Most addresses escape nothing and are ASCII: no regular expression then (V8 compiles one it runs twice to
+  // machine code, ~0.1 ms of a start).
+  let plain = !value.includes('%');
+  for (let i = 0; plain && i < value.length; i++) plain = value.charCodeAt(i) < 0x80;
+  if (plain) return value;
   return Buffer.from(value.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
 }

@@ -102,6 +102,23 @@ describe('ProfileStore', () => {
     expect((error as PlatError).message).toMatch(/Delete it, or run `plat login` for this profile again\./);
   });
 
+  it('takes a base URL or issuer of http or https only: another scheme is a damaged profile', async () => {
+    const store = new ProfileStore(await tmp.make());
+    await store.save(profile('default'));
+    type Member = 'baseUrl' | 'issuer';
+    const good: Array<[Member, string]> = [['baseUrl', 'HTTPS://school.example'], ['issuer', 'http://127.0.0.1:8080/']];
+    const bad: Array<[Member, string]> = [['baseUrl', 'ftp://school.example'], ['issuer', 'javascript:alert(1)'], ['baseUrl', 'https-ish://x'], ['baseUrl', 'not a url']];
+    for (const [member, url] of good) {
+      await writeFile(store.pathOf('default'), JSON.stringify({ [member]: url }));
+      expect((await store.load('default'))?.[member]).toBe(url);
+    }
+    for (const [member, url] of bad) {
+      await writeFile(store.pathOf('default'), JSON.stringify({ [member]: url }));
+      const error = await store.load('default').catch((e: unknown) => e);
+      expect((error as PlatError).message, url).toMatch(/does not hold a profile/);
+    }
+  });
+
   it('takes the name from the file, not from its content', async () => {
     const store = new ProfileStore(await tmp.make());
     await store.save(profile('copied'));
