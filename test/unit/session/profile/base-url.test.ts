@@ -15,6 +15,13 @@ describe('isLoopbackHost', () => {
       expect(isLoopbackHost(host), host).toBe(false);
     }
   });
+
+  it('takes 127/8 as four dot-separated parts of one to three ASCII digits, nothing more or less', () => {
+    for (const host of ['127.0.0.01', '127.000.000.001', '[127.0.0.1]']) expect(isLoopbackHost(host), host).toBe(true);
+    for (const host of ['127.0.0', '127.0.0.1.5', '127.0.0.1234', '127.0.0.', '127..0.1', '127.0.0.a', '127.0.0.-1', '127.0.0.1 ', ' 127.0.0.1', '127.0.0.1\n', '127.0.0.\u0661', '１２７.0.0.1', '[]', '[', ']']) {
+      expect(isLoopbackHost(host), host).toBe(false);
+    }
+  });
 });
 
 describe('isSecureOrLoopback', () => {
