@@ -460,7 +460,9 @@ class Writer {
       case 'g': {
         const lengthAt = this.length;
         this.byte(0);
-        this.buffer[lengthAt] = this.text(String(value), 'latin1');
+        // The length once the text is in: writing it may move the bytes to a larger buffer.
+        const length = this.text(String(value), 'latin1');
+        this.buffer[lengthAt] = length;
         return;
       }
       case 'v': {

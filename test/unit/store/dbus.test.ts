@@ -12,7 +12,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DBusConnection, DBusError, encodeMessage, MAX_MESSAGE, splitSignature, type DBusValue } from '../../../src/store/dbus.js';
+import { DBusConnection, DBusError, decodeBody, decodeHeader, encodeMessage, MAX_MESSAGE, splitSignature, type DBusValue } from '../../../src/store/dbus.js';
 import { repoRoot } from '../../helpers/cli.js';
 import { tempDirs } from '../../helpers/tmp.js';
 import { scaled } from '../../helpers/time.js';
@@ -316,6 +316,15 @@ describe('the encoder', () => {
     expect(search.toString('hex')).toBe("6c0100013e000000070000009300000001016f00180000002f6f72672f667265656465736b746f702f736563726574730000000000000000020173001e0000006f72672e667265656465736b746f702e5365637265742e536572766963650000030173000b0000005365617263684974656d73000000000006017300170000006f72672e667265656465736b746f702e73656372657473000801670005617b73737d000000000000360000000000000007000000736572766963650004000000706c617400000000070000006163636f756e74000d00000070726f662dc3a9e697a5e69cac00");
     expect(bigEndianReply.toString('hex')).toBe("4202000100000052000000090000001c0501750000000003080167000e73756962616f617b73767d61796700000000000000000773c3a96372657400ee6b2800fffffffb0000000100000009000000042f6f2f70000000000000001200000000000000016b0001730000000000000001760000000000000301020305617b73767d00");
     expect(hello.toString('hex')).toBe("6c01000100000000010000003d00000001016f00150000002f6f72672f667265656465736b746f702f4442757300000006017300140000006f72672e667265656465736b746f702e4442757300000000");
+  });
+
+  it('lays out a message the same wherever it outgrows its first buffer (512 bytes), a signature\'s length byte included', () => {
+    // A string of n bytes puts the body's signature (g) at a different place against the buffer's end for each n;
+    // well-formed frames, so decoded here rather than in a child.
+    for (let n = 380; n < 540; n++) {
+      const frame = encodeMessage({ type: METHOD_RETURN, serial: 9, fields: [[5, ['u', 3]]], signature: 'sgy', body: ['x'.repeat(n), 'a{sv}', 7] });
+      expect(decodeBody(frame, decodeHeader(frame)), String(n)).toEqual(['x'.repeat(n), 'a{sv}', 7]);
+    }
   });
 });
 
