@@ -143,16 +143,16 @@ export class DBusConnection {
     }
   }
 
-  /** Only the header is decoded first: a body nobody waits for (a signal, a late reply) is never decoded at all. */
+  /** A signal (NameAcquired …) is skipped by its type byte, unread; a reply's body is decoded only if awaited. */
   private dispatch(message: Buffer): void {
+    if (message[1] !== METHOD_RETURN && message[1] !== ERROR) return;
     const header = decodeHeader(message);
-    if (header.type !== METHOD_RETURN && header.type !== ERROR) return; // signals (NameAcquired …): not for plat
-    const serial = header.fields.get(FIELD.replySerial);
+    const serial = header.replySerial;
     const waiter = typeof serial === 'number' ? this.pending.get(serial) : undefined;
     if (!waiter) return;
     this.pending.delete(serial as number);
     if (header.type === ERROR) {
-      const name = errorNameOf(header.fields.get(FIELD.errorName));
+      const name = errorNameOf(header.errorName);
       waiter.reject(new DBusError(`the bus answered ${name}`, name));
       return;
     }
@@ -197,10 +197,13 @@ function endiannessOf(data: Buffer): boolean {
   throw sent('a message plat cannot read (no byte order)');
 }
 
+/** The fixed header and the three fields plat reads a reply by; the others are checked and passed over. */
 interface MessageHeader {
   type: number;
   littleEndian: boolean;
-  fields: Map<number, DBusValue>;
+  replySerial?: DBusValue;
+  errorName?: DBusValue;
+  signature?: DBusValue;
   /** Where the body starts. */
   bodyAt: number;
 }
@@ -215,10 +218,12 @@ export function decodeHeader(message: Buffer): MessageHeader {
   const fieldsLength = uint32At(message, 12, littleEndian);
   const bodyAt = align(16 + fieldsLength, 8);
   if (bodyAt > message.length) throw sent('a truncated message');
-  // The fields are read from their own bytes: a length inside them cannot reach into the body.
-  const reader = new Reader(message.subarray(0, 16 + fieldsLength), littleEndian);
+  // The fields are read up to their own end: a length inside them cannot reach into the body.
+  const reader = new Reader(message, littleEndian, 16 + fieldsLength);
   reader.offset = 12;
-  return { type: message[1]!, littleEndian, fields: reader.headerFields(), bodyAt };
+  const header: MessageHeader = { type: message[1]!, littleEndian, bodyAt };
+  reader.headerFields(header);
+  return header;
 }
 
 /**
@@ -226,7 +231,7 @@ export function decodeHeader(message: Buffer): MessageHeader {
  * @public test/unit/store/dbus.test.ts decodes frames with it, as with decodeHeader.
  */
 export function decodeBody(message: Buffer, header: MessageHeader): DBusValue[] {
-  const signature = header.fields.get(FIELD.signature) ?? '';
+  const signature = header.signature ?? '';
   if (typeof signature !== 'string') throw sent('a malformed message');
   const reader = new Reader(message, header.littleEndian);
   reader.offset = header.bodyAt;
@@ -253,37 +258,25 @@ export interface OutgoingMessage {
  * plat itself sends only method calls (encodeCall), always little-endian.
  */
 export function encodeMessage(message: OutgoingMessage): Buffer {
-  const littleEndian = !message.bigEndian;
-  const types = splitSignature(message.signature ?? '');
-  const fields: DBusValue[] = types.length ? message.fields.concat([[FIELD.signature, ['g', message.signature!]]]) : message.fields;
-  const out = new Writer(littleEndian);
-  out.byte(littleEndian ? 0x6c : 0x42);
-  out.byte(message.type);
-  out.byte(0);
-  out.byte(1);
-  out.uint32(0); // the body's length, once written
-  out.uint32(message.serial);
-  out.write('a(yv)', fields);
-  out.align(8);
-  const bodyAt = out.length;
-  for (let i = 0; i < types.length; i++) out.write(types[i]!, message.body?.[i] ?? '');
-  out.uint32At(4, out.length - bodyAt);
-  return out.finish();
+  const out = new Writer(!message.bigEndian);
+  out.messageStart(message.type, message.serial);
+  // Indexed: a for-of with destructuring, never optimised here, makes an object per step.
+  for (let i = 0; i < message.fields.length; i++) {
+    const field = message.fields[i]!;
+    out.headerField(field[0], field[1][0], field[1][1]);
+  }
+  return out.messageEnd(message.signature, message.body);
 }
 
+/** A method call, laid out as encodeMessage lays out the same fields, without building them as arrays first. */
 function encodeCall(serial: number, call: MethodCall): Buffer {
-  return encodeMessage({
-    type: METHOD_CALL,
-    serial,
-    fields: [
-      [FIELD.path, ['o', call.path]],
-      [FIELD.interface, ['s', call.interface]],
-      [FIELD.member, ['s', call.member]],
-      [FIELD.destination, ['s', call.destination]],
-    ],
-    signature: call.signature,
-    body: call.body,
-  });
+  const out = new Writer(true);
+  out.messageStart(METHOD_CALL, serial);
+  out.headerField(FIELD.path, 'o', call.path);
+  out.headerField(FIELD.interface, 's', call.interface);
+  out.headerField(FIELD.member, 's', call.member);
+  out.headerField(FIELD.destination, 's', call.destination);
+  return out.messageEnd(call.signature, call.body);
 }
 
 function align(n: number, to: number): number {
@@ -316,7 +309,39 @@ export function splitSignature(signature: string): readonly string[] {
 
 const splitSignatures = new Map<string, readonly string[]>();
 
+/**
+ * A struct's or dict entry's member types ('(oayays)' → o, ay, ay, s), and an array's element type ('ao' → o):
+ * looked up by the whole type, which each message repeats, instead of a new substring per value. Bounded as
+ * splitSignatures is.
+ */
+function membersOf(type: string): readonly string[] {
+  const known = structMembers.get(type);
+  if (known) return known;
+  const members = splitSignature(type.slice(1, -1));
+  if (structMembers.size >= 64) structMembers.clear();
+  structMembers.set(type, members);
+  return members;
+}
+
+function elementOf(type: string): string {
+  const known = arrayElements.get(type);
+  if (known !== undefined) return known;
+  const element = type.slice(1);
+  if (arrayElements.size >= 64) arrayElements.clear();
+  arrayElements.set(type, element);
+  return element;
+}
+
+const structMembers = new Map<string, readonly string[]>();
+const arrayElements = new Map<string, string>();
+
 const BASIC = 'ybuisog';
+
+/** A one-letter complete type by its character code, or undefined (V8 keeps one-letter strings: none is made). */
+function oneLetterType(code: number): string | undefined {
+  const letter = String.fromCharCode(code);
+  return `${BASIC}v`.includes(letter) ? letter : undefined;
+}
 
 function endOfType(signature: string, at: number, arrays: number, structs: number, inArray: boolean): number {
   const code = signature[at];
@@ -368,6 +393,10 @@ function alignmentOf(type: string): number {
  * Writes values into one growing buffer, zero-filled so padding needs no writing. One buffer per message rather than
  * one per value: a Buffer per value made a SearchItems call 32 KiB of young allocation, this makes it ~4.
  */
+/** Where a message's header fields' length is written (after the fixed header), and where the fields start. */
+const FIELDS_LENGTH_AT = 12;
+const FIELDS_START = 16;
+
 class Writer {
   private buffer = Buffer.alloc(512);
   length = 0;
@@ -440,6 +469,26 @@ class Writer {
     return length;
   }
 
+  /** The fixed header, the body's length to come, then the header fields' a(yv), its length to come. */
+  messageStart(type: number, serial: number): void {
+    this.byte(this.littleEndian ? 0x6c : 0x42);
+    this.byte(type);
+    this.byte(0);
+    this.byte(1);
+    this.uint32(0);
+    this.uint32(serial);
+    this.uint32(0);
+    this.align(8);
+  }
+
+  /** One header field, a (yv) struct: its code, then its value as a variant of `signature`. */
+  headerField(code: number, signature: string, value: DBusValue): void {
+    this.align(8);
+    this.byte(code);
+    this.write('g', signature);
+    this.write(signature, value);
+  }
+
   write(type: string, value: DBusValue): void {
     this.align(alignmentOf(type));
     switch (type[0]) {
@@ -472,12 +521,12 @@ class Writer {
       }
       case '(':
       case '{': {
-        const members = splitSignature(type.slice(1, -1));
+        const members = membersOf(type);
         for (let i = 0; i < members.length; i++) this.write(members[i]!, (value as DBusValue[])[i]!);
         return;
       }
       case 'a': {
-        const element = type.slice(1);
+        const element = elementOf(type);
         const lengthAt = this.length;
         this.uint32(0);
         this.align(alignmentOf(element));
@@ -490,7 +539,15 @@ class Writer {
     }
   }
 
-  finish(): Buffer {
+  /** The body's signature as the last field, the fields' length, then the body and its length. */
+  messageEnd(signature: string | undefined, body: DBusValue[] | undefined): Buffer {
+    const types = splitSignature(signature ?? '');
+    if (types.length) this.headerField(FIELD.signature, 'g', signature!);
+    this.uint32At(FIELDS_LENGTH_AT, this.length - FIELDS_START);
+    this.align(8);
+    const bodyAt = this.length;
+    for (let i = 0; i < types.length; i++) this.write(types[i]!, body?.[i] ?? '');
+    this.uint32At(4, this.length - bodyAt);
     return this.buffer.subarray(0, this.length);
   }
 }
@@ -513,11 +570,13 @@ class Reader {
   constructor(
     private readonly data: Buffer,
     private readonly littleEndian = true,
+    /** Where reading must stop: the header's fields are read up to their own end, never into the body. */
+    private readonly end = data.length,
   ) {}
 
   align(to: number): void {
     const aligned = align(this.offset, to);
-    if (aligned > this.data.length) throw sent('a truncated message');
+    if (aligned > this.end) throw sent('a truncated message');
     // Padding is zero: a peer whose padding is not is not following the protocol.
     for (let at = this.offset; at < aligned; at++) {
       if (this.data[at] !== 0) throw sent('a malformed message (non-zero padding)');
@@ -528,7 +587,7 @@ class Reader {
   /** Moves past the next n bytes, and says where they start. Values are read in place: no view per value. */
   private skip(n: number): number {
     const at = this.offset;
-    if (at + n > this.data.length) throw sent('a truncated message');
+    if (at + n > this.end) throw sent('a truncated message');
     this.offset += n;
     return at;
   }
@@ -538,22 +597,53 @@ class Reader {
   }
 
   /**
-   * The header's fields (a(yv)), each code to its variant's value, read straight into a Map rather than as the
-   * arrays read('a(yv)') builds, with the same bounds: this runs for every message, signals included.
+   * The header's fields (a(yv)), checked as read('a(yv)') would. The three plat reads a reply by go into `header`
+   * (the last of each code wins); the others (path, sender …) are checked and passed over, no string made of them.
    */
-  headerFields(): Map<number, DBusValue> {
+  headerFields(header: MessageHeader): void {
     this.count();
     this.align(4);
-    const fields = new Map<number, DBusValue>();
     const end = this.arrayEnd(8);
     for (let before = -1; this.more(end, before); ) {
       before = this.offset;
       this.count();
       this.align(8);
       const code = this.read('y', 2) as number;
-      fields.set(code, this.variant(2));
+      const type = this.headerFieldType();
+      if (code === FIELD.replySerial || code === FIELD.errorName || code === FIELD.signature) {
+        const value = this.read(type, 3);
+        if (code === FIELD.replySerial) header.replySerial = value;
+        else if (code === FIELD.errorName) header.errorName = value;
+        else header.signature = value;
+      } else if (type === 's' || type === 'o' || type === 'g') {
+        this.passString(type);
+      } else {
+        this.read(type, 3);
+      }
     }
-    return fields;
+  }
+
+  /** A header field's variant signature: one letter (as every defined field has) without a read, else read() it. */
+  private headerFieldType(): string {
+    const at = this.offset;
+    if (at + 3 <= this.end && this.data[at] === 1 && this.data[at + 2] === 0) {
+      const type = oneLetterType(this.data[at + 1]!);
+      if (type !== undefined) {
+        this.count();
+        this.offset = at + 3;
+        return type;
+      }
+    }
+    return this.variantSignature(2);
+  }
+
+  /** Checks and moves past a string, object path or signature, as read() would, without making a string of it. */
+  private passString(type: 's' | 'o' | 'g'): void {
+    this.count();
+    this.align(alignmentOf(type));
+    const length = type === 'g' ? this.data[this.skip(1)]! : this.uint32();
+    const at = this.skip(length + 1);
+    if (this.data[at + length] !== 0) throw sent(`a malformed message (an unterminated ${type === 'g' ? 'signature' : 'string'})`);
   }
 
   private count(): void {
@@ -571,7 +661,7 @@ class Reader {
     const length = this.arrayLength();
     this.align(alignment);
     const end = this.offset + length;
-    if (end > this.data.length) throw sent('a truncated message');
+    if (end > this.end) throw sent('a truncated message');
     return end;
   }
 
@@ -584,11 +674,6 @@ class Reader {
     if (this.offset < end) return true;
     if (this.offset !== end) throw sent('a malformed message (an array longer than its elements)');
     return false;
-  }
-
-  /** A variant's value, its signature read and checked first. */
-  private variant(depth: number): DBusValue {
-    return this.read(this.variantSignature(depth), depth + 1);
   }
 
   private variantSignature(depth: number): string {
@@ -632,13 +717,13 @@ class Reader {
       }
       case '(':
       case '{': {
-        const members = splitSignature(type.slice(1, -1));
+        const members = membersOf(type);
         const values: DBusValue[] = [];
         for (let i = 0; i < members.length; i++) values.push(this.read(members[i]!, depth + 1));
         return values;
       }
       case 'a': {
-        const element = type.slice(1);
+        const element = elementOf(type);
         if (element === 'y') {
           const at = this.skip(this.arrayLength());
           return Buffer.from(this.data.subarray(at, this.offset));

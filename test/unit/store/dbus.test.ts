@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DBusConnection, DBusError, decodeBody, decodeHeader, encodeMessage, MAX_MESSAGE, splitSignature, type DBusValue } from '../../../src/store/dbus.js';
 import { repoRoot } from '../../helpers/cli.js';
 import { tempDirs } from '../../helpers/tmp.js';
@@ -150,6 +150,42 @@ describe('frames as they arrive', () => {
     signal[1] = SIGNAL;
     const bus = await fakeBus((socket) => socket.write(Buffer.concat([unreadable, signal, reply(FIRST_CALL, 's', ['still in step'])])));
     expect(await oneCall(bus)).toEqual(['still in step']);
+  });
+
+  it('a signal is passed over by its type byte, its header unread: a damaged one leaves the connection in step', async () => {
+    // A signal whose header fields could not be decoded (its first field's variant signature made ')'): plat waits
+    // for no signal, so it never reads one, and the reply after it is still read.
+    const damaged = Buffer.from(encodeMessage({ type: SIGNAL, serial: 9, fields: [[1, ['o', '/org/freedesktop/DBus']], [3, ['s', 'NameAcquired']]], signature: 's', body: [':1.7'] }));
+    damaged[18] = 0x29;
+    const bus = await fakeBus((socket) => socket.write(Buffer.concat([damaged, reply(FIRST_CALL, 's', ['after the signal'])])));
+    expect(await oneCall(bus)).toEqual(['after the signal']);
+  });
+
+  it('header fields plat does not read are checked and passed over, whatever their type, and the last of a field counts', async () => {
+    // Path, sender, unix fds, a code D-Bus does not define with a container in its variant, and the reply serial
+    // twice: a serial of no call first, then the call's.
+    const frame = encodeMessage({
+      type: METHOD_RETURN,
+      serial: 1001,
+      fields: [[1, ['o', '/org/freedesktop/secrets']], [5, ['u', 99]], [7, ['s', ':1.9']], [9, ['u', 0]], [12, ['a{sv}', [['k', ['s', 'v']]]]], [5, ['u', FIRST_CALL]]],
+      signature: 's',
+      body: ['read'],
+    });
+    expect(await oneCall(await fakeBus((socket) => socket.write(frame)))).toEqual(['read']);
+
+    // Passed over, but not unchecked: a sender without its terminating zero is a malformed message.
+    const unterminated = Buffer.from(frame);
+    unterminated[unterminated.indexOf(':1.9') + 4] = 0x78;
+    const error = await oneCall(await fakeBus((socket) => socket.write(unterminated)));
+    expect(error).toBeInstanceOf(DBusError);
+    expect((error as Error).message).toBe('the bus sent a malformed message (an unterminated string)');
+
+    // Nor is a field's one-letter variant signature taken on trust: h (a file descriptor) is a type plat refuses.
+    const fd = Buffer.from(frame);
+    fd[fd.indexOf(Buffer.from([9, 1, 0x75, 0])) + 2] = 0x68;
+    const refused = await oneCall(await fakeBus((socket) => socket.write(fd)));
+    expect(refused).toBeInstanceOf(DBusError);
+    expect((refused as Error).message).toMatch(/^the bus sent a malformed signature/);
   });
 });
 
@@ -316,6 +352,43 @@ describe('the encoder', () => {
     expect(search.toString('hex')).toBe("6c0100013e000000070000009300000001016f00180000002f6f72672f667265656465736b746f702f736563726574730000000000000000020173001e0000006f72672e667265656465736b746f702e5365637265742e536572766963650000030173000b0000005365617263684974656d73000000000006017300170000006f72672e667265656465736b746f702e73656372657473000801670005617b73737d000000000000360000000000000007000000736572766963650004000000706c617400000000070000006163636f756e74000d00000070726f662dc3a9e697a5e69cac00");
     expect(bigEndianReply.toString('hex')).toBe("4202000100000052000000090000001c0501750000000003080167000e73756962616f617b73767d61796700000000000000000773c3a96372657400ee6b2800fffffffb0000000100000009000000042f6f2f70000000000000001200000000000000016b0001730000000000000001760000000000000301020305617b73767d00");
     expect(hello.toString('hex')).toBe("6c01000100000000010000003d00000001016f00150000002f6f72672f667265656465736b746f702f4442757300000006017300140000006f72672e667265656465736b746f702e4442757300000000");
+  });
+
+  it('sends a call laid out as encodeMessage lays out the same fields: Hello, then the call with its body', async () => {
+    const dir = await tmp.make();
+    const socketPath = path.join(dir, 'bus');
+    let received = Buffer.alloc(0);
+    let answered = false;
+    const server = createServer((socket) => {
+      socket.on('data', (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        if (answered || !received.includes('BEGIN\r\n')) return;
+        answered = true;
+        socket.write('OK 0123456789abcdef0123456789abcdef\r\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    const connection = await DBusConnection.open(socketPath, AbortSignal.timeout(5_000));
+    const search = { destination: 'org.freedesktop.secrets', path: '/org/freedesktop/secrets', interface: 'org.freedesktop.Secret.Service', member: 'SearchItems' };
+    void connection.call({ ...search, signature: 'a{ss}', body: [[['service', 'plat'], ['account', 'prof-é日本']]] }).catch(() => undefined);
+    const expected = Buffer.concat([
+      encodeMessage({ type: 1, serial: 1, fields: [[1, ['o', '/org/freedesktop/DBus']], [2, ['s', 'org.freedesktop.DBus']], [3, ['s', 'Hello']], [6, ['s', 'org.freedesktop.DBus']]] }),
+      encodeMessage({
+        type: 1,
+        serial: FIRST_CALL,
+        fields: [[1, ['o', search.path]], [2, ['s', search.interface]], [3, ['s', search.member]], [6, ['s', search.destination]]],
+        signature: 'a{ss}',
+        body: [[['service', 'plat'], ['account', 'prof-é日本']]],
+      }),
+    ]);
+    try {
+      await vi.waitFor(() => expect(received.length).toBeGreaterThanOrEqual(expected.length), { timeout: scaled(5_000) });
+      const begin = received.indexOf('BEGIN\r\n') + 'BEGIN\r\n'.length;
+      expect(received.subarray(begin).toString('hex')).toBe(expected.toString('hex'));
+    } finally {
+      connection.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('lays out a message the same wherever it outgrows its first buffer (512 bytes), a signature\'s length byte included', () => {
