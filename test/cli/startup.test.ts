@@ -7,7 +7,7 @@
  * Each would break without an error, so each is checked from outside, on the built CLI.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { platBin, repoRoot, runPlatProbed } from '../helpers/cli.js';
@@ -83,6 +83,35 @@ describe('the V8 code cache of bin/plat.js', () => {
     // Another command keeps a cache of its own: the functions it compiles are not status's.
     await home.run(['scopes'], { env });
     expect((await readdir(path.join(cacheDir, 'plat'))).sort()).toEqual([...files, files[0]!.replace('-status.bin', '-scopes.bin')].sort());
+  });
+
+  it('is read whatever its size against the bundle\'s (into the bundle\'s bytes when it fits); one V8 refuses is replaced', async () => {
+    // bin/plat.js reads the cache into the bundle's own buffer when it fits, into one of its own when not.
+    expect((await home.login(platform, ['--scope', 'courses:read'])).code).toBe(0);
+    const { size } = await stat(path.join(repoRoot, 'dist', 'plain-call.cjs'));
+    const env = { XDG_CACHE_HOME: path.join(home.dir, 'sized caches') };
+    const call = async () => {
+      const result = await home.run(['call', 'GET', '/api/courses'], { env, discardStdout: true });
+      expect(result.code, result.stderr).toBe(0);
+      const [name] = await readdir(path.join(env.XDG_CACHE_HOME, 'plat'));
+      const file = path.join(env.XDG_CACHE_HOME, 'plat', name!);
+      const { ino, mtimeMs } = await stat(file);
+      return { file, ino, mtimeMs };
+    };
+    const written = await call();
+    // Made larger than the bundle: V8 ignores bytes after its data (it checks that its data fits, not that nothing
+    // follows), so the cache is used as is only if it was read whole into a buffer of its own.
+    await appendFile(written.file, Buffer.alloc(size));
+    const grown = await stat(written.file);
+    expect(await call()).toEqual({ file: written.file, ino: grown.ino, mtimeMs: grown.mtimeMs });
+    // Bytes V8 cannot use, under the plat header, larger and smaller than the bundle: refused, and written anew.
+    for (const bytes of [size + 4096, 4096]) {
+      await writeFile(written.file, Buffer.concat([Buffer.from([0x70, 0x6c, 0x61, 0x74, 1, 0, 0, 1]), Buffer.alloc(bytes, 0x5a)]));
+      await call();
+      const again = await readFile(written.file);
+      expect(again.length, String(bytes)).not.toBe(8 + bytes);
+      expect(again.subarray(8, 16).equals(Buffer.alloc(8, 0x5a)), String(bytes)).toBe(false);
+    }
   });
 
   it('covers what a run compiles: a second plat call compiles none of its bundle anew, what runs after main() included', async () => {
