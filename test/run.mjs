@@ -5,6 +5,8 @@
  * - If dbus-run-session and gnome-keyring-daemon exist, vitest runs on a private D-Bus session with a fresh,
  *   unlocked gnome-keyring (PLAT_TEST_KEYRING=1), so keychain tests use a real Secret Service and never the
  *   developer's own keychain. Otherwise vitest runs directly and those tests are skipped (or, with CI set, fail).
+ *   D-Bus starts that keyring from a service file of the run's own, and starts it again should it end mid-run
+ *   (keyringByActivation); the run's last lines say so when it did.
  * - HOME, the XDG dirs and TMPDIR point into a throwaway directory, removed afterwards.
  * - NODE_EXTRA_CA_CERTS is not inherited: it costs each Node process ~50 ms of start-up (see below).
  * - Extra arguments go to vitest: `npm test -- test/unit/store`, `node test/run.mjs -t lock`.
@@ -13,7 +15,7 @@
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +32,11 @@ const NOISE = [
   /Unable to set up transient service directory/,
   /^discover_other_daemon: /,
   /gnome-keyring-daemon: insufficient process capabilities/,
+  // The test bus starting its Secret Service (counted, and reported at the end when it happened more than once).
+  /Activating service name='org\.freedesktop\.secrets'/,
+  /Successfully activated service 'org\.freedesktop\.secrets'/,
+  // gnome-keyring unlocking a keyring whose items it has registered already.
+  /asked to register item \S+, but it's already registered/,
 ];
 
 function onPath(command) {
@@ -90,18 +97,59 @@ function reportMissing(when) {
 }
 
 /** Forwards a child's stderr line by line, minus the harness noise. */
-function filterStderr(stream) {
+/** Lines in which the test bus's dbus-daemon starts a Secret Service (see keyringByActivation). */
+const KEYRING_STARTED = /Activating service name='org\.freedesktop\.secrets'/;
+
+/** Passes stderr on without NOISE; `onLine` sees every line. */
+function filterStderr(stream, onLine = () => undefined) {
   let pending = '';
   stream.setEncoding('utf8');
   stream.on('data', (chunk) => {
     pending += chunk;
     const lines = pending.split('\n');
     pending = lines.pop() ?? '';
-    for (const line of lines) if (!NOISE.some((re) => re.test(line))) process.stderr.write(`${line}\n`);
+    for (const line of lines) {
+      onLine(line);
+      if (!NOISE.some((re) => re.test(line))) process.stderr.write(`${line}\n`);
+    }
   });
   stream.on('end', () => {
     if (pending && !NOISE.some((re) => re.test(pending))) process.stderr.write(pending);
   });
+}
+
+/**
+ * The test bus's Secret Service, started by D-Bus activation from a service file of the run's own: a gnome-keyring
+ * daemon in the foreground, unlocked with the run's password, its messages on the bus's stderr (so in the run's log).
+ * Should the daemon end during the run (GLib has twice stopped gnome-keyring 42 with a trap in CI here, and D-Bus then
+ * started Debian's own service, locked, failing every keychain test after it), the next request starts it again
+ * the same way, on the same keyring on disk; the run says how often at its end. Returns the dbus-run-session
+ * arguments for it, or undefined where there is no session.conf to build on (then the daemon is started once).
+ */
+async function keyringByActivation(home) {
+  const base = ['/usr/share/dbus-1/session.conf', '/etc/dbus-1/session.conf'].find((file) => existsSync(file));
+  if (!base || !onPath('dbus-send')) return undefined;
+  const dir = path.join(home, 'dbus');
+  const services = path.join(dir, 'services');
+  await mkdir(services, { recursive: true, mode: 0o700 });
+  const daemon = path.join(dir, 'gnome-keyring.sh');
+  await writeFile(daemon, 'printf plat-test | exec gnome-keyring-daemon --foreground --unlock --components=secrets\n');
+  // Both names the daemon owns, so a request for either starts this one rather than the system's.
+  for (const name of ['org.freedesktop.secrets', 'org.gnome.keyring']) {
+    await writeFile(path.join(services, `${name}.service`), `[D-BUS Service]\nName=${name}\nExec=/bin/sh ${daemon}\n`);
+  }
+  const config = path.join(dir, 'session.conf');
+  // Listed before the standard directories, which the included file adds: the first one that has a name wins.
+  await writeFile(
+    config,
+    `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <servicedir>${services}</servicedir>
+  <include>${base}</include>
+</busconfig>
+`,
+  );
+  return [`--config-file=${config}`];
 }
 
 /** Counts from vitest's JSON report; a file that failed outside any test (import error, hook) counts as one. */
@@ -179,7 +227,20 @@ async function main() {
 
     let command;
     let args;
-    if (canStartKeyring) {
+    const activation = canStartKeyring ? await keyringByActivation(home) : undefined;
+    if (activation) {
+      process.stderr.write('test.mjs: running vitest on a private D-Bus session with a fresh gnome-keyring\n');
+      const shell = [
+        'if dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.StartServiceByName string:org.freedesktop.secrets uint32:0 >/dev/null; then',
+        '  export PLAT_TEST_KEYRING=1',
+        'else',
+        '  echo "test.mjs: gnome-keyring-daemon did not start; the real-keychain tests cannot run" >&2',
+        'fi',
+        '"$@"',
+      ].join('\n');
+      command = 'dbus-run-session';
+      args = [...activation, '--', 'sh', '-c', shell, 'sh', process.execPath, ...vitestArgs];
+    } else if (canStartKeyring) {
       process.stderr.write('test.mjs: running vitest on a private D-Bus session with a fresh gnome-keyring\n');
       const shell = [
         'if out=$(printf plat-test | gnome-keyring-daemon --unlock --components=secrets) && eval "$out"; then',
@@ -198,7 +259,10 @@ async function main() {
     reportMissing('before');
 
     const child = spawn(command, args, { cwd: root, env, stdio: ['inherit', 'inherit', 'pipe'] });
-    filterStderr(child.stderr);
+    let keyringStarts = 0;
+    filterStderr(child.stderr, (line) => {
+      if (KEYRING_STARTED.test(line)) keyringStarts++;
+    });
     // Ctrl-C reaches vitest through the terminal's process group; stay alive to clean up after it.
     const forward = (signal) => child.kill(signal);
     process.on('SIGINT', () => undefined);
@@ -220,6 +284,11 @@ async function main() {
       exitCode = failed > 0 || code !== 0 ? code || 1 : 0;
     } else {
       exitCode = signal === 'SIGINT' ? 130 : code || 1;
+    }
+    if (keyringStarts > 1) {
+      process.stderr.write(
+        `test.mjs: the test bus's gnome-keyring-daemon ended during the run and was started again ${keyringStarts - 1} time(s), unlocked, on the same keyring; its messages, and any test that was using it then, are above\n`,
+      );
     }
     reportMissing('after');
   } finally {
