@@ -228,10 +228,14 @@ async function main() {
     let command;
     let args;
     const activation = canStartKeyring ? await keyringByActivation(home) : undefined;
-    if (activation) {
+    if (canStartKeyring) {
       process.stderr.write('test.mjs: running vitest on a private D-Bus session with a fresh gnome-keyring\n');
+      // Started by activation (keyringByActivation) where the run could set that up, else once, daemonized.
+      const start = activation
+        ? 'dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.StartServiceByName string:org.freedesktop.secrets uint32:0 >/dev/null'
+        : 'out=$(printf plat-test | gnome-keyring-daemon --unlock --components=secrets) && eval "$out" && export GNOME_KEYRING_CONTROL';
       const shell = [
-        'if dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.StartServiceByName string:org.freedesktop.secrets uint32:0 >/dev/null; then',
+        `if ${start}; then`,
         '  export PLAT_TEST_KEYRING=1',
         'else',
         '  echo "test.mjs: gnome-keyring-daemon did not start; the real-keychain tests cannot run" >&2',
@@ -239,19 +243,7 @@ async function main() {
         '"$@"',
       ].join('\n');
       command = 'dbus-run-session';
-      args = [...activation, '--', 'sh', '-c', shell, 'sh', process.execPath, ...vitestArgs];
-    } else if (canStartKeyring) {
-      process.stderr.write('test.mjs: running vitest on a private D-Bus session with a fresh gnome-keyring\n');
-      const shell = [
-        'if out=$(printf plat-test | gnome-keyring-daemon --unlock --components=secrets) && eval "$out"; then',
-        '  export GNOME_KEYRING_CONTROL PLAT_TEST_KEYRING=1',
-        'else',
-        '  echo "test.mjs: gnome-keyring-daemon did not start; the real-keychain tests cannot run" >&2',
-        'fi',
-        '"$@"',
-      ].join('\n');
-      command = 'dbus-run-session';
-      args = ['--', 'sh', '-c', shell, 'sh', process.execPath, ...vitestArgs];
+      args = [...(activation ?? []), '--', 'sh', '-c', shell, 'sh', process.execPath, ...vitestArgs];
     } else {
       command = process.execPath;
       args = vitestArgs;
